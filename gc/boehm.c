@@ -1,0 +1,90 @@
+// boehm.c - gc.h implemented on Boehm GC (make vm-boehm): the baseline
+// collector. Every block is a GC_MALLOC'ed object (GC_MALLOC_ATOMIC when it
+// holds no values); there is no minor heap, no write barrier work and no
+// sampling. Roots: the live part of the VM stack, the globals and the C roots,
+// pushed by a callback (Boehm's callback takes no argument, so the VM it
+// serves is the one static pointer of this file, set once by gc_init).
+#include <gc/gc.h>
+#include <gc/gc_mark.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc.h"
+#include "../lang/compiler.h"
+
+static Vm *the_vm;   // see the file comment
+static GC_push_other_roots_proc previous_push;
+
+static void push_vm_roots(void) {
+  Vm *vm = the_vm;
+  if (previous_push) previous_push();
+  if (vm->base) {
+    const Proto *p = vm->protos[val_to_int(val_field(vm->base[0], 0))];
+    GC_push_all(vm->stack_start, vm->base + p->fsize);
+  }
+  if (vm->global_count) GC_push_all(vm->globals, vm->globals + vm->global_count);
+  for (uint32_t i = 0; i < vm->root_count; i++) GC_push_all(vm->roots[i], vm->roots[i] + 1);
+  GC_push_all(&vm->exn, &vm->exn + 1);
+}
+
+bool gc_init(Vm *vm, uint64_t minor_words) {
+  (void)minor_words;
+  GC_set_all_interior_pointers(1);
+  GC_INIT();
+  the_vm = vm;
+  previous_push = GC_get_push_other_roots();
+  GC_set_push_other_roots(push_vm_roots);
+  static Value dummy[2];
+  vm->young_start = vm->young_end = vm->young_ptr = vm->young_limit = dummy + 1;
+  return true;
+}
+
+void gc_free(Vm *vm) { (void)vm; }
+
+static Value boehm_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+  size_t bytes = (wosize + 1) * sizeof(Value);
+  Value *p = tag >= TAG_NO_SCAN ? GC_MALLOC_ATOMIC(bytes) : GC_MALLOC(bytes);
+  if (!p) vm_raise_error(vm, "out of memory");
+  p[0] = hd_make(wosize, tag, COLOR_WHITE);
+  vm->gc.stats.major_words += (double)(wosize + 1);
+  return val_of_ptr(p + 1);
+}
+
+Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize == 0) return vm->empty_array;
+  return boehm_alloc(vm, wosize, tag);
+}
+Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm, wosize, tag); }
+Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm, wosize, tag); }
+
+Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {
+  (void)vm;
+  Value *p = GC_MALLOC_UNCOLLECTABLE((wosize + 1) * sizeof(Value));
+  if (!p) exit(2);
+  p[0] = hd_make(wosize, tag, COLOR_STATIC);
+  for (uint64_t i = 0; i < wosize; i++) p[1 + i] = VAL_NIL;
+  return val_of_ptr(p + 1);
+}
+
+Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+  (void)sub_whsizes; (void)n_sub;
+  vm_raise_error(vm, "internal error: minor allocation of %llu words in the Boehm build", (unsigned long long)whsize);
+}
+
+void gc_remember(Vm *vm, Value *field) { (void)vm; (void)field; }
+void gc_minor(Vm *vm) { (void)vm; }
+void gc_major(Vm *vm) {
+  GC_gcollect();
+  vm->gc.stats.major_collections++;
+  vm->gc.stats.heap_words = GC_get_heap_size() / sizeof(Value);
+  vm->gc.stats.live_words = (GC_get_heap_size() - GC_get_free_bytes()) / sizeof(Value);
+}
+void gc_full_major(Vm *vm) { gc_major(vm); }
+bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
+  vm->options.minor_words = minor_words;
+  return true;
+}
+double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
+bool gc_verify(Vm *vm) { (void)vm; return true; }
+void gc_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }

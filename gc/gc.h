@@ -1,0 +1,142 @@
+// gc.h - the heap: allocation funnels, minor and major collection, write barrier.
+// The one public header of gc/ (the rest is gc_internal.h). Design: the numbered
+// comment at the top of gc/minor.c and gc/major.c; ../shared/DESIGN.md.
+//
+// Contract for callers:
+//  * Every allocation may run a collection (and queue memprof callbacks, which
+//    run later, at the interpreter's next safe point, never inside these calls).
+//    A Value held in a C local across an allocation must be a root
+//    (vm_push_root) or it may be left dangling.
+//  * A freshly allocated scannable block (tag < TAG_NO_SCAN) has uninitialised
+//    fields: fill every field (gc_init_field or plain stores for young blocks)
+//    before the next allocation.
+//  * Every store into a field of an existing block goes through gc_write.
+#ifndef MINNOW_GC_H
+#define MINNOW_GC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../lang/value.h"
+
+typedef struct Vm Vm;
+typedef struct MajorHeap MajorHeap;
+
+// The Boehm build (make vm-boehm) allocates every block with GC_MALLOC: no
+// minor heap, no sampling. Code tests this constant, never the macro.
+#ifndef MINNOW_BOEHM
+#define MINNOW_BOEHM 0
+#endif
+static const bool GC_IS_BOEHM = MINNOW_BOEHM;
+
+// Counters of Gc.stat, in words, headers included (as OCaml counts them).
+typedef struct GcStats {
+  double minor_words;        // allocated in the minor heap, up to the last minor GC
+  double promoted_words;     // copied to the major heap by minor GCs
+  double major_words;        // allocated in the major heap, promotions included
+  uint64_t minor_collections;
+  uint64_t major_collections;
+  uint64_t heap_words;       // words of major heap chunks and large blocks
+  uint64_t live_words;       // live major words after the last major GC
+} GcStats;
+
+typedef struct GcState {
+  GcStats stats;
+  MajorHeap *major;
+  Value **remembered;        // old fields that may point into the minor heap
+  uint64_t remembered_count, remembered_cap;
+  uint64_t major_since_cycle;   // major words allocated since the last major GC
+  uint64_t stress_counter;
+  bool collecting;           // a collection is running (no allocation allowed)
+  bool major_requested;      // run a major GC at the end of the next minor GC
+} GcState;
+
+// Sets up the minor and major heaps. Returns false if memory is short.
+bool gc_init(Vm *vm, uint64_t minor_words);
+void gc_free(Vm *vm);
+
+// ---------------------------------------------------------------------------
+// Allocation. `gc_alloc` is the funnel for C code: blocks of at most
+// MAX_YOUNG_WOSIZE fields are born young, larger ones old. May GC; memprof
+// samples the block's words (callbacks are queued). The header is written;
+// fields are not.
+Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag);
+// Allocates in the major heap whatever the size (memprof samples it as a major
+// allocation). May GC. Fields uninitialised; fill with gc_init_field.
+Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
+// Allocates without ever collecting or sampling: in the minor heap if it has
+// room, else in the major heap. For runtime-internal blocks made where the
+// frame layout is unknown (error messages raised at any instruction).
+Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag);
+// Allocates a never-collected block outside the collected heap (constants).
+Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
+
+// Slow path of the minor-heap allocation of `whsize` words (the interpreter's
+// inline fast path found young_ptr - whsize < young_limit). Makes room (minor
+// GC), lets memprof count the samples falling in the new words, and returns the
+// new young_ptr (the header address of the allocation). The interpreter's
+// combined allocations pass their sub-block layout through `sub_whsizes`
+// (n_sub entries, program order = decreasing addresses); C callers pass 1 block.
+Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub);
+
+// Blocks are young iff in [young_start, young_end).
+static inline bool gc_is_young(const Vm *vm, Value v);
+
+// ---------------------------------------------------------------------------
+// Write barrier: the only way to store into a field of a block that may be
+// old. Records the field in the remembered set when an old block gets a
+// pointer to a young one.
+static inline void gc_write(Vm *vm, Value block, uint64_t i, Value v);
+// Initialising store into a block just returned by gc_alloc_major (fields hold
+// garbage, so the old value is not looked at).
+static inline void gc_init_field(Vm *vm, Value block, uint64_t i, Value v);
+
+// ---------------------------------------------------------------------------
+// Collections (each may queue memprof callbacks).
+void gc_minor(Vm *vm);
+// Finishes a major cycle: everything unreachable at the start is freed.
+void gc_major(Vm *vm);
+// Two cycles, so that blocks freed by callbacks of the first are gone too.
+void gc_full_major(Vm *vm);
+// Resizes the minor heap (empties it first).
+bool gc_set_minor_size(Vm *vm, uint64_t minor_words);
+// Words allocated in the minor heap so far, including the current heap.
+double gc_minor_words_now(const Vm *vm);
+
+// Checks every invariant of the heap; on failure prints what is wrong and
+// returns false. Used by --gc-verify, Gc.verify() and the unit tests.
+bool gc_verify(Vm *vm);
+
+// Visits every root slot (stack frames via the descriptor walker, globals,
+// C roots, memprof's states, the exception being raised).
+typedef void (*RootVisitor)(Vm *vm, Value *slot, void *data);
+void gc_scan_roots(Vm *vm, RootVisitor visit, void *data);
+
+// Used by the barrier: remembers `field` (slow path of gc_write).
+void gc_remember(Vm *vm, Value *field);
+
+// ---------------------------------------------------------------------------
+#include "../lang/vm.h"
+
+static inline bool gc_is_young(const Vm *vm, Value v) {
+  return val_is_ptr(v) && (Value *)(uintptr_t)v > vm->young_start &&
+         (Value *)(uintptr_t)v < vm->young_end;
+}
+
+// Conditions under which a store must be remembered: the block is old, the
+// new value is a young pointer, and the old value was not already young (a
+// field holding a young pointer is already in the remembered set).
+static inline void gc_write(Vm *vm, Value block, uint64_t i, Value v) {
+  Value *field = &val_fields(block)[i];
+  if (gc_is_young(vm, v) && !gc_is_young(vm, block) && !gc_is_young(vm, *field))
+    gc_remember(vm, field);
+  *field = v;
+}
+
+static inline void gc_init_field(Vm *vm, Value block, uint64_t i, Value v) {
+  Value *field = &val_fields(block)[i];
+  *field = v;
+  if (gc_is_young(vm, v) && !gc_is_young(vm, block)) gc_remember(vm, field);
+}
+
+#endif

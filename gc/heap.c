@@ -1,0 +1,157 @@
+// heap.c - the allocation funnels of gc.h: minor-heap slow path, major and
+// static allocation, heap setup and limits. The inline fast path lives in the
+// interpreter (lang/interp.c, ALLOC1) and in gc_alloc below:
+//     p = young_ptr - whsize; if (p < young_limit) slow; young_ptr = p; *p = hd
+// young_limit = max(young_start, young_trigger), so memprof's sampling costs
+// the fast path nothing (../shared/DESIGN.md).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_internal.h"
+#include "../memprof/memprof.h"
+
+bool gc_init(Vm *vm, uint64_t minor_words) {
+  vm->gc.major = calloc(1, sizeof(MajorHeap));
+  if (!vm->gc.major) return false;
+  vm->gc.major->mark_stack = malloc(MARK_STACK_ENTRIES * sizeof(Value));
+  if (!vm->gc.major->mark_stack) return false;
+  return gc_set_minor_size(vm, minor_words);
+}
+
+void gc_free(Vm *vm) {
+  if (!vm->gc.major) return;
+  major_free_all(vm->gc.major);
+  free(vm->young_start);
+  free(vm->gc.remembered);
+  vm->gc.major = NULL;
+}
+
+void gc_update_limit(Vm *vm) {
+  Value *limit = vm->young_start;
+  if (vm->young_trigger > limit) limit = vm->young_trigger;
+  if (vm->options.gc_stress) limit = vm->young_end;
+  vm->young_limit = limit;
+}
+
+bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
+  if (minor_words < 4096) minor_words = 4096;
+  if (vm->young_start) gc_minor(vm);
+  Value *heap = malloc(minor_words * sizeof(Value));
+  if (!heap) return false;
+  if (vm->young_start) vm->gc.stats.minor_words = gc_minor_words_now(vm);
+  free(vm->young_start);
+  vm->young_start = heap;
+  vm->young_end = heap + minor_words;
+  vm->young_ptr = vm->young_end;
+  vm->options.minor_words = minor_words;
+  if (vm->memprof) memprof_renew_trigger(vm);
+  gc_update_limit(vm);
+  return true;
+}
+
+double gc_minor_words_now(const Vm *vm) {
+  return vm->gc.stats.minor_words + (double)(vm->young_end - vm->young_ptr);
+}
+
+static bool over_limit(const Vm *vm, uint64_t extra) {
+  return vm->options.max_heap_words &&
+         vm->gc.stats.heap_words + extra > vm->options.max_heap_words;
+}
+
+// Raises `out of memory` once a major GC could not bring the heap under the
+// limit. Only called where raising is safe (no collection running).
+static void check_heap_limit(Vm *vm, uint64_t extra) {
+  if (!over_limit(vm, extra)) return;
+  gc_major(vm);
+  if (over_limit(vm, extra)) vm_raise_error(vm, "out of memory");
+}
+
+Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+  for (;;) {
+    Value *p = vm->young_ptr - whsize;
+    if (vm->options.gc_stress && !vm->gc.collecting) {
+      if (++vm->gc.stress_counter % 64 == 0) gc_major(vm);
+      else gc_minor(vm);
+      check_heap_limit(vm, 0);
+      p = vm->young_ptr - whsize;
+    } else if (p < vm->young_start) {
+      gc_minor(vm);
+      check_heap_limit(vm, 0);
+      continue;
+    }
+    if (p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
+    return p;
+  }
+}
+
+Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize > MAX_YOUNG_WOSIZE) return gc_alloc_major(vm, wosize, tag);
+  if (wosize == 0) return vm->empty_array;
+  uint64_t whsize = wosize + 1;
+  Value *p = vm->young_ptr - whsize;
+  if (p < vm->young_limit) {
+    uint32_t sub = (uint32_t)whsize;
+    p = gc_young_slow(vm, whsize, &sub, 1);
+  }
+  vm->young_ptr = p;
+  *p = hd_make(wosize, tag, COLOR_WHITE);
+  return val_of_ptr(p + 1);
+}
+
+Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize == 0) return vm->empty_array;
+  if (vm->gc.major_since_cycle > major_live_threshold(vm)) gc_major(vm);
+  check_heap_limit(vm, wosize + 1);
+  Value v = major_alloc_raw(vm, wosize, tag);
+  if (!v) vm_raise_error(vm, "out of memory");
+  vm->gc.stats.major_words += (double)(wosize + 1);
+  vm->gc.major_since_cycle += wosize + 1;
+  memprof_sample_major(vm, v, wosize);
+  return v;
+}
+
+Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) {
+  Value *p = vm->young_ptr - (wosize + 1);
+  if (wosize <= MAX_YOUNG_WOSIZE && p >= vm->young_start) {
+    vm->young_ptr = p;
+    *p = hd_make(wosize, tag, COLOR_WHITE);
+    if (p < vm->young_trigger && vm->memprof) memprof_renew_trigger(vm);
+    gc_update_limit(vm);
+    return val_of_ptr(p + 1);
+  }
+  Value v = major_alloc_raw(vm, wosize, tag);
+  if (!v) {
+    fprintf(stderr, "minnow: out of memory\n");
+    exit(1);
+  }
+  vm->gc.stats.major_words += (double)(wosize + 1);
+  return v;
+}
+
+Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {
+  StaticBlock *b = malloc(sizeof(StaticBlock) + (wosize + 1) * sizeof(Value));
+  if (!b) {
+    fprintf(stderr, "minnow: out of memory\n");
+    exit(2);
+  }
+  b->next = vm->gc.major->statics;
+  vm->gc.major->statics = b;
+  b->words[0] = hd_make(wosize, tag, COLOR_STATIC);
+  memset(b->words + 1, 0, wosize * sizeof(Value));
+  for (uint64_t i = 0; i < wosize && tag < TAG_NO_SCAN; i++) b->words[1 + i] = VAL_NIL;
+  return val_of_ptr(b->words + 1);
+}
+
+void gc_remember(Vm *vm, Value *field) {
+  GcState *gc = &vm->gc;
+  if (gc->remembered_count == gc->remembered_cap) {
+    gc->remembered_cap = gc->remembered_cap ? gc->remembered_cap * 2 : 1024;
+    gc->remembered = realloc(gc->remembered, gc->remembered_cap * sizeof(Value *));
+    if (!gc->remembered) {
+      fprintf(stderr, "minnow: out of memory (remembered set)\n");
+      exit(1);
+    }
+  }
+  gc->remembered[gc->remembered_count++] = field;
+}

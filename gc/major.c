@@ -1,0 +1,232 @@
+// major.c - the major heap: size-segregated pages, free lists, mark and sweep.
+//
+// 1. Allocation: blocks of at most MAX_YOUNG_WOSIZE fields come from the free
+//    list of their exact size class (whsize); an empty list gets a new page
+//    carved into blocks of that class. Bigger blocks are malloc'ed one by one.
+//    The heap never moves a block.
+// 2. Mark (stop-the-world, from the roots of gc_scan_roots): a WHITE block
+//    reached turns BLACK and, if it holds values, goes on the mark stack. The
+//    stack is bounded; when it is full the block stays BLACK but is not pushed
+//    and `mark_overflow` is set. Once the stack drains, an overflow rescan
+//    walks the heap and pushes the WHITE children of every BLACK block, until
+//    a pass ends without overflow.
+// 3. memprof learns which tracked old blocks stayed WHITE (dead) before the
+//    sweep reuses them (memprof_major_mark_done).
+// 4. Sweep: WHITE blocks become FREE and join their class's free list; BLACK
+//    ones turn WHITE; a page with no live block is returned to the system;
+//    dead large blocks are freed.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc_internal.h"
+#include "../memprof/memprof.h"
+
+// =====================================================================
+// Allocation
+// =====================================================================
+
+static Page *new_page(Vm *vm, uint32_t whsize) {
+  Page *p = malloc(PAGE_BYTES);
+  if (!p) return NULL;
+  MajorHeap *h = vm->gc.major;
+  p->whsize = whsize;
+  p->nblocks = (uint32_t)((PAGE_BYTES - sizeof(Page)) / sizeof(Value) / whsize);
+  p->next = h->pages[whsize];
+  h->pages[whsize] = p;
+  for (uint32_t i = p->nblocks; i > 0; i--) {
+    Value *hd = p->words + (uint64_t)(i - 1) * whsize;
+    hd[0] = hd_make(whsize - 1, 0, COLOR_FREE);
+    hd[1] = h->free_list[whsize];
+    h->free_list[whsize] = val_of_ptr(hd + 1);
+  }
+  vm->gc.stats.heap_words += (uint64_t)p->nblocks * whsize;
+  return p;
+}
+
+static Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
+  LargeBlock *b = malloc(sizeof(LargeBlock) + (wosize + 1) * sizeof(Value));
+  if (!b) return 0;
+  b->whsize = wosize + 1;
+  b->next = vm->gc.major->large;
+  vm->gc.major->large = b;
+  b->words[0] = hd_make(wosize, tag, COLOR_WHITE);
+  vm->gc.stats.heap_words += wosize + 1;
+  return val_of_ptr(b->words + 1);
+}
+
+Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize > MAX_YOUNG_WOSIZE) return alloc_large(vm, wosize, tag);
+  uint32_t whsize = (uint32_t)wosize + 1;
+  MajorHeap *h = vm->gc.major;
+  if (!h->free_list[whsize] && !new_page(vm, whsize)) return 0;
+  Value v = h->free_list[whsize];
+  h->free_list[whsize] = val_field(v, 0);
+  *val_hd_ptr(v) = hd_make(wosize, tag, COLOR_WHITE);
+  return v;
+}
+
+uint64_t major_live_threshold(const Vm *vm) {
+  uint64_t live = vm->gc.stats.live_words;
+  uint64_t floor = 1u << 20;
+  return live > floor ? live : floor;
+}
+
+void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data) {
+  MajorHeap *h = vm->gc.major;
+  for (uint32_t c = 0; c < SIZE_CLASSES; c++)
+    for (Page *p = h->pages[c]; p; p = p->next)
+      for (uint32_t i = 0; i < p->nblocks; i++) {
+        Value *hd = p->words + (uint64_t)i * p->whsize;
+        if (hd_color(hd[0]) != COLOR_FREE) fn(vm, val_of_ptr(hd + 1), data);
+      }
+  for (LargeBlock *b = h->large; b; b = b->next) fn(vm, val_of_ptr(b->words + 1), data);
+}
+
+void major_free_all(MajorHeap *h) {
+  for (uint32_t c = 0; c < SIZE_CLASSES; c++)
+    for (Page *p = h->pages[c], *next; p; p = next) {
+      next = p->next;
+      free(p);
+    }
+  for (LargeBlock *b = h->large, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  for (StaticBlock *b = h->statics, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  free(h->mark_stack);
+  free(h->promoted);
+  free(h);
+}
+
+// =====================================================================
+// Mark
+// =====================================================================
+
+static void mark_value(MajorHeap *h, Value v) {
+  if (!val_is_ptr(v)) return;
+  Header *hd = val_hd_ptr(v);
+  if (hd_color(*hd) != COLOR_WHITE) return;
+  *hd = hd_with_color(*hd, COLOR_BLACK);
+  if (hd_tag(*hd) >= TAG_NO_SCAN) return;
+  if (h->mark_top == MARK_STACK_ENTRIES) {
+    h->mark_overflow = true;
+    return;
+  }
+  h->mark_stack[h->mark_top++] = v;
+}
+
+static void mark_root(Vm *vm, Value *slot, void *data) {
+  (void)data;
+  mark_value(vm->gc.major, *slot);
+}
+
+static void drain_mark_stack(MajorHeap *h) {
+  while (h->mark_top > 0) {
+    Value b = h->mark_stack[--h->mark_top];
+    uint64_t n = val_wosize(b);
+    const Value *f = val_fields(b);
+    for (uint64_t i = 0; i < n; i++) mark_value(h, f[i]);
+  }
+}
+
+static void rescan_block(Vm *vm, Value v, void *data) {
+  (void)data;
+  MajorHeap *h = vm->gc.major;
+  Header hd = val_hd(v);
+  if (hd_color(hd) != COLOR_BLACK || hd_tag(hd) >= TAG_NO_SCAN) return;
+  uint64_t n = hd_wosize(hd);
+  for (uint64_t i = 0; i < n; i++) {
+    mark_value(h, val_field(v, i));
+    drain_mark_stack(h);
+  }
+}
+
+static void mark(Vm *vm) {
+  MajorHeap *h = vm->gc.major;
+  h->mark_top = 0;
+  h->mark_overflow = false;
+  gc_scan_roots(vm, mark_root, NULL);
+  drain_mark_stack(h);
+  while (h->mark_overflow) {
+    h->mark_overflow = false;
+    major_each_block(vm, rescan_block, NULL);
+  }
+}
+
+// =====================================================================
+// Sweep
+// =====================================================================
+
+// Sweeps one page; returns its live words. Free blocks are chained into *list.
+static uint64_t sweep_page(Page *p, Value *list) {
+  uint64_t live = 0;
+  Value chain = *list;
+  for (uint32_t i = 0; i < p->nblocks; i++) {
+    Value *hd = p->words + (uint64_t)i * p->whsize;
+    unsigned color = hd_color(hd[0]);
+    if (color == COLOR_BLACK) {
+      hd[0] = hd_with_color(hd[0], COLOR_WHITE);
+      live += p->whsize;
+      continue;
+    }
+    hd[0] = hd_make(p->whsize - 1, 0, COLOR_FREE);
+    hd[1] = chain;
+    chain = val_of_ptr(hd + 1);
+  }
+  if (live > 0) *list = chain;
+  return live;
+}
+
+static uint64_t sweep_class(Vm *vm, uint32_t c) {
+  MajorHeap *h = vm->gc.major;
+  uint64_t live = 0;
+  Value list = 0;
+  Page **link = &h->pages[c];
+  while (*link) {
+    Page *p = *link;
+    uint64_t page_live = sweep_page(p, &list);
+    if (page_live == 0) {
+      *link = p->next;
+      vm->gc.stats.heap_words -= (uint64_t)p->nblocks * p->whsize;
+      free(p);
+      continue;
+    }
+    live += page_live;
+    link = &p->next;
+  }
+  h->free_list[c] = list;
+  return live;
+}
+
+static uint64_t sweep_large(Vm *vm) {
+  uint64_t live = 0;
+  LargeBlock **link = &vm->gc.major->large;
+  while (*link) {
+    LargeBlock *b = *link;
+    if (hd_color(b->words[0]) == COLOR_BLACK) {
+      b->words[0] = hd_with_color(b->words[0], COLOR_WHITE);
+      live += b->whsize;
+      link = &b->next;
+      continue;
+    }
+    *link = b->next;
+    vm->gc.stats.heap_words -= b->whsize;
+    free(b);
+  }
+  return live;
+}
+
+void major_collect(Vm *vm) {
+  mark(vm);
+  if (vm->memprof) memprof_major_mark_done(vm);
+  uint64_t live = 0;
+  for (uint32_t c = 2; c < SIZE_CLASSES; c++) live += sweep_class(vm, c);
+  live += sweep_large(vm);
+  vm->gc.stats.live_words = live;
+  vm->gc.stats.major_collections++;
+  vm->gc.major_since_cycle = 0;
+}

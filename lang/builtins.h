@@ -1,0 +1,41 @@
+// builtins.h - declarations of the C primitives (lang/builtins_*.c,
+// memprof/module.c) for the table in lang/primitives.c, and helpers they share.
+#ifndef MINNOW_BUILTINS_H
+#define MINNOW_BUILTINS_H
+
+#include <string.h>
+
+#include "value.h"
+
+typedef struct Vm Vm;
+
+// A new boxed float. May GC.
+Value builtins_float(Vm *vm, double d);
+// The int in v, or a type error naming `what` (e.g. "String.sub").
+int64_t builtins_int(Vm *vm, Value v, const char *what);
+// The string v (a type error otherwise).
+Value builtins_string(Vm *vm, Value v, const char *what);
+double builtins_number(Vm *vm, Value v, const char *what);
+// Ends the process with `status` after flushing output and finishing the
+// memtrace trace, if one is being written.
+_Noreturn void vm_exit(Vm *vm, int status);
+
+#define PRIMITIVE_LIST(X)                                                            \
+  X(print, 1) X(println, 1) X(str, 1) X(raise, 1) X(compare, 2) X(hash, 1)           \
+  X(sys_argv, 0) X(sys_time, 0) X(sys_exit, 1)                                       \
+  X(string_length, 1) X(string_sub, 3) X(string_concat, 2) X(string_split, 2)        \
+  X(string_of_int, 1) X(string_of_float, 1) X(string_to_int, 1)                      \
+  X(string_to_float, 1) X(string_repeat, 2) X(string_get, 2) X(string_of_byte, 1)    \
+  X(string_index_of, 2)                                                              \
+  X(array_make, 2) X(array_length, 1) X(array_blit, 5)                               \
+  X(float_of_int, 1) X(float_sqrt, 1) X(float_floor, 1) X(float_log, 1)              \
+  X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
+  X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
+  X(gc_verify, 0)                                                                    \
+  X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)
+
+#define X(name, arity) Value prim_##name(Vm *vm, Value *args);
+PRIMITIVE_LIST(X)
+#undef X
+
+#endif

@@ -1,0 +1,61 @@
+// builtins_core.c - prelude and Sys primitives: print, str, raise, compare,
+// hash, argv, time, exit. Contract for every primitive: lang/primitives.h.
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/time.h>
+
+#include "builtins.h"
+#include "ops.h"
+#include "vm.h"
+
+Value prim_print(Vm *vm, Value *args) {
+  ops_print(vm, stdout, args[0], false);
+  return VAL_NIL;
+}
+
+Value prim_println(Vm *vm, Value *args) {
+  ops_print(vm, stdout, args[0], false);
+  fputc('\n', stdout);
+  return VAL_NIL;
+}
+
+Value prim_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
+
+Value prim_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
+
+Value prim_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
+
+Value prim_hash(Vm *vm, Value *args) {
+  (void)vm;
+  return val_of_int((int64_t)ops_hash(args[0]));
+}
+
+// Sys.argv(): [script, args...], built from the end.
+Value prim_sys_argv(Vm *vm, Value *args) {
+  (void)args;
+  Value list = VAL_EMPTY, s = VAL_NIL;
+  vm_push_root(vm, &list);
+  vm_push_root(vm, &s);
+  for (int i = vm->argc - 1; i >= 0; i--) {
+    s = ops_string(vm, vm->argv[i], strlen(vm->argv[i]));
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = s;
+    val_fields(cell)[1] = list;
+    list = cell;
+  }
+  vm_pop_roots(vm, 2);
+  return list;
+}
+
+Value prim_sys_time(Vm *vm, Value *args) {
+  (void)args;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return builtins_float(vm, (double)tv.tv_sec + (double)tv.tv_usec * 1e-6);
+}
+
+Value prim_sys_exit(Vm *vm, Value *args) {
+  if (!val_is_int(args[0])) vm_raise_error(vm, "type error: Sys.exit expects an int, got %s", vm_type_name(args[0]));
+  fflush(stdout);
+  vm_exit(vm, (int)val_to_int(args[0]));
+}

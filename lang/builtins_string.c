@@ -1,0 +1,149 @@
+// builtins_string.c - the C part of the String module (stdlib/string.mn).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+#include "ops.h"
+#include "vm.h"
+
+Value builtins_string(Vm *vm, Value v, const char *what) {
+  if (!val_has_tag(v, TAG_STRING)) vm_raise_error(vm, "type error: %s expects a string, got %s", what, vm_type_name(v));
+  return v;
+}
+
+int64_t builtins_int(Vm *vm, Value v, const char *what) {
+  if (!val_is_int(v)) vm_raise_error(vm, "type error: %s expects an int, got %s", what, vm_type_name(v));
+  return val_to_int(v);
+}
+
+Value prim_string_length(Vm *vm, Value *args) {
+  return val_of_int((int64_t)str_len(builtins_string(vm, args[0], "String.length")));
+}
+
+Value prim_string_sub(Vm *vm, Value *args) {
+  size_t len = str_len(builtins_string(vm, args[0], "String.sub"));
+  int64_t start = builtins_int(vm, args[1], "String.sub"), n = builtins_int(vm, args[2], "String.sub");
+  if (start < 0 || n < 0 || (uint64_t)start + (uint64_t)n > len)
+    vm_raise_error(vm, "String.sub: range %lld+%lld out of bounds (length %zu)", (long long)start, (long long)n, len);
+  Value s = gc_alloc(vm, str_wosize_for((size_t)n), TAG_STRING);
+  memcpy(val_fields(s), str_bytes(args[0]) + start, (size_t)n);
+  str_finish(s, (size_t)n);
+  return s;
+}
+
+Value prim_string_concat(Vm *vm, Value *args) {
+  size_t sep = str_len(builtins_string(vm, args[0], "String.concat"));
+  size_t total = 0, count = 0;
+  for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1), count++) {
+    if (!val_has_tag(l, TAG_CONS)) vm_raise_error(vm, "type error: String.concat expects a list, got %s", vm_type_name(l));
+    total += str_len(builtins_string(vm, val_field(l, 0), "String.concat"));
+  }
+  if (count > 1) total += sep * (count - 1);
+  Value s = gc_alloc(vm, str_wosize_for(total), TAG_STRING);
+  char *out = (char *)val_fields(s);
+  size_t at = 0;
+  for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1)) {
+    if (at > 0 || l != args[1]) {
+      memcpy(out + at, str_bytes(args[0]), sep);
+      at += sep;
+    }
+    Value piece = val_field(l, 0);
+    memcpy(out + at, str_bytes(piece), str_len(piece));
+    at += str_len(piece);
+  }
+  str_finish(s, total);
+  return s;
+}
+
+// Pieces between occurrences of sep, built from the end into a list.
+Value prim_string_split(Vm *vm, Value *args) {
+  builtins_string(vm, args[0], "String.split");
+  size_t sep_len = str_len(builtins_string(vm, args[1], "String.split"));
+  if (sep_len == 0) vm_raise_error(vm, "String.split: empty separator");
+  Value list = VAL_EMPTY, piece = VAL_NIL;
+  vm_push_root(vm, &list);
+  vm_push_root(vm, &piece);
+  size_t end = str_len(args[0]);
+  for (size_t i = end; ; ) {
+    // find the last occurrence of sep ending at or before i
+    size_t found = SIZE_MAX;
+    for (size_t j = i; j >= sep_len; j--)
+      if (memcmp(str_bytes(args[0]) + j - sep_len, str_bytes(args[1]), sep_len) == 0) { found = j - sep_len; break; }
+    size_t from = found == SIZE_MAX ? 0 : found + sep_len;
+    piece = ops_string(vm, str_bytes(args[0]) + from, i - from);
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = piece;
+    val_fields(cell)[1] = list;
+    list = cell;
+    if (found == SIZE_MAX) break;
+    i = found;
+  }
+  vm_pop_roots(vm, 2);
+  return list;
+}
+
+Value prim_string_of_int(Vm *vm, Value *args) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)builtins_int(vm, args[0], "String.of_int"));
+  return ops_string(vm, buf, strlen(buf));
+}
+
+Value prim_string_of_float(Vm *vm, Value *args) {
+  char buf[64];
+  ops_format_float(builtins_number(vm, args[0], "String.of_float"), buf, sizeof buf);
+  return ops_string(vm, buf, strlen(buf));
+}
+
+Value prim_string_to_int(Vm *vm, Value *args) {
+  const char *s = str_bytes(builtins_string(vm, args[0], "String.to_int"));
+  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
+  char *end;
+  errno = 0;
+  long long n = strtoll(s, &end, 0);
+  if (*end || errno || n > MINNOW_INT_MAX || n < MINNOW_INT_MIN) return VAL_NIL;
+  return val_of_int(n);
+}
+
+Value prim_string_to_float(Vm *vm, Value *args) {
+  const char *s = str_bytes(builtins_string(vm, args[0], "String.to_float"));
+  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
+  char *end;
+  double d = strtod(s, &end);
+  if (*end) return VAL_NIL;
+  return builtins_float(vm, d);
+}
+
+Value prim_string_repeat(Vm *vm, Value *args) {
+  size_t len = str_len(builtins_string(vm, args[0], "String.repeat"));
+  int64_t n = builtins_int(vm, args[1], "String.repeat");
+  if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
+  if (len && (uint64_t)n > ((uint64_t)1 << 40) / len) vm_raise_error(vm, "out of memory");
+  Value s = gc_alloc(vm, str_wosize_for(len * (size_t)n), TAG_STRING);
+  for (int64_t i = 0; i < n; i++) memcpy((char *)val_fields(s) + (size_t)i * len, str_bytes(args[0]), len);
+  str_finish(s, len * (size_t)n);
+  return s;
+}
+
+Value prim_string_get(Vm *vm, Value *args) {
+  size_t len = str_len(builtins_string(vm, args[0], "String.get"));
+  int64_t i = builtins_int(vm, args[1], "String.get");
+  if (i < 0 || (uint64_t)i >= len) vm_raise_error(vm, "index out of bounds: %lld (length %zu)", (long long)i, len);
+  return val_of_int((unsigned char)str_bytes(args[0])[i]);
+}
+
+Value prim_string_of_byte(Vm *vm, Value *args) {
+  int64_t b = builtins_int(vm, args[0], "String.of_byte");
+  if (b < 0 || b > 255) vm_raise_error(vm, "String.of_byte: %lld is not a byte", (long long)b);
+  char c = (char)b;
+  return ops_string(vm, &c, 1);
+}
+
+Value prim_string_index_of(Vm *vm, Value *args) {
+  size_t len = str_len(builtins_string(vm, args[0], "String.index_of"));
+  size_t n = str_len(builtins_string(vm, args[1], "String.index_of"));
+  for (size_t i = 0; i + n <= len; i++)
+    if (memcmp(str_bytes(args[0]) + i, str_bytes(args[1]), n) == 0) return val_of_int((int64_t)i);
+  return val_of_int(-1);
+}

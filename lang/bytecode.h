@@ -1,0 +1,102 @@
+// bytecode.h - the instruction set, defined once (X-macro) and expanded into the
+// opcode enum, the names and lengths used by the disassembler and compiler.
+//
+// An instruction is a run of 32-bit words: the opcode, then operands.
+//
+//   +--------+--------+--------+-----
+//   | opcode |  op1   |  op2   | ...        each box one uint32_t
+//   +--------+--------+--------+-----
+//
+// Operand kinds: r = register (slot of the current frame, base[r]), k = index of
+// vm->constants, g = index of vm->globals, i = signed 32-bit immediate, o = jump
+// offset relative to the start of the instruction, n = count, p = primitive or
+// function id, s = field-name symbol, c = inline-cache word (written at run time).
+// Variable-length instructions (len 0 below) say how long they are in their
+// operands; bytecode_length() computes it.
+//
+// Safe points (instructions that may allocate, collect, call or raise through
+// C) carry a frame descriptor (lang/frames.h): CALL keyed by its return address,
+// the others by their first word.
+#ifndef MINNOW_BYTECODE_H
+#define MINNOW_BYTECODE_H
+
+#include <stdint.h>
+
+//  X(name, length, safe point, operand kinds)
+#define BYTECODE_OPS(X)                                                      \
+  X(MOVE, 3, 0, "rr")         /* dst src */                                  \
+  X(LOADK, 3, 0, "rk")        /* dst constant */                             \
+  X(LOADI, 3, 0, "ri")        /* dst small int */                            \
+  X(GETGLOBAL, 3, 0, "rg")    /* dst global */                               \
+  X(SETGLOBAL, 3, 0, "gr")    /* global src */                               \
+  X(GETUPVAL, 3, 0, "rn")     /* dst index into the running closure */      \
+  X(ADD, 4, 1, "rrr")         /* dst a b: ints wrap, floats allocate */      \
+  X(SUB, 4, 1, "rrr")                                                        \
+  X(MUL, 4, 1, "rrr")                                                        \
+  X(DIV, 4, 1, "rrr")                                                        \
+  X(MOD, 4, 1, "rrr")                                                        \
+  X(CONCAT, 4, 1, "rrr")      /* dst a b: ++ on strings or lists */          \
+  X(NEG, 3, 1, "rr")                                                         \
+  X(NOT, 3, 0, "rr")                                                         \
+  X(EQ, 4, 0, "rrr")                                                         \
+  X(NE, 4, 0, "rrr")                                                         \
+  X(LT, 4, 0, "rrr")                                                         \
+  X(LE, 4, 0, "rrr")                                                         \
+  X(GT, 4, 0, "rrr")                                                         \
+  X(GE, 4, 0, "rrr")                                                         \
+  X(JMP, 2, 0, "o")                                                          \
+  X(JMPIF, 3, 0, "ro")        /* cond must be a bool */                      \
+  X(JMPIFNOT, 3, 0, "ro")                                                    \
+  X(JNLT, 4, 0, "rro")        /* jump unless a < b (ints fast) */            \
+  X(CALL, 6, 1, "rrnrn")      /* fn first_arg argc dst caller_fsize */       \
+  X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
+  X(RET, 2, 0, "r")                                                          \
+  X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
+                                 (a cap of 0xffffffff is the closure itself) */ \
+  X(ALLOC1, 0, 1, "rnn*")     /* dst tag nfields field_regs... */            \
+  X(ALLOCN, 0, 1, "nn*")      /* total_whsize nsub, per sub-block:           \
+                                 dst tag nfields fields (a field with bit 31 \
+                                 set is sub-block (x & 0x7fffffff); dst       \
+                                 0xffffffff = none) */                       \
+  X(GETFIELD, 5, 0, "rrscc")  /* dst obj name cached_shape cached_index */   \
+  X(SETFIELD, 5, 0, "rsrcc")  /* obj name src cached_shape cached_index */   \
+  X(INDEX, 4, 0, "rrr")       /* dst obj idx */                              \
+  X(SETINDEX, 4, 0, "rrr")    /* obj idx src */                              \
+  X(GETF, 4, 0, "rrn")        /* dst block i: field i, no checks (match) */  \
+  X(TESTCONS, 3, 0, "ro")     /* jump unless r is a cons */                  \
+  X(TESTEMPTY, 3, 0, "ro")    /* jump unless r is [] */                      \
+  X(TESTTUPLE, 4, 0, "rno")   /* jump unless r is a tuple of n fields */     \
+  X(TESTEQ, 4, 0, "rko")      /* jump unless r == constant k (structural) */          \
+  X(TESTFIELD, 5, 0, "rsro")  /* jump unless r is a record with field s;     \
+                                 else dst = that field */                    \
+  X(ITERNEXT, 5, 0, "rrro")   /* coll idx x exit: next element of a list or  \
+                                 array into x, or jump to exit */            \
+  X(FORLOOP, 4, 0, "rro")     /* i hi back: i += 1; jump back if i < hi */   \
+  X(TRY, 3, 0, "or")          /* handler catch_reg: push a handler */        \
+  X(POPTRY, 1, 0, "")                                                        \
+  X(MATCHFAIL, 1, 1, "")      /* raise `match failure` */                    \
+  X(EXIT_NESTED, 1, 0, "")    /* trampoline: return from vm_call to C */     \
+  X(MEMPROF_RETURN, 1, 0, "") /* return through a frame memprof has walked */\
+  X(HALT, 1, 0, "")
+
+typedef enum Opcode {
+#define X(name, len, safe, kinds) BC_##name,
+  BYTECODE_OPS(X)
+#undef X
+  OPCODE_COUNT
+} Opcode;
+
+// Operand values with a special meaning.
+enum {
+  OPERAND_NONE = 0xffffffffu,    // ALLOCN dst: the sub-block has no register
+  OPERAND_SELF = 0xffffffffu,    // CLOSURE capture: the new closure itself
+  OPERAND_SUBBLOCK = 0x80000000u, // ALLOCN field: bit set = earlier sub-block
+};
+
+extern const char *const bytecode_names[OPCODE_COUNT];
+// Length in words of the instruction at `pc`.
+uint32_t bytecode_length(const uint32_t *pc);
+// Whether instructions with this opcode are safe points.
+int bytecode_is_safe_point(Opcode op);
+
+#endif

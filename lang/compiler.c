@@ -1,0 +1,1835 @@
+// compiler.c - AST to register bytecode, frame descriptors and debug entries.
+//
+// 1. Registers. Each function has a fixed frame: slot 0 holds the running
+//    closure, slots 1..nparams the arguments, then locals and temporaries,
+//    allocated like a stack (next_reg) and released when their scope ends.
+//    The frame size is the highest register used plus one.
+//
+// 2. Liveness. `live[r]` is set when an instruction writing r has been
+//    emitted and cleared when r is released; at every safe point the set is
+//    copied into the descriptor, so the GC scans exactly the slots that hold a
+//    value some later instruction may read. Control flow keeps this exact:
+//    a register written on every path of an `if`/`match`/`try` is marked live
+//    only after the join (each branch starts from the state before it), and
+//    registers created inside a branch are released before the join.
+//    Invariant: a slot marked live always holds a valid Value.
+//
+// 3. Descriptors. Safe points are recorded while compiling (offset, live
+//    snapshot, debug entries) and turned into FrameDescs when the function is
+//    finished, because the code array may move until then and the frame size
+//    (which every CALL repeats as its last word) is known only at the end.
+//
+// 4. Combined allocations. An allocation emitted right after another one,
+//    with no jump target between them, is merged into it (ALLOC1 becomes
+//    ALLOCN): one limit check, one descriptor with one debug entry per
+//    sub-block. Stores to the sub-blocks' registers are deferred to the end
+//    of the instruction, so every register keeps its old value until then and
+//    the merged instruction's live set is the first allocation's; a field that
+//    names a register an earlier sub-block writes is rewritten to refer to
+//    that sub-block directly.
+//
+// 5. Modules. Each file is a module; its top-level names are globals
+//    ("List.map"). Top-level functions and externals are static closures made
+//    at compile time, so code may call a function defined further down.
+//    Module top-level code runs in dependency order (a module finishes
+//    compiling after everything it uses), the main script last.
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "compiler.h"
+#include "frames.h"
+#include "primitives.h"
+#include "shapes.h"
+#include "stdlib_sources.h"
+#include "vm.h"
+
+// =====================================================================
+// Data
+// =====================================================================
+
+typedef struct Member {
+  char *name;
+  uint32_t global;
+  int prim;            // >= 0: external bound to primitive `prim`
+  int arity;           // externals and top-level functions; -1 otherwise
+  bool is_var;         // `var`: assignable
+} Member;
+
+typedef struct Module {
+  char *name;          // "List", "Util"; "" for the main script
+  char *path;
+  char *text;
+  Source source;
+  Arena arena;
+  ParseResult parse;
+  Member *members;
+  uint32_t member_count, member_cap;
+  char **imports;      // lower-case names imported by this module
+  uint32_t import_count;
+  Proto *init;
+  int state;           // 0 compiling, 1 done
+} Module;
+
+typedef struct ModuleTable {
+  Module **items;
+  uint32_t count, cap;
+  Module **order;      // init order
+  uint32_t order_count;
+  int errors;
+} ModuleTable;
+
+typedef struct Local {
+  const char *name;
+  uint32_t reg;
+  bool is_var;
+  uint32_t depth;
+} Local;
+
+typedef struct Capture {
+  const char *name;
+  uint32_t parent_reg;     // register in the parent (after GETUPVAL if needed)
+  bool from_parent_cap;    // parent itself captured it (index parent_cap)
+  uint32_t parent_cap;
+  bool is_self;
+} Capture;
+
+typedef struct PendingDesc {
+  uint32_t offset;         // instruction start
+  bool is_call;
+  uint32_t *live;
+  uint32_t live_count;
+  const DebugInfo **debug;
+  uint32_t debug_count, debug_cap;
+} PendingDesc;
+
+typedef struct Loop {
+  uint32_t continue_target;    // offset, or UINT32_MAX when patched later
+  uint32_t *continue_patches;
+  uint32_t continue_count, continue_cap;
+  uint32_t *break_patches;
+  uint32_t break_count, break_cap;
+  uint32_t try_depth;
+  uint32_t scope_depth;
+  struct Loop *outer;
+} Loop;
+
+typedef struct FnState {
+  struct FnState *parent;
+  Vm *vm;
+  Module *module;
+  Proto *proto;
+  bool is_top;             // module top-level code
+  Local *locals;
+  uint32_t local_count, local_cap;
+  uint32_t scope_depth;
+  Capture caps[256];
+  uint32_t cap_count;
+  const char *self_name;   // name of a local fn being compiled (recursion)
+  uint32_t next_reg, max_reg;
+  uint8_t *live;
+  uint32_t live_cap;
+  PendingDesc *descs;
+  uint32_t desc_count, desc_cap;
+  uint32_t *fsize_patches;
+  uint32_t fsize_patch_count, fsize_patch_cap;
+  uint32_t last_label;     // offset of the latest jump target
+  uint32_t last_alloc;     // offset of the last allocation, if it ends the code
+  bool last_alloc_valid;
+  uint32_t try_depth;
+  Loop *loop;
+} FnState;
+
+typedef struct Compiler {
+  Vm *vm;
+  ModuleTable *modules;
+} Compiler;
+
+enum { K_NIL = 0, K_FALSE, K_TRUE, K_EMPTY, K_EMPTY_ARRAY };
+enum { MAX_SUBBLOCKS = 16, MAX_COMBINED_WHSIZE = 256 };
+
+// =====================================================================
+// Small helpers
+// =====================================================================
+
+static void *xrealloc(void *p, size_t bytes) {
+  void *q = realloc(p, bytes ? bytes : 1);
+  if (!q) {
+    fprintf(stderr, "minnow: out of memory while compiling\n");
+    exit(2);
+  }
+  return q;
+}
+
+#define GROW(ptr, count, cap)                                        \
+  do {                                                               \
+    if ((count) >= (cap)) {                                          \
+      (cap) = (cap) ? (cap) * 2 : 8;                                 \
+      (ptr) = xrealloc((ptr), (size_t)(cap) * sizeof *(ptr));        \
+    }                                                                \
+  } while (0)
+
+static char *xstrdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = xrealloc(NULL, n);
+  memcpy(d, s, n);
+  return d;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = xrealloc(NULL, (size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static void error_at(FnState *fs, SrcPos pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void error_at(FnState *fs, SrcPos pos, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "%s:%u:%u: error: %s\n", fs->module->path, pos.line,
+          pos.start - pos.line_start + 1, msg);
+  fs->vm->modules->errors++;
+}
+
+// =====================================================================
+// Constants and globals
+// =====================================================================
+
+static uint32_t add_constant(Vm *vm, Value v) {
+  GROW(vm->constants, vm->constant_count, vm->constant_cap);
+  vm->constants[vm->constant_count] = v;
+  return vm->constant_count++;
+}
+
+static uint32_t string_constant(Vm *vm, const char *bytes, size_t len) {
+  Value s = gc_alloc_static(vm, str_wosize_for(len), TAG_STRING);
+  memcpy(val_fields(s), bytes, len);
+  str_finish(s, len);
+  return add_constant(vm, s);
+}
+
+static uint32_t float_constant(Vm *vm, double d) {
+  Value f = gc_alloc_static(vm, 1, TAG_FLOAT);
+  memcpy(val_fields(f), &d, sizeof d);
+  return add_constant(vm, f);
+}
+
+static uint32_t add_global(Vm *vm, const char *name) {
+  if (vm->global_count >= vm->global_cap) {
+    vm->global_cap = vm->global_cap ? vm->global_cap * 2 : 64;
+    vm->globals = xrealloc(vm->globals, vm->global_cap * sizeof *vm->globals);
+    vm->global_names = xrealloc(vm->global_names, vm->global_cap * sizeof(char *));
+  }
+  vm->globals[vm->global_count] = VAL_NIL;
+  vm->global_names[vm->global_count] = xstrdup(name);
+  return vm->global_count++;
+}
+
+static Proto *new_proto(Vm *vm, const char *name, const char *file) {
+  Proto *p = xrealloc(NULL, sizeof *p);
+  memset(p, 0, sizeof *p);
+  p->name = xstrdup(name);
+  p->file = file;
+  p->prim = -1;
+  GROW(vm->protos, vm->proto_count, vm->proto_cap);
+  p->id = vm->proto_count;
+  vm->protos[vm->proto_count++] = p;
+  return p;
+}
+
+static Value static_closure(Vm *vm, const Proto *p) {
+  Value c = gc_alloc_static(vm, 1, TAG_CLOSURE);
+  val_fields(c)[0] = val_of_int(p->id);
+  return c;
+}
+
+// =====================================================================
+// Emission
+// =====================================================================
+
+static uint32_t here(FnState *fs) { return fs->proto->code_len; }
+
+static void emit(FnState *fs, uint32_t word) {
+  Proto *p = fs->proto;
+  GROW(p->code, p->code_len, p->code_cap);
+  p->code[p->code_len++] = word;
+}
+
+static void note_position(FnState *fs, SrcPos pos) {
+  Proto *p = fs->proto;
+  uint32_t col = pos.start - pos.line_start;
+  if (p->line_count > 0) {
+    LinePos *last = &p->lines[p->line_count - 1];
+    if (last->line == pos.line && last->col == col) return;
+    if (last->offset == p->code_len) {
+      last->line = pos.line;
+      last->col = col;
+      return;
+    }
+  }
+  GROW(p->lines, p->line_count, p->line_cap);
+  p->lines[p->line_count++] = (LinePos){p->code_len, pos.line, col};
+}
+
+// Starts an instruction: records its position; any instruction but an
+// allocation ends the run of allocations that can be merged.
+static uint32_t emit_op(FnState *fs, Opcode op, SrcPos pos) {
+  note_position(fs, pos);
+  fs->last_alloc_valid = false;
+  uint32_t at = here(fs);
+  emit(fs, op);
+  return at;
+}
+
+static void mark_label(FnState *fs) {
+  fs->last_label = here(fs);
+  fs->last_alloc_valid = false;
+}
+
+static void set_live(FnState *fs, uint32_t reg) {
+  while (reg >= fs->live_cap) {
+    uint32_t old = fs->live_cap;
+    fs->live_cap = old ? old * 2 : 64;
+    fs->live = xrealloc(fs->live, fs->live_cap);
+    memset(fs->live + old, 0, fs->live_cap - old);
+  }
+  fs->live[reg] = 1;
+}
+
+static bool is_live(FnState *fs, uint32_t reg) {
+  return reg < fs->live_cap && fs->live[reg];
+}
+
+static void clear_live(FnState *fs, uint32_t reg) {
+  if (reg < fs->live_cap) fs->live[reg] = 0;
+}
+
+static uint32_t alloc_reg(FnState *fs) {
+  uint32_t r = fs->next_reg++;
+  if (fs->next_reg > fs->max_reg) fs->max_reg = fs->next_reg;
+  clear_live(fs, r);
+  return r;
+}
+
+static void free_to(FnState *fs, uint32_t mark) {
+  for (uint32_t r = mark; r < fs->next_reg; r++) clear_live(fs, r);
+  fs->next_reg = mark;
+}
+
+static const DebugInfo *debug_for(FnState *fs, SrcPos pos) {
+  return frames_debug_new(fs->vm->frames, fs->proto->name, fs->module->path, pos.line,
+                          pos.start - pos.line_start, pos.end - pos.line_start);
+}
+
+// Records a safe point at `offset` with the current live set, minus the
+// registers in [skip_from, skip_to) (arguments a call hands over).
+static PendingDesc *add_safepoint(FnState *fs, uint32_t offset, bool is_call, SrcPos pos,
+                                  uint32_t skip_from, uint32_t skip_to) {
+  GROW(fs->descs, fs->desc_count, fs->desc_cap);
+  PendingDesc *d = &fs->descs[fs->desc_count++];
+  memset(d, 0, sizeof *d);
+  d->offset = offset;
+  d->is_call = is_call;
+  d->live = xrealloc(NULL, (fs->next_reg + 1) * sizeof(uint32_t));
+  for (uint32_t r = 0; r < fs->next_reg; r++)
+    if (is_live(fs, r) && (r < skip_from || r >= skip_to)) d->live[d->live_count++] = r;
+  GROW(d->debug, d->debug_count, d->debug_cap);
+  d->debug[d->debug_count++] = debug_for(fs, pos);
+  return d;
+}
+
+static void emit_fsize_placeholder(FnState *fs) {
+  GROW(fs->fsize_patches, fs->fsize_patch_count, fs->fsize_patch_cap);
+  fs->fsize_patches[fs->fsize_patch_count++] = here(fs);
+  emit(fs, 0);
+}
+
+static uint32_t emit_jump(FnState *fs, Opcode op, SrcPos pos, uint32_t a, uint32_t b, int nops) {
+  uint32_t at = emit_op(fs, op, pos);
+  if (nops >= 1) emit(fs, a);
+  if (nops >= 2) emit(fs, b);
+  emit(fs, 0);  // offset, patched
+  return at;
+}
+
+// Points the jump instruction at `at` (its last word) to the current offset.
+static void patch_here(FnState *fs, uint32_t at) {
+  uint32_t len = bytecode_length(fs->proto->code + at);
+  fs->proto->code[at + len - 1] = (uint32_t)((int32_t)here(fs) - (int32_t)at);
+  mark_label(fs);
+}
+
+static void patch_to(FnState *fs, uint32_t at, uint32_t target) {
+  uint32_t len = bytecode_length(fs->proto->code + at);
+  fs->proto->code[at + len - 1] = (uint32_t)((int32_t)target - (int32_t)at);
+}
+
+static void emit_move(FnState *fs, uint32_t dst, uint32_t src, SrcPos pos) {
+  if (dst == src) return;
+  emit_op(fs, BC_MOVE, pos);
+  emit(fs, dst);
+  emit(fs, src);
+  set_live(fs, dst);
+}
+
+static void emit_loadk(FnState *fs, uint32_t dst, uint32_t k, SrcPos pos) {
+  emit_op(fs, BC_LOADK, pos);
+  emit(fs, dst);
+  emit(fs, k);
+  set_live(fs, dst);
+}
+
+// =====================================================================
+// Allocation (with merging into combined allocations)
+// =====================================================================
+
+static uint32_t tag_extra_words(unsigned tag) { return tag == TAG_RECORD ? 1 : 0; }
+
+// Rewrites the ALLOC1 at `at` (the last instruction) as an ALLOCN of one block.
+static void alloc1_to_allocn(FnState *fs, uint32_t at) {
+  Proto *p = fs->proto;
+  uint32_t *ins = p->code + at;
+  uint32_t dst = ins[1], hd = ins[2], n = ins[3];
+  uint32_t extra = tag_extra_words(hd & 0xff);
+  uint32_t old_len = 4 + extra + n;
+  uint32_t tmp[8 + MAX_YOUNG_WOSIZE];
+  memcpy(tmp, ins, old_len * sizeof(uint32_t));
+  p->code_len = at;
+  emit(fs, BC_ALLOCN);
+  emit(fs, (uint32_t)hd_wosize(hd) + 1);
+  emit(fs, 1);
+  emit(fs, dst);
+  emit(fs, hd);
+  emit(fs, n);
+  for (uint32_t i = 0; i < extra + n; i++) emit(fs, tmp[4 + i]);
+}
+
+// Finds, in the ALLOCN at `at`, the latest sub-block writing register `reg`.
+static int subblock_writing(FnState *fs, uint32_t at, uint32_t reg) {
+  uint32_t *ins = fs->proto->code + at;
+  uint32_t nsub = ins[2], *sub = ins + 3;
+  int found = -1;
+  for (uint32_t i = 0; i < nsub; i++) {
+    uint32_t extra = tag_extra_words(sub[1] & 0xff);
+    if (sub[0] == reg) found = (int)i;
+    sub += 3 + extra + sub[2];
+  }
+  return found;
+}
+
+static bool can_merge(FnState *fs, uint64_t whsize) {
+  if (!fs->last_alloc_valid || fs->last_label > fs->last_alloc) return false;
+  uint32_t *ins = fs->proto->code + fs->last_alloc;
+  if (ins[0] == BC_ALLOC1)
+    return hd_wosize(ins[2]) + 1 + whsize <= MAX_COMBINED_WHSIZE;
+  return ins[2] < MAX_SUBBLOCKS && ins[1] + whsize <= MAX_COMBINED_WHSIZE;
+}
+
+// Emits an allocation of a block with header `hd` (wosize, tag) whose fields
+// are the registers `regs` (records: preceded by the shape id), writing dst.
+static void emit_alloc(FnState *fs, uint32_t dst, unsigned tag, uint32_t shape,
+                       const uint32_t *regs, uint32_t n, SrcPos pos) {
+  uint64_t wosize = n + tag_extra_words(tag);
+  Header hd = hd_make(wosize, tag, 0);
+  if (can_merge(fs, wosize + 1)) {
+    uint32_t at = fs->last_alloc;
+    if (fs->proto->code[at] == BC_ALLOC1) alloc1_to_allocn(fs, at);
+    uint32_t *ins = fs->proto->code + at;
+    uint32_t nsub = ins[2];
+    uint32_t fields[MAX_YOUNG_WOSIZE];
+    for (uint32_t i = 0; i < n; i++) {
+      int sb = subblock_writing(fs, at, regs[i]);
+      fields[i] = sb >= 0 ? (OPERAND_SUBBLOCK | (uint32_t)sb) : regs[i];
+    }
+    ins[1] += (uint32_t)wosize + 1;
+    ins[2] = nsub + 1;
+    emit(fs, dst);
+    emit(fs, (uint32_t)hd);
+    emit(fs, n);
+    if (tag == TAG_RECORD) emit(fs, shape);
+    for (uint32_t i = 0; i < n; i++) emit(fs, fields[i]);
+    PendingDesc *d = &fs->descs[fs->desc_count - 1];
+    GROW(d->debug, d->debug_count, d->debug_cap);
+    d->debug[d->debug_count++] = debug_for(fs, pos);
+  } else {
+    uint32_t at = emit_op(fs, BC_ALLOC1, pos);
+    emit(fs, dst);
+    emit(fs, (uint32_t)hd);
+    emit(fs, n);
+    if (tag == TAG_RECORD) emit(fs, shape);
+    for (uint32_t i = 0; i < n; i++) emit(fs, regs[i]);
+    add_safepoint(fs, at, false, pos, 0, 0);
+    fs->last_alloc = at;
+    fs->last_alloc_valid = true;
+  }
+  set_live(fs, dst);
+}
+
+// =====================================================================
+// Scopes and name resolution
+// =====================================================================
+
+static void begin_scope(FnState *fs) { fs->scope_depth++; }
+
+static void end_scope(FnState *fs, uint32_t reg_mark) {
+  while (fs->local_count > 0 && fs->locals[fs->local_count - 1].depth >= fs->scope_depth)
+    fs->local_count--;
+  fs->scope_depth--;
+  free_to(fs, reg_mark);
+}
+
+static void add_local(FnState *fs, const char *name, uint32_t reg, bool is_var) {
+  GROW(fs->locals, fs->local_count, fs->local_cap);
+  fs->locals[fs->local_count++] = (Local){name, reg, is_var, fs->scope_depth};
+}
+
+typedef enum { RES_NONE, RES_LOCAL, RES_UPVAL, RES_GLOBAL } ResKind;
+typedef struct Resolved {
+  ResKind kind;
+  uint32_t index;     // register, capture index (1-based field), or global
+  bool is_var;
+  const Member *member;
+} Resolved;
+
+static Local *find_local(FnState *fs, const char *name) {
+  for (uint32_t i = fs->local_count; i > 0; i--)
+    if (strcmp(fs->locals[i - 1].name, name) == 0) return &fs->locals[i - 1];
+  return NULL;
+}
+
+static Member *find_member(Module *m, const char *name) {
+  for (uint32_t i = 0; i < m->member_count; i++)
+    if (strcmp(m->members[i].name, name) == 0) return &m->members[i];
+  return NULL;
+}
+
+static Module *prelude_of(Vm *vm) {
+  ModuleTable *t = vm->modules;
+  return t->count > 0 && strcmp(t->items[0]->name, "Prelude") == 0 ? t->items[0] : NULL;
+}
+
+static Resolved resolve_global(FnState *fs, const char *name) {
+  Member *m = find_member(fs->module, name);
+  if (!m) {
+    Module *pre = prelude_of(fs->vm);
+    if (pre && pre != fs->module) m = find_member(pre, name);
+  }
+  if (!m) return (Resolved){RES_NONE, 0, false, NULL};
+  return (Resolved){RES_GLOBAL, m->global, m->is_var, m};
+}
+
+static uint32_t add_capture(FnState *fs, const char *name, Resolved outer, bool self) {
+  for (uint32_t i = 0; i < fs->cap_count; i++)
+    if (strcmp(fs->caps[i].name, name) == 0) return i + 1;
+  if (fs->cap_count >= 255) return 0;
+  Capture *c = &fs->caps[fs->cap_count++];
+  c->name = name;
+  c->is_self = self;
+  c->from_parent_cap = outer.kind == RES_UPVAL;
+  c->parent_cap = outer.index;
+  c->parent_reg = outer.index;
+  return fs->cap_count;
+}
+
+static Resolved resolve(FnState *fs, const char *name) {
+  Local *l = find_local(fs, name);
+  if (l) return (Resolved){RES_LOCAL, l->reg, l->is_var, NULL};
+  for (uint32_t i = 0; i < fs->cap_count; i++)
+    if (strcmp(fs->caps[i].name, name) == 0) return (Resolved){RES_UPVAL, i + 1, false, NULL};
+  if (fs->self_name && strcmp(fs->self_name, name) == 0 && fs->parent) {
+    Local *pl = find_local(fs->parent, name);
+    if (pl) return (Resolved){RES_UPVAL, add_capture(fs, name, (Resolved){RES_LOCAL, pl->reg, false, NULL}, true), false, NULL};
+  }
+  if (fs->parent && !fs->is_top) {
+    Resolved outer = resolve(fs->parent, name);
+    if (outer.kind == RES_LOCAL || outer.kind == RES_UPVAL) {
+      if (outer.is_var) return (Resolved){RES_LOCAL, UINT32_MAX, true, NULL};
+      return (Resolved){RES_UPVAL, add_capture(fs, name, outer, false), false, NULL};
+    }
+    if (outer.kind == RES_GLOBAL) return outer;
+  }
+  return resolve_global(fs, name);
+}
+
+// =====================================================================
+// Modules
+// =====================================================================
+
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
+                           SrcPos at, FnState *from);
+static Module *module_for(FnState *fs, const char *name, SrcPos pos);
+
+static void compile_expr(FnState *fs, Expr *e, uint32_t dst);
+static void compile_stmt(FnState *fs, Expr *e);
+static uint32_t compile_to_reg(FnState *fs, Expr *e);
+static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char *name);
+
+// =====================================================================
+// Expressions
+// =====================================================================
+
+static uint32_t shape_for(Vm *vm, const char **names, int count) {
+  uint32_t syms[MAX_YOUNG_WOSIZE];
+  for (int i = 0; i < count; i++) syms[i] = shapes_symbol(vm->shapes, names[i]);
+  return shapes_intern(vm->shapes, syms, (uint32_t)count);
+}
+
+static void compile_literal(FnState *fs, Expr *e, uint32_t dst) {
+  Vm *vm = fs->vm;
+  switch (e->kind) {
+    case EX_NIL: emit_loadk(fs, dst, K_NIL, e->pos); break;
+    case EX_BOOL: emit_loadk(fs, dst, e->u.boolean ? K_TRUE : K_FALSE, e->pos); break;
+    case EX_EMPTY_LIST: emit_loadk(fs, dst, K_EMPTY, e->pos); break;
+    case EX_INT:
+      if (e->u.int_val >= INT32_MIN && e->u.int_val <= INT32_MAX) {
+        emit_op(fs, BC_LOADI, e->pos);
+        emit(fs, dst);
+        emit(fs, (uint32_t)(int32_t)e->u.int_val);
+        set_live(fs, dst);
+      } else {
+        emit_loadk(fs, dst, add_constant(vm, val_of_int(e->u.int_val)), e->pos);
+      }
+      break;
+    case EX_FLOAT: emit_loadk(fs, dst, float_constant(vm, e->u.float_val), e->pos); break;
+    case EX_STRING:
+      emit_loadk(fs, dst, string_constant(vm, e->u.str.bytes, e->u.str.len), e->pos);
+      break;
+    default: break;
+  }
+}
+
+static void compile_name(FnState *fs, Expr *e, uint32_t dst) {
+  Resolved r = resolve(fs, e->u.name);
+  switch (r.kind) {
+    case RES_LOCAL:
+      if (r.index == UINT32_MAX) {
+        error_at(fs, e->pos, "cannot capture var %s in a closure", e->u.name);
+        return;
+      }
+      emit_move(fs, dst, r.index, e->pos);
+      return;
+    case RES_UPVAL:
+      emit_op(fs, BC_GETUPVAL, e->pos);
+      emit(fs, dst);
+      emit(fs, r.index);
+      set_live(fs, dst);
+      return;
+    case RES_GLOBAL:
+      emit_op(fs, BC_GETGLOBAL, e->pos);
+      emit(fs, dst);
+      emit(fs, r.index);
+      set_live(fs, dst);
+      return;
+    case RES_NONE: error_at(fs, e->pos, "unbound name %s", e->u.name); return;
+  }
+}
+
+static Member *member_of(FnState *fs, Expr *e) {
+  Module *m = module_for(fs, e->u.member.module, e->pos);
+  if (!m) return NULL;
+  Member *mem = find_member(m, e->u.member.member);
+  if (!mem) error_at(fs, e->pos, "module %s has no member %s", e->u.member.module, e->u.member.member);
+  return mem;
+}
+
+static void compile_member(FnState *fs, Expr *e, uint32_t dst) {
+  Member *mem = member_of(fs, e);
+  if (!mem) return;
+  emit_op(fs, BC_GETGLOBAL, e->pos);
+  emit(fs, dst);
+  emit(fs, mem->global);
+  set_live(fs, dst);
+}
+
+// Compiles the items into fresh consecutive registers; returns the first.
+static uint32_t compile_items(FnState *fs, Expr **items, int count) {
+  uint32_t first = fs->next_reg;
+  for (int i = 0; i < count; i++) compile_expr(fs, items[i], alloc_reg(fs));
+  return first;
+}
+
+// Registers holding the values of `items`: locals are used in place.
+static void compile_operands(FnState *fs, Expr **items, int count, uint32_t *regs) {
+  for (int i = 0; i < count; i++) regs[i] = compile_to_reg(fs, items[i]);
+}
+
+static void compile_tuple(FnState *fs, Expr *e, uint32_t dst, unsigned tag) {
+  uint32_t mark = fs->next_reg;
+  int n = e->u.items.count;
+  if (n > MAX_YOUNG_WOSIZE) {
+    error_at(fs, e->pos, "literal with more than %d elements", MAX_YOUNG_WOSIZE);
+    return;
+  }
+  uint32_t regs[MAX_YOUNG_WOSIZE];
+  compile_operands(fs, e->u.items.items, n, regs);
+  emit_alloc(fs, dst, tag, 0, regs, (uint32_t)n, e->pos);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_array(FnState *fs, Expr *e, uint32_t dst) {
+  if (e->u.items.count == 0) {
+    emit_loadk(fs, dst, K_EMPTY_ARRAY, e->pos);
+    return;
+  }
+  compile_tuple(fs, e, dst, TAG_ARRAY);
+}
+
+static void compile_list(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  int n = e->u.items.count;
+  uint32_t *regs = xrealloc(NULL, (size_t)n * sizeof *regs);
+  compile_operands(fs, e->u.items.items, n, regs);
+  uint32_t tail = alloc_reg(fs);
+  emit_loadk(fs, tail, K_EMPTY, e->pos);
+  for (int i = n - 1; i >= 0; i--) {
+    uint32_t target = i == 0 ? dst : alloc_reg(fs);
+    uint32_t fields[2] = {regs[i], tail};
+    emit_alloc(fs, target, TAG_CONS, 0, fields, 2, e->pos);
+    tail = target;
+  }
+  free(regs);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_cons(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  uint32_t fields[2];
+  fields[0] = compile_to_reg(fs, e->u.binary.left);
+  fields[1] = compile_to_reg(fs, e->u.binary.right);
+  emit_alloc(fs, dst, TAG_CONS, 0, fields, 2, e->pos);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_record(FnState *fs, Expr *e, uint32_t dst) {
+  int n = e->u.record.count;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(e->u.record.names[i], e->u.record.names[j]) == 0)
+        error_at(fs, e->pos, "duplicate field %s", e->u.record.names[i]);
+  if (n >= MAX_YOUNG_WOSIZE) {
+    error_at(fs, e->pos, "record with too many fields");
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t regs[MAX_YOUNG_WOSIZE];
+  compile_operands(fs, e->u.record.values, n, regs);
+  uint32_t shape = shape_for(fs->vm, e->u.record.names, n);
+  emit_alloc(fs, dst, TAG_RECORD, shape, regs, (uint32_t)n, e->pos);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+// Emits the CLOSURE for `p` (compiled with state `child`) into dst.
+static void emit_closure(FnState *fs, FnState *child, Proto *p, uint32_t dst, SrcPos pos) {
+  uint32_t mark = fs->next_reg;
+  uint32_t regs[256];
+  for (uint32_t i = 0; i < child->cap_count; i++) {
+    Capture *c = &child->caps[i];
+    if (c->is_self && c->parent_reg == dst) {
+      regs[i] = OPERAND_SELF;
+    } else if (c->from_parent_cap) {
+      regs[i] = alloc_reg(fs);
+      emit_op(fs, BC_GETUPVAL, pos);
+      emit(fs, regs[i]);
+      emit(fs, c->parent_cap);
+      set_live(fs, regs[i]);
+    } else {
+      regs[i] = c->parent_reg;
+    }
+  }
+  uint32_t at = emit_op(fs, BC_CLOSURE, pos);
+  emit(fs, dst);
+  emit(fs, p->id);
+  emit(fs, child->cap_count);
+  for (uint32_t i = 0; i < child->cap_count; i++) emit(fs, regs[i]);
+  add_safepoint(fs, at, false, pos, 0, 0);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void init_fn_state(FnState *fs, FnState *parent, Vm *vm, Module *m, Proto *p) {
+  memset(fs, 0, sizeof *fs);
+  fs->parent = parent;
+  fs->vm = vm;
+  fs->module = m;
+  fs->proto = p;
+}
+
+static void finish_function(FnState *fs);
+
+static void compile_fn_body(FnState *fs, FnDef *fn) {
+  fs->next_reg = fs->max_reg = 1 + (uint32_t)fn->param_count;
+  for (uint32_t r = 0; r < fs->next_reg; r++) set_live(fs, r);
+  begin_scope(fs);
+  for (int i = 0; i < fn->param_count; i++) add_local(fs, fn->params[i], 1 + (uint32_t)i, false);
+  uint32_t result = alloc_reg(fs);
+  compile_expr(fs, fn->body, result);
+  emit_op(fs, BC_RET, fn->body->pos);
+  emit(fs, result);
+  end_scope(fs, 1 + (uint32_t)fn->param_count);
+}
+
+// Names as lang/README.md lists them: "f", "List.f", "f.<fn>", "List.<fn>".
+static char *function_name(FnState *parent, Module *m, const char *name) {
+  const char *prefix = m->name[0] ? m->name : NULL;
+  if (name) return prefix ? xasprintf("%s.%s", prefix, name) : xasprintf("%s", name);
+  if (!parent || parent->is_top) return prefix ? xasprintf("%s.<fn>", prefix) : xasprintf("<fn>");
+  return xasprintf("%s.<fn>", parent->proto->name);
+}
+
+// Compiles a function literal or declaration nested in `parent`; emits its
+// CLOSURE into dst.
+static void compile_fn_expr(FnState *fs, FnDef *fn, uint32_t dst, SrcPos pos, const char *self) {
+  char *name = function_name(fs, fs->module, fn->name);
+  Proto *p = new_proto(fs->vm, name, fs->module->path);
+  free(name);
+  p->nparams = (uint32_t)fn->param_count;
+  FnState child;
+  init_fn_state(&child, fs, fs->vm, fs->module, p);
+  child.self_name = self;
+  compile_fn_body(&child, fn);
+  finish_function(&child);
+  emit_closure(fs, &child, p, dst, pos);
+  free(child.locals);
+}
+
+// Call of a primitive bound by an external: arguments in consecutive fresh
+// registers, live during the call (the primitive reads them in place).
+static void compile_prim_call(FnState *fs, Expr *e, const Member *mem, uint32_t dst) {
+  ExprList *args = &e->u.call.args;
+  if (args->count != mem->arity) {
+    error_at(fs, e->pos, "%s expects %d arguments, got %d", mem->name, mem->arity, args->count);
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t first = compile_items(fs, args->items, args->count);
+  uint32_t at = emit_op(fs, BC_CALLPRIM, e->pos);
+  emit(fs, (uint32_t)mem->prim);
+  emit(fs, first);
+  emit(fs, (uint32_t)args->count);
+  emit(fs, dst);
+  add_safepoint(fs, at, false, e->pos, 0, 0);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static const Member *callee_external(FnState *fs, Expr *callee) {
+  if (callee->kind == EX_MEMBER) {
+    Member *m = member_of(fs, callee);
+    return m && m->prim >= 0 ? m : NULL;
+  }
+  if (callee->kind == EX_VAR) {
+    Resolved r = resolve(fs, callee->u.name);
+    if (r.kind == RES_GLOBAL && r.member && r.member->prim >= 0) return r.member;
+  }
+  return NULL;
+}
+
+static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
+  const Member *ext = callee_external(fs, e->u.call.callee);
+  if (ext) {
+    compile_prim_call(fs, e, ext, dst);
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t fn = compile_to_reg(fs, e->u.call.callee);
+  uint32_t first = compile_items(fs, e->u.call.args.items, e->u.call.args.count);
+  uint32_t at = emit_op(fs, BC_CALL, e->pos);
+  emit(fs, fn);
+  emit(fs, first);
+  emit(fs, (uint32_t)e->u.call.args.count);
+  emit(fs, dst);
+  uint32_t skip_from = fn >= mark ? fn : first;
+  add_safepoint(fs, at, true, e->pos, skip_from, fs->next_reg);
+  emit_fsize_placeholder(fs);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static const Opcode binop_code[] = {
+    [OP_EQ] = BC_EQ, [OP_NE] = BC_NE, [OP_LT] = BC_LT, [OP_LE] = BC_LE,
+    [OP_GT] = BC_GT, [OP_GE] = BC_GE, [OP_CONCAT] = BC_CONCAT, [OP_ADD] = BC_ADD,
+    [OP_SUB] = BC_SUB, [OP_MUL] = BC_MUL, [OP_DIV] = BC_DIV, [OP_MOD] = BC_MOD,
+};
+
+// `a && b` / `a || b`: dst = a; unless it decides, dst = b.
+static void compile_logical(FnState *fs, Expr *e, uint32_t dst) {
+  bool was_live = is_live(fs, dst);
+  compile_expr(fs, e->u.binary.left, dst);
+  uint32_t j = emit_jump(fs, e->u.binary.op == OP_AND ? BC_JMPIFNOT : BC_JMPIF, e->pos, dst, 0, 1);
+  if (!was_live) clear_live(fs, dst);
+  compile_expr(fs, e->u.binary.right, dst);
+  patch_here(fs, j);
+  set_live(fs, dst);
+}
+
+static void compile_binary(FnState *fs, Expr *e, uint32_t dst) {
+  BinOp op = e->u.binary.op;
+  if (op == OP_AND || op == OP_OR) {
+    compile_logical(fs, e, dst);
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t a = compile_to_reg(fs, e->u.binary.left);
+  uint32_t b = compile_to_reg(fs, e->u.binary.right);
+  Opcode code = binop_code[op];
+  uint32_t at = emit_op(fs, code, e->pos);
+  emit(fs, dst);
+  emit(fs, a);
+  emit(fs, b);
+  if (bytecode_is_safe_point(code)) add_safepoint(fs, at, false, e->pos, 0, 0);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_unary(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  uint32_t a = compile_to_reg(fs, e->u.unary.operand);
+  Opcode code = e->u.unary.op == OP_NEG ? BC_NEG : BC_NOT;
+  uint32_t at = emit_op(fs, code, e->pos);
+  emit(fs, dst);
+  emit(fs, a);
+  if (code == BC_NEG) add_safepoint(fs, at, false, e->pos, 0, 0);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_index(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  uint32_t a = compile_to_reg(fs, e->u.binary.left);
+  uint32_t i = compile_to_reg(fs, e->u.binary.right);
+  emit_op(fs, BC_INDEX, e->pos);
+  emit(fs, dst);
+  emit(fs, a);
+  emit(fs, i);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_field(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  uint32_t obj = compile_to_reg(fs, e->u.field.object);
+  emit_op(fs, BC_GETFIELD, e->pos);
+  emit(fs, dst);
+  emit(fs, obj);
+  emit(fs, shapes_symbol(fs->vm->shapes, e->u.field.name));
+  emit(fs, UINT32_MAX);
+  emit(fs, 0);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+// Emits a conditional jump taken when `cond` is false; returns it for patching.
+static uint32_t compile_condition(FnState *fs, Expr *cond) {
+  uint32_t mark = fs->next_reg;
+  uint32_t j;
+  if (cond->kind == EX_BINARY && cond->u.binary.op == OP_LT) {
+    uint32_t a = compile_to_reg(fs, cond->u.binary.left);
+    uint32_t b = compile_to_reg(fs, cond->u.binary.right);
+    j = emit_jump(fs, BC_JNLT, cond->pos, a, b, 2);
+  } else {
+    uint32_t r = compile_to_reg(fs, cond);
+    j = emit_jump(fs, BC_JMPIFNOT, cond->pos, r, 0, 1);
+  }
+  free_to(fs, mark);
+  return j;
+}
+
+static void compile_if(FnState *fs, Expr *e, uint32_t dst) {
+  bool was_live = is_live(fs, dst);
+  uint32_t jelse = compile_condition(fs, e->u.if_.cond);
+  compile_expr(fs, e->u.if_.then_, dst);
+  uint32_t jend = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  patch_here(fs, jelse);
+  if (!was_live) clear_live(fs, dst);
+  if (e->u.if_.else_) compile_expr(fs, e->u.if_.else_, dst);
+  else emit_loadk(fs, dst, K_NIL, e->pos);
+  patch_here(fs, jend);
+  set_live(fs, dst);
+}
+
+// ---------------------------------------------------------------------
+// Patterns: test `reg` against `p`, binding names as new locals; every
+// failing test jumps to a location added to `fails`.
+typedef struct Fails {
+  uint32_t *at;
+  uint32_t count, cap;
+} Fails;
+
+static void add_fail(Fails *f, uint32_t at) {
+  GROW(f->at, f->count, f->cap);
+  f->at[f->count++] = at;
+}
+
+static uint32_t pattern_constant(FnState *fs, Pattern *p) {
+  Vm *vm = fs->vm;
+  switch (p->kind) {
+    case PAT_NIL: return K_NIL;
+    case PAT_BOOL: return p->u.boolean ? K_TRUE : K_FALSE;
+    case PAT_INT: return add_constant(vm, val_of_int(p->u.int_val));
+    case PAT_FLOAT: return float_constant(vm, p->u.float_val);
+    case PAT_STRING: return string_constant(vm, p->u.str.bytes, p->u.str.len);
+    default: return K_NIL;
+  }
+}
+
+static void compile_pattern(FnState *fs, Pattern *p, uint32_t reg, Fails *fails);
+
+// Loads field i of `reg` for sub-pattern p (directly into a new local when p
+// is a name) and matches it.
+static void compile_subpattern(FnState *fs, Pattern *p, uint32_t reg, uint32_t i, Fails *fails) {
+  if (p->kind == PAT_WILD) return;
+  uint32_t r = alloc_reg(fs);
+  emit_op(fs, BC_GETF, p->pos);
+  emit(fs, r);
+  emit(fs, reg);
+  emit(fs, i);
+  set_live(fs, r);
+  if (p->kind == PAT_VAR) add_local(fs, p->u.name, r, false);
+  else compile_pattern(fs, p, r, fails);
+}
+
+static void compile_pattern(FnState *fs, Pattern *p, uint32_t reg, Fails *fails) {
+  switch (p->kind) {
+    case PAT_WILD: return;
+    case PAT_VAR: {
+      uint32_t r = alloc_reg(fs);
+      emit_move(fs, r, reg, p->pos);
+      set_live(fs, r);
+      add_local(fs, p->u.name, r, false);
+      return;
+    }
+    case PAT_NIL: case PAT_BOOL: case PAT_INT: case PAT_FLOAT: case PAT_STRING: {
+      uint32_t k = pattern_constant(fs, p);
+      add_fail(fails, emit_jump(fs, BC_TESTEQ, p->pos, reg, k, 2));
+      return;
+    }
+    case PAT_EMPTY: add_fail(fails, emit_jump(fs, BC_TESTEMPTY, p->pos, reg, 0, 1)); return;
+    case PAT_CONS:
+      add_fail(fails, emit_jump(fs, BC_TESTCONS, p->pos, reg, 0, 1));
+      compile_subpattern(fs, p->u.cons.head, reg, 0, fails);
+      compile_subpattern(fs, p->u.cons.tail, reg, 1, fails);
+      return;
+    case PAT_LIST: {
+      uint32_t cur = reg;
+      for (int i = 0; i < p->u.items.count; i++) {
+        add_fail(fails, emit_jump(fs, BC_TESTCONS, p->pos, cur, 0, 1));
+        compile_subpattern(fs, p->u.items.items[i], cur, 0, fails);
+        uint32_t next = alloc_reg(fs);
+        emit_op(fs, BC_GETF, p->pos);
+        emit(fs, next);
+        emit(fs, cur);
+        emit(fs, 1);
+        set_live(fs, next);
+        cur = next;
+      }
+      add_fail(fails, emit_jump(fs, BC_TESTEMPTY, p->pos, cur, 0, 1));
+      return;
+    }
+    case PAT_TUPLE:
+      add_fail(fails, emit_jump(fs, BC_TESTTUPLE, p->pos, reg, (uint32_t)p->u.items.count, 2));
+      for (int i = 0; i < p->u.items.count; i++)
+        compile_subpattern(fs, p->u.items.items[i], reg, (uint32_t)i, fails);
+      return;
+    case PAT_RECORD:
+      for (int i = 0; i < p->u.record.count; i++) {
+        uint32_t r = alloc_reg(fs);
+        uint32_t at = emit_op(fs, BC_TESTFIELD, p->pos);
+        emit(fs, reg);
+        emit(fs, shapes_symbol(fs->vm->shapes, p->u.record.names[i]));
+        emit(fs, r);
+        emit(fs, 0);
+        add_fail(fails, at);
+        set_live(fs, r);
+        Pattern *sub = p->u.record.pats[i];
+        if (sub->kind == PAT_VAR) add_local(fs, sub->u.name, r, false);
+        else compile_pattern(fs, sub, r, fails);
+      }
+      return;
+  }
+}
+
+static void compile_match(FnState *fs, Expr *e, uint32_t dst) {
+  bool was_live = is_live(fs, dst);
+  uint32_t mark = fs->next_reg;
+  uint32_t s = compile_to_reg(fs, e->u.match.scrutinee);
+  uint32_t *ends = xrealloc(NULL, (size_t)(e->u.match.arm_count + 1) * sizeof *ends);
+  for (int i = 0; i < e->u.match.arm_count; i++) {
+    MatchArm *arm = &e->u.match.arms[i];
+    Fails fails = {0};
+    uint32_t arm_mark = fs->next_reg;
+    begin_scope(fs);
+    compile_pattern(fs, arm->pattern, s, &fails);
+    if (arm->guard) add_fail(&fails, compile_condition(fs, arm->guard));
+    if (!was_live) clear_live(fs, dst);
+    compile_expr(fs, arm->body, dst);
+    end_scope(fs, arm_mark);
+    ends[i] = emit_jump(fs, BC_JMP, arm->body->pos, 0, 0, 0);
+    for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
+    free(fails.at);
+  }
+  uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);
+  add_safepoint(fs, at, false, e->pos, 0, 0);
+  for (int i = 0; i < e->u.match.arm_count; i++) patch_here(fs, ends[i]);
+  free(ends);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void compile_block(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  begin_scope(fs);
+  int n = e->u.block.count;
+  bool valued = false;
+  for (int i = 0; i < n; i++) {
+    Expr *item = e->u.block.items[i];
+    bool is_stmt = item->kind == EX_LET || item->kind == EX_VAR_DECL || item->kind == EX_ASSIGN ||
+                   item->kind == EX_FN_DECL || item->kind == EX_WHILE || item->kind == EX_FOR ||
+                   item->kind == EX_IMPORT || item->kind == EX_EXTERNAL;
+    if (i == n - 1 && !is_stmt) {
+      compile_expr(fs, item, dst);
+      valued = true;
+    } else {
+      compile_stmt(fs, item);
+    }
+  }
+  end_scope(fs, mark);
+  if (!valued) emit_loadk(fs, dst, K_NIL, e->pos);
+  set_live(fs, dst);
+}
+
+static Loop *push_loop(FnState *fs, Loop *loop) {
+  memset(loop, 0, sizeof *loop);
+  loop->continue_target = UINT32_MAX;
+  loop->try_depth = fs->try_depth;
+  loop->scope_depth = fs->scope_depth;
+  loop->outer = fs->loop;
+  fs->loop = loop;
+  return loop;
+}
+
+static void pop_loop(FnState *fs, Loop *loop, uint32_t continue_target) {
+  for (uint32_t i = 0; i < loop->continue_count; i++) patch_to(fs, loop->continue_patches[i], continue_target);
+  for (uint32_t i = 0; i < loop->break_count; i++) patch_here(fs, loop->break_patches[i]);
+  free(loop->continue_patches);
+  free(loop->break_patches);
+  fs->loop = loop->outer;
+}
+
+static void compile_while(FnState *fs, Expr *e) {
+  Loop loop;
+  push_loop(fs, &loop);
+  mark_label(fs);
+  uint32_t top = here(fs);
+  uint32_t jexit = compile_condition(fs, e->u.while_.cond);
+  uint32_t mark = fs->next_reg;
+  compile_stmt(fs, e->u.while_.body);
+  free_to(fs, mark);
+  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  patch_to(fs, j, top);
+  patch_here(fs, jexit);
+  pop_loop(fs, &loop, top);
+}
+
+static void compile_for_range(FnState *fs, Expr *e) {
+  uint32_t mark = fs->next_reg;
+  begin_scope(fs);
+  uint32_t i = alloc_reg(fs);
+  compile_expr(fs, e->u.for_.lo, i);
+  uint32_t hi = alloc_reg(fs);
+  compile_expr(fs, e->u.for_.hi, hi);
+  uint32_t jexit = emit_jump(fs, BC_JNLT, e->pos, i, hi, 2);
+  add_local(fs, e->u.for_.var, i, false);
+  Loop loop;
+  push_loop(fs, &loop);
+  mark_label(fs);
+  uint32_t body = here(fs);
+  uint32_t body_mark = fs->next_reg;
+  compile_stmt(fs, e->u.for_.body);
+  free_to(fs, body_mark);
+  mark_label(fs);
+  uint32_t cont = here(fs);
+  uint32_t jback = emit_jump(fs, BC_FORLOOP, e->pos, i, hi, 2);
+  patch_to(fs, jback, body);
+  patch_here(fs, jexit);
+  pop_loop(fs, &loop, cont);
+  end_scope(fs, mark);
+}
+
+static void compile_for_each(FnState *fs, Expr *e) {
+  uint32_t mark = fs->next_reg;
+  begin_scope(fs);
+  uint32_t coll = alloc_reg(fs);
+  compile_expr(fs, e->u.for_.lo, coll);
+  uint32_t idx = alloc_reg(fs);
+  emit_op(fs, BC_LOADI, e->pos);
+  emit(fs, idx);
+  emit(fs, 0);
+  set_live(fs, idx);
+  uint32_t x = alloc_reg(fs);
+  Loop loop;
+  push_loop(fs, &loop);
+  mark_label(fs);
+  uint32_t top = here(fs);
+  uint32_t at = emit_op(fs, BC_ITERNEXT, e->pos);
+  emit(fs, coll);
+  emit(fs, idx);
+  emit(fs, x);
+  emit(fs, 0);
+  set_live(fs, x);
+  add_local(fs, e->u.for_.var, x, false);
+  uint32_t body_mark = fs->next_reg;
+  compile_stmt(fs, e->u.for_.body);
+  free_to(fs, body_mark);
+  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  patch_to(fs, j, top);
+  patch_here(fs, at);
+  pop_loop(fs, &loop, top);
+  end_scope(fs, mark);
+}
+
+static void compile_try(FnState *fs, Expr *e, uint32_t dst) {
+  bool was_live = is_live(fs, dst);
+  uint32_t mark = fs->next_reg;
+  uint32_t catch_reg = alloc_reg(fs);
+  uint32_t at = emit_op(fs, BC_TRY, e->pos);
+  emit(fs, 0);
+  emit(fs, catch_reg);
+  fs->try_depth++;
+  compile_expr(fs, e->u.try_.body, dst);
+  fs->try_depth--;
+  emit_op(fs, BC_POPTRY, e->pos);
+  uint32_t jend = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  fs->proto->code[at + 1] = here(fs) - at;
+  mark_label(fs);
+  if (!was_live) clear_live(fs, dst);
+  set_live(fs, catch_reg);
+  begin_scope(fs);
+  add_local(fs, e->u.try_.var, catch_reg, false);
+  compile_expr(fs, e->u.try_.handler, dst);
+  end_scope(fs, catch_reg + 1);
+  patch_here(fs, jend);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+static void emit_poptries(FnState *fs, uint32_t n, SrcPos pos) {
+  for (uint32_t i = 0; i < n; i++) emit_op(fs, BC_POPTRY, pos);
+}
+
+static void compile_return(FnState *fs, Expr *e) {
+  if (fs->is_top) {
+    error_at(fs, e->pos, "return outside a function");
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t r = alloc_reg(fs);
+  if (e->u.ret.value) compile_expr(fs, e->u.ret.value, r);
+  else emit_loadk(fs, r, K_NIL, e->pos);
+  emit_poptries(fs, fs->try_depth, e->pos);
+  emit_op(fs, BC_RET, e->pos);
+  emit(fs, r);
+  mark_label(fs);
+  free_to(fs, mark);
+}
+
+static void compile_jump_out(FnState *fs, Expr *e) {
+  Loop *loop = fs->loop;
+  if (!loop) {
+    error_at(fs, e->pos, "%s outside a loop", e->kind == EX_BREAK ? "break" : "continue");
+    return;
+  }
+  emit_poptries(fs, fs->try_depth - loop->try_depth, e->pos);
+  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  if (e->kind == EX_BREAK) {
+    GROW(loop->break_patches, loop->break_count, loop->break_cap);
+    loop->break_patches[loop->break_count++] = j;
+  } else {
+    GROW(loop->continue_patches, loop->continue_count, loop->continue_cap);
+    loop->continue_patches[loop->continue_count++] = j;
+  }
+  mark_label(fs);
+}
+
+static void compile_expr(FnState *fs, Expr *e, uint32_t dst) {
+  switch (e->kind) {
+    case EX_NIL: case EX_BOOL: case EX_INT: case EX_FLOAT: case EX_STRING: case EX_EMPTY_LIST:
+      compile_literal(fs, e, dst); return;
+    case EX_VAR: compile_name(fs, e, dst); return;
+    case EX_MEMBER: compile_member(fs, e, dst); return;
+    case EX_TUPLE: compile_tuple(fs, e, dst, TAG_TUPLE); return;
+    case EX_LIST: compile_list(fs, e, dst); return;
+    case EX_CONS: compile_cons(fs, e, dst); return;
+    case EX_ARRAY: compile_array(fs, e, dst); return;
+    case EX_RECORD: compile_record(fs, e, dst); return;
+    case EX_FN: compile_fn_expr(fs, &e->u.fn, dst, e->pos, NULL); return;
+    case EX_CALL: compile_call(fs, e, dst); return;
+    case EX_INDEX: compile_index(fs, e, dst); return;
+    case EX_FIELD: compile_field(fs, e, dst); return;
+    case EX_UNARY: compile_unary(fs, e, dst); return;
+    case EX_BINARY: compile_binary(fs, e, dst); return;
+    case EX_IF: compile_if(fs, e, dst); return;
+    case EX_MATCH: compile_match(fs, e, dst); return;
+    case EX_BLOCK: compile_block(fs, e, dst); return;
+    case EX_TRY: compile_try(fs, e, dst); return;
+    case EX_RETURN: case EX_BREAK: case EX_CONTINUE:
+    case EX_WHILE: case EX_FOR: case EX_LET: case EX_VAR_DECL: case EX_ASSIGN:
+    case EX_FN_DECL: case EX_IMPORT: case EX_EXTERNAL:
+      compile_stmt(fs, e);
+      emit_loadk(fs, dst, K_NIL, e->pos);
+      return;
+  }
+}
+
+static uint32_t compile_to_reg(FnState *fs, Expr *e) {
+  if (e->kind == EX_VAR) {
+    Local *l = find_local(fs, e->u.name);
+    if (l) return l->reg;
+  }
+  uint32_t r = alloc_reg(fs);
+  compile_expr(fs, e, r);
+  return r;
+}
+
+// =====================================================================
+// Statements
+// =====================================================================
+
+static bool top_scope(FnState *fs) { return fs->is_top && fs->scope_depth == 1; }
+
+static void bind_global(FnState *fs, const char *name, uint32_t reg, SrcPos pos) {
+  Member *m = find_member(fs->module, name);
+  emit_op(fs, BC_SETGLOBAL, pos);
+  emit(fs, m->global);
+  emit(fs, reg);
+}
+
+// Binds the variables of a pattern at top level: each local becomes a global.
+static void globalize_locals(FnState *fs, uint32_t from, SrcPos pos) {
+  for (uint32_t i = from; i < fs->local_count; i++)
+    bind_global(fs, fs->locals[i].name, fs->locals[i].reg, pos);
+  fs->local_count = from;
+}
+
+static void compile_let(FnState *fs, Expr *e) {
+  Pattern *p = e->u.let.pattern;
+  if (p->kind == PAT_VAR && !top_scope(fs)) {
+    uint32_t r = alloc_reg(fs);
+    compile_expr(fs, e->u.let.value, r);
+    add_local(fs, p->u.name, r, false);
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  uint32_t locals_before = fs->local_count;
+  uint32_t v = alloc_reg(fs);
+  compile_expr(fs, e->u.let.value, v);
+  Fails fails = {0};
+  compile_pattern(fs, p, v, &fails);
+  if (fails.count > 0) {
+    uint32_t jok = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+    for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
+    uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);
+    add_safepoint(fs, at, false, e->pos, 0, 0);
+    patch_here(fs, jok);
+  }
+  free(fails.at);
+  if (top_scope(fs)) {
+    globalize_locals(fs, locals_before, e->pos);
+    free_to(fs, mark);
+  }
+}
+
+static void compile_var_decl(FnState *fs, Expr *e) {
+  if (top_scope(fs)) {
+    uint32_t mark = fs->next_reg;
+    uint32_t r = alloc_reg(fs);
+    compile_expr(fs, e->u.var_decl.value, r);
+    bind_global(fs, e->u.var_decl.name, r, e->pos);
+    free_to(fs, mark);
+    return;
+  }
+  uint32_t r = alloc_reg(fs);
+  compile_expr(fs, e->u.var_decl.value, r);
+  add_local(fs, e->u.var_decl.name, r, true);
+}
+
+static void compile_assign_name(FnState *fs, Expr *target, Expr *value) {
+  Resolved r = resolve(fs, target->u.name);
+  if (r.kind == RES_LOCAL && r.index != UINT32_MAX && r.is_var) {
+    compile_expr(fs, value, r.index);
+    return;
+  }
+  if (r.kind == RES_GLOBAL && r.is_var) {
+    uint32_t mark = fs->next_reg;
+    uint32_t v = compile_to_reg(fs, value);
+    emit_op(fs, BC_SETGLOBAL, target->pos);
+    emit(fs, r.index);
+    emit(fs, v);
+    free_to(fs, mark);
+    return;
+  }
+  if (r.kind == RES_NONE) error_at(fs, target->pos, "unbound name %s", target->u.name);
+  else if (r.kind == RES_LOCAL && r.index == UINT32_MAX)
+    error_at(fs, target->pos, "cannot capture var %s in a closure", target->u.name);
+  else error_at(fs, target->pos, "cannot assign to %s: it is not a var", target->u.name);
+}
+
+static void compile_assign(FnState *fs, Expr *e) {
+  Expr *t = e->u.assign.target;
+  if (t->kind == EX_VAR) {
+    compile_assign_name(fs, t, e->u.assign.value);
+    return;
+  }
+  uint32_t mark = fs->next_reg;
+  if (t->kind == EX_INDEX) {
+    uint32_t a = compile_to_reg(fs, t->u.binary.left);
+    uint32_t i = compile_to_reg(fs, t->u.binary.right);
+    uint32_t v = compile_to_reg(fs, e->u.assign.value);
+    emit_op(fs, BC_SETINDEX, e->pos);
+    emit(fs, a);
+    emit(fs, i);
+    emit(fs, v);
+  } else if (t->kind == EX_FIELD) {
+    uint32_t obj = compile_to_reg(fs, t->u.field.object);
+    uint32_t v = compile_to_reg(fs, e->u.assign.value);
+    emit_op(fs, BC_SETFIELD, e->pos);
+    emit(fs, obj);
+    emit(fs, shapes_symbol(fs->vm->shapes, t->u.field.name));
+    emit(fs, v);
+    emit(fs, UINT32_MAX);
+    emit(fs, 0);
+  } else {
+    error_at(fs, e->pos, "invalid assignment target");
+  }
+  free_to(fs, mark);
+}
+
+static void compile_stmt(FnState *fs, Expr *e) {
+  uint32_t mark = fs->next_reg;
+  switch (e->kind) {
+    case EX_LET: compile_let(fs, e); return;
+    case EX_VAR_DECL: compile_var_decl(fs, e); return;
+    case EX_ASSIGN: compile_assign(fs, e); break;
+    case EX_FN_DECL:
+      if (top_scope(fs)) return;  // made at compile time
+      {
+        uint32_t r = alloc_reg(fs);
+        add_local(fs, e->u.fn.name, r, false);
+        fs->locals[fs->local_count - 1].depth = fs->scope_depth;
+        compile_fn_expr(fs, &e->u.fn, r, e->pos, e->u.fn.name);
+      }
+      return;
+    case EX_WHILE: compile_while(fs, e); break;
+    case EX_FOR:
+      if (e->u.for_.hi) compile_for_range(fs, e);
+      else compile_for_each(fs, e);
+      break;
+    case EX_RETURN: compile_return(fs, e); break;
+    case EX_BREAK: case EX_CONTINUE: compile_jump_out(fs, e); break;
+    case EX_IMPORT: case EX_EXTERNAL:
+      if (!top_scope(fs)) error_at(fs, e->pos, "import and external belong at top level");
+      return;
+    default: {
+      uint32_t r = alloc_reg(fs);
+      compile_expr(fs, e, r);
+      break;
+    }
+  }
+  free_to(fs, mark);
+}
+
+// =====================================================================
+// Functions and descriptors
+// =====================================================================
+
+static void finish_function(FnState *fs) {
+  Proto *p = fs->proto;
+  p->fsize = fs->max_reg;
+  for (uint32_t i = 0; i < fs->fsize_patch_count; i++) p->code[fs->fsize_patches[i]] = p->fsize;
+  p->code = xrealloc(p->code, p->code_len * sizeof(uint32_t));
+  p->code_cap = p->code_len;
+  for (uint32_t i = 0; i < fs->desc_count; i++) {
+    PendingDesc *d = &fs->descs[i];
+    FrameDesc desc = {
+        .key = p->code + d->offset + (d->is_call ? 5 : 0),
+        .proto = p,
+        .fsize = p->fsize,
+        .live_count = d->live_count,
+        .live = d->live,
+        .debug_count = d->debug_count,
+        .debug = d->debug,
+        .is_call = d->is_call,
+    };
+    frames_add(fs->vm->frames, &desc);
+    free(d->live);
+    free(d->debug);
+  }
+  free(fs->descs);
+  free(fs->fsize_patches);
+  free(fs->live);
+}
+
+// Declares the module's top-level names (before compiling any code, so that
+// functions may refer to names defined further down).
+static void declare_members(FnState *fs, Module *m) {
+  Vm *vm = fs->vm;
+  ExprList *items = &m->parse.program.items;
+  for (int i = 0; i < items->count; i++) {
+    Expr *e = items->items[i];
+    const char *names[64];
+    int n = 0;
+    bool is_var = false;
+    if (e->kind == EX_FN_DECL) names[n++] = e->u.fn.name;
+    else if (e->kind == EX_VAR_DECL) { names[n++] = e->u.var_decl.name; is_var = true; }
+    else if (e->kind == EX_EXTERNAL) names[n++] = e->u.external.name;
+    else if (e->kind == EX_LET) {
+      Pattern *stack[64];
+      int sp = 0;
+      stack[sp++] = e->u.let.pattern;
+      while (sp > 0 && n < 64) {
+        Pattern *p = stack[--sp];
+        if (p->kind == PAT_VAR) names[n++] = p->u.name;
+        else if (p->kind == PAT_CONS) { stack[sp++] = p->u.cons.tail; if (sp < 64) stack[sp++] = p->u.cons.head; }
+        else if (p->kind == PAT_LIST || p->kind == PAT_TUPLE)
+          for (int j = p->u.items.count - 1; j >= 0 && sp < 64; j--) stack[sp++] = p->u.items.items[j];
+        else if (p->kind == PAT_RECORD)
+          for (int j = p->u.record.count - 1; j >= 0 && sp < 64; j--) stack[sp++] = p->u.record.pats[j];
+      }
+    }
+    for (int j = 0; j < n; j++) {
+      Member *old = find_member(m, names[j]);
+      if (old) {
+        if (e->kind == EX_FN_DECL || e->kind == EX_EXTERNAL)
+          error_at(fs, e->pos, "%s is defined twice", names[j]);
+        continue;
+      }
+      char *gname = m->name[0] ? xasprintf("%s.%s", m->name, names[j]) : xstrdup(names[j]);
+      GROW(m->members, m->member_count, m->member_cap);
+      Member *mem = &m->members[m->member_count++];
+      mem->name = xstrdup(names[j]);
+      mem->global = add_global(vm, gname);
+      mem->prim = -1;
+      mem->arity = -1;
+      mem->is_var = is_var;
+      free(gname);
+    }
+  }
+}
+
+static void define_external(FnState *fs, Module *m, Expr *e) {
+  Vm *vm = fs->vm;
+  Member *mem = find_member(m, e->u.external.name);
+  int prim = prim_lookup(e->u.external.c_name);
+  if (prim < 0) {
+    error_at(fs, e->pos, "unknown primitive \"%s\"", e->u.external.c_name);
+    return;
+  }
+  if (prim_get(prim)->arity != e->u.external.param_count) {
+    error_at(fs, e->pos, "primitive \"%s\" takes %d arguments", e->u.external.c_name, prim_get(prim)->arity);
+    return;
+  }
+  mem->prim = prim;
+  mem->arity = e->u.external.param_count;
+  char *name = m->name[0] ? xasprintf("%s.%s", m->name, mem->name) : xstrdup(mem->name);
+  Proto *p = new_proto(vm, name, m->path);
+  free(name);
+  p->nparams = (uint32_t)mem->arity;
+  p->prim = prim;
+  FnState w;
+  init_fn_state(&w, NULL, vm, m, p);
+  w.next_reg = w.max_reg = 1 + p->nparams;
+  for (uint32_t r = 0; r < w.next_reg; r++) set_live(&w, r);
+  uint32_t dst = alloc_reg(&w);
+  uint32_t at = emit_op(&w, BC_CALLPRIM, e->pos);
+  emit(&w, (uint32_t)prim);
+  emit(&w, 1);
+  emit(&w, p->nparams);
+  emit(&w, dst);
+  add_safepoint(&w, at, false, e->pos, 0, 0);
+  emit_op(&w, BC_RET, e->pos);
+  emit(&w, dst);
+  finish_function(&w);
+  vm->globals[mem->global] = static_closure(vm, p);
+}
+
+static void define_function(FnState *top, Module *m, Expr *e) {
+  Member *mem = find_member(m, e->u.fn.name);
+  mem->arity = e->u.fn.param_count;
+  Proto *p = compile_function(top, m, &e->u.fn, e->u.fn.name);
+  top->vm->globals[mem->global] = static_closure(top->vm, p);
+}
+
+static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char *name) {
+  char *pname = function_name(parent, m, name);
+  Proto *p = new_proto(parent->vm, pname, m->path);
+  free(pname);
+  p->nparams = (uint32_t)fn->param_count;
+  FnState fs;
+  init_fn_state(&fs, parent, parent->vm, m, p);
+  compile_fn_body(&fs, fn);
+  finish_function(&fs);
+  free(fs.locals);
+  return p;
+}
+
+static void compile_module(Vm *vm, Module *m) {
+  char *name = m->name[0] ? xasprintf("%s.<top>", m->name) : xstrdup("<top>");
+  Proto *p = new_proto(vm, name, m->path);
+  free(name);
+  FnState top;
+  init_fn_state(&top, NULL, vm, m, p);
+  top.is_top = true;
+  top.next_reg = top.max_reg = 1;
+  set_live(&top, 0);
+  begin_scope(&top);
+  declare_members(&top, m);
+  ExprList *items = &m->parse.program.items;
+  for (int i = 0; i < items->count; i++) {
+    Expr *e = items->items[i];
+    if (e->kind == EX_IMPORT) {
+      char cap[128];
+      snprintf(cap, sizeof cap, "%s", e->u.name);
+      if (cap[0] >= 'a' && cap[0] <= 'z') cap[0] = (char)(cap[0] - 32);
+      module_for(&top, cap, e->pos);
+    }
+    if (e->kind == EX_EXTERNAL) define_external(&top, m, e);
+  }
+  for (int i = 0; i < items->count; i++)
+    if (items->items[i]->kind == EX_FN_DECL) define_function(&top, m, items->items[i]);
+  for (int i = 0; i < items->count; i++) compile_stmt(&top, items->items[i]);
+  uint32_t r = alloc_reg(&top);
+  emit_loadk(&top, r, K_NIL, (SrcPos){0, 0, 1, 0});
+  emit_op(&top, BC_RET, (SrcPos){0, 0, 1, 0});
+  emit(&top, r);
+  end_scope(&top, 1);
+  finish_function(&top);
+  free(top.locals);
+  m->init = p;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = xrealloc(NULL, cap);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) buf = xrealloc(buf, cap *= 2);
+  }
+  fclose(f);
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+static Module *find_module(Vm *vm, const char *name) {
+  for (uint32_t i = 0; i < vm->modules->count; i++)
+    if (strcmp(vm->modules->items[i]->name, name) == 0) return vm->modules->items[i];
+  return NULL;
+}
+
+static void lower_copy(char *dst, const char *src, size_t cap) {
+  size_t i = 0;
+  for (; src[i] && i + 1 < cap; i++) dst[i] = (char)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
+  dst[i] = 0;
+}
+
+static bool imported(Module *m, const char *lower) {
+  for (uint32_t i = 0; i < m->import_count; i++)
+    if (strcmp(m->imports[i], lower) == 0) return true;
+  return false;
+}
+
+// The module called `name` (capitalised) as seen from fs's module: the stdlib
+// module of that name, or a file imported by this module. NULL name: resolve
+// every `import` of the module being compiled (called once per import).
+static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
+  Vm *vm = fs->vm;
+  if (!name) return NULL;
+  Module *m = find_module(vm, name);
+  if (m) {
+    if (m->state == 0) {
+      error_at(fs, pos, "modules %s and %s import each other", fs->module->name[0] ? fs->module->name : "main", name);
+      return NULL;
+    }
+    return m;
+  }
+  char lower[128];
+  lower_copy(lower, name, sizeof lower);
+  const char *text = stdlib_source(lower);
+  if (text) {
+    char *path = xasprintf("stdlib/%s.mn", lower);
+    m = load_module(vm, name, path, xstrdup(text), pos, fs);
+    free(path);
+    return m;
+  }
+  if (imported(fs->module, lower)) {
+    const char *slash = strrchr(fs->module->path, '/');
+    char *path = slash ? xasprintf("%.*s/%s.mn", (int)(slash - fs->module->path), fs->module->path, lower)
+                       : xasprintf("%s.mn", lower);
+    size_t len;
+    char *src = read_file(path, &len);
+    if (!src) {
+      error_at(fs, pos, "cannot read module %s (%s): %s", name, path, strerror(errno));
+      free(path);
+      return NULL;
+    }
+    m = load_module(vm, name, path, src, pos, fs);
+    free(path);
+    return m;
+  }
+  error_at(fs, pos, "unknown module %s", name);
+  return NULL;
+}
+
+static void collect_imports(Module *m) {
+  ExprList *items = &m->parse.program.items;
+  for (int i = 0; i < items->count; i++)
+    if (items->items[i]->kind == EX_IMPORT) {
+      m->imports = xrealloc(m->imports, (m->import_count + 1) * sizeof(char *));
+      m->imports[m->import_count++] = xstrdup(items->items[i]->u.name);
+    }
+}
+
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
+                           SrcPos at, FnState *from) {
+  (void)at; (void)from;
+  ModuleTable *t = vm->modules;
+  Module *m = xrealloc(NULL, sizeof *m);
+  memset(m, 0, sizeof *m);
+  m->name = xstrdup(name);
+  m->path = xstrdup(path);
+  m->text = text;
+  m->source = (Source){m->path, m->text, strlen(text)};
+  GROW(t->items, t->count, t->cap);
+  t->items[t->count++] = m;
+  if (!parse_program(&m->source, &m->arena, &m->parse)) {
+    parse_print_errors(&m->source, &m->parse);
+    t->errors += m->parse.error_count ? m->parse.error_count : 1;
+    m->state = 1;
+    return NULL;
+  }
+  collect_imports(m);
+  compile_module(vm, m);
+  m->state = 1;
+  t->order = xrealloc(t->order, (t->order_count + 1) * sizeof(Module *));
+  t->order[t->order_count++] = m;
+  return m;
+}
+
+// The program's entry: a function calling each module's <top> in order.
+static Proto *make_entry(Vm *vm) {
+  ModuleTable *t = vm->modules;
+  Proto *p = new_proto(vm, "<entry>", "<entry>");
+  FnState fs;
+  Module fake = {.name = "", .path = "<entry>"};
+  init_fn_state(&fs, NULL, vm, &fake, p);
+  fs.next_reg = fs.max_reg = 1;
+  set_live(&fs, 0);
+  SrcPos pos = {0, 0, 1, 0};
+  for (uint32_t i = 0; i < t->order_count; i++) {
+    uint32_t k = add_constant(vm, static_closure(vm, t->order[i]->init));
+    uint32_t f = alloc_reg(&fs);
+    emit_loadk(&fs, f, k, pos);
+    uint32_t at = emit_op(&fs, BC_CALL, pos);
+    emit(&fs, f);
+    emit(&fs, f + 1);
+    emit(&fs, 0);
+    emit(&fs, f);
+    add_safepoint(&fs, at, true, pos, f, f + 1);
+    emit_fsize_placeholder(&fs);
+    free_to(&fs, 1);
+  }
+  uint32_t r = alloc_reg(&fs);
+  emit_loadk(&fs, r, K_NIL, pos);
+  emit_op(&fs, BC_RET, pos);
+  emit(&fs, r);
+  finish_function(&fs);
+  free(fs.locals);
+  return p;
+}
+
+static void init_constants(Vm *vm) {
+  add_constant(vm, VAL_NIL);
+  add_constant(vm, VAL_FALSE);
+  add_constant(vm, VAL_TRUE);
+  add_constant(vm, VAL_EMPTY);
+  add_constant(vm, vm->empty_array);
+}
+
+Proto *compiler_compile_program(Vm *vm, const char *path) {
+  ModuleTable *t = xrealloc(NULL, sizeof *t);
+  memset(t, 0, sizeof *t);
+  vm->modules = t;
+  init_constants(vm);
+  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(stdlib_source("prelude")), (SrcPos){0}, NULL);
+  size_t len;
+  char *text = read_file(path, &len);
+  if (!text) {
+    fprintf(stderr, "minnow: cannot read %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  if (strlen(text) != len) {
+    fprintf(stderr, "%s: error: file contains a NUL byte\n", path);
+    free(text);
+    return NULL;
+  }
+  load_module(vm, "", path, text, (SrcPos){0}, NULL);
+  if (t->errors) return NULL;
+  return make_entry(vm);
+}
+
+void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {
+  uint32_t off = (uint32_t)(pc - proto->code);
+  *line = 0;
+  *col = 0;
+  uint32_t lo = 0, hi = proto->line_count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (proto->lines[mid].offset <= off) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0) {
+    *line = proto->lines[lo - 1].line;
+    *col = proto->lines[lo - 1].col;
+  }
+}
+
+void compiler_free(Vm *vm) {
+  ModuleTable *t = vm->modules;
+  if (!t) return;
+  for (uint32_t i = 0; i < t->count; i++) {
+    Module *m = t->items[i];
+    arena_free_all(&m->arena);
+    for (uint32_t j = 0; j < m->member_count; j++) free(m->members[j].name);
+    for (uint32_t j = 0; j < m->import_count; j++) free(m->imports[j]);
+    free(m->imports);
+    free(m->members);
+    free(m->name);
+    free(m->path);
+    free(m->text);
+    free(m);
+  }
+  free(t->items);
+  free(t->order);
+  free(t);
+  vm->modules = NULL;
+}

@@ -1,0 +1,213 @@
+// frames.c - the frame-descriptor table and the one stack walker (frames.h).
+// Invariants (checked by gc_verify through the walker):
+//  * every key is unique: CALL descriptors are keyed by a CALL's last word,
+//    which is never the first word of an instruction;
+//  * desc->live lists slots below desc->fsize, slot 0 first.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "frames.h"
+#include "vm.h"
+#include "../memprof/memprof.h"
+
+struct FrameTable {
+  FrameDesc **slots;        // open addressing, capacity a power of two
+  uint32_t cap, count;
+  DebugInfo **debug;        // by id
+  uint32_t debug_count, debug_cap;
+};
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "minnow: out of memory (frame table)\n");
+    exit(2);
+  }
+  return p;
+}
+
+static char *dup_str(const char *s) {
+  char *d = xcalloc(strlen(s) + 1, 1);
+  memcpy(d, s, strlen(s));
+  return d;
+}
+
+FrameTable *frames_new(void) {
+  FrameTable *t = xcalloc(1, sizeof *t);
+  t->cap = 1024;
+  t->slots = xcalloc(t->cap, sizeof *t->slots);
+  return t;
+}
+
+void frames_free(FrameTable *t) {
+  if (!t) return;
+  for (uint32_t i = 0; i < t->cap; i++)
+    if (t->slots[i]) {
+      free((void *)t->slots[i]->live);
+      free((void *)t->slots[i]->debug);
+      free(t->slots[i]);
+    }
+  for (uint32_t i = 0; i < t->debug_count; i++) {
+    free((void *)t->debug[i]->function);
+    free((void *)t->debug[i]->file);
+    free(t->debug[i]);
+  }
+  free(t->debug);
+  free(t->slots);
+  free(t);
+}
+
+const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const char *file,
+                                  uint32_t line, uint32_t start_col, uint32_t end_col) {
+  if (t->debug_count == t->debug_cap) {
+    t->debug_cap = t->debug_cap ? t->debug_cap * 2 : 256;
+    t->debug = realloc(t->debug, t->debug_cap * sizeof *t->debug);
+    if (!t->debug) exit(2);
+  }
+  DebugInfo *d = xcalloc(1, sizeof *d);
+  d->function = dup_str(function);
+  d->file = dup_str(file);
+  d->line = line;
+  d->start_col = start_col;
+  d->end_col = end_col;
+  d->id = t->debug_count;
+  t->debug[t->debug_count++] = d;
+  return d;
+}
+
+uint32_t frames_debug_count(const FrameTable *t) { return t->debug_count; }
+
+const DebugInfo *frames_debug_by_id(const FrameTable *t, uint32_t id) {
+  return id < t->debug_count ? t->debug[id] : NULL;
+}
+
+static uint32_t hash_key(const uint32_t *key, uint32_t mask) {
+  uint64_t h = (uint64_t)(uintptr_t)key;
+  h ^= h >> 17;
+  h *= 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h >> 32) & mask;
+}
+
+static void insert(FrameTable *t, FrameDesc *d) {
+  uint32_t mask = t->cap - 1;
+  uint32_t i = hash_key(d->key, mask);
+  while (t->slots[i]) i = (i + 1) & mask;
+  t->slots[i] = d;
+}
+
+static void grow(FrameTable *t) {
+  FrameDesc **old = t->slots;
+  uint32_t old_cap = t->cap;
+  t->cap *= 2;
+  t->slots = xcalloc(t->cap, sizeof *t->slots);
+  for (uint32_t i = 0; i < old_cap; i++)
+    if (old[i]) insert(t, old[i]);
+  free(old);
+}
+
+void frames_add(FrameTable *t, const FrameDesc *desc) {
+  if ((t->count + 1) * 2 > t->cap) grow(t);
+  FrameDesc *d = xcalloc(1, sizeof *d);
+  *d = *desc;
+  uint32_t *live = xcalloc(desc->live_count, sizeof *live);
+  memcpy(live, desc->live, desc->live_count * sizeof *live);
+  d->live = live;
+  const DebugInfo **debug = xcalloc(desc->debug_count, sizeof *debug);
+  memcpy(debug, desc->debug, desc->debug_count * sizeof *debug);
+  d->debug = debug;
+  insert(t, d);
+  t->count++;
+}
+
+const FrameDesc *frames_find(const FrameTable *t, const uint32_t *key) {
+  uint32_t mask = t->cap - 1;
+  for (uint32_t i = hash_key(key, mask);; i = (i + 1) & mask) {
+    FrameDesc *d = t->slots[i];
+    if (!d) return NULL;
+    if (d->key == key) return d;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Walker
+
+static const Proto *proto_of_frame(const Vm *vm, const Value *base) {
+  Value clos = base[0];
+  return vm->protos[val_to_int(val_field(clos, 0))];
+}
+
+const Proto *frames_proto(const FrameCursor *c) {
+  return c->desc ? c->desc->proto : proto_of_frame(c->vm, c->base);
+}
+
+static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base, uint32_t level) {
+  c->pc = pc;
+  c->base = base;
+  c->level = level;
+  c->is_top = true;
+  c->desc = pc ? frames_find(c->vm->frames, pc) : NULL;
+}
+
+void frames_top(Vm *vm, FrameCursor *c) {
+  memset(c, 0, sizeof *c);
+  c->vm = vm;
+  stand_at_instruction(c, vm->pc, vm->base, vm->level);
+}
+
+bool frames_next(FrameCursor *c) {
+  Vm *vm = c->vm;
+  const uint32_t *ret = (const uint32_t *)(uintptr_t)c->base[-1];
+  if (ret == vm->trampoline_ret) {
+    // Called from C: continue with the frame vm_call interrupted.
+    if (c->level <= 1) return false;
+    const Boundary *b = &vm->levels[c->level - 1];
+    stand_at_instruction(c, b->pc, b->base, c->level - 1);
+    return c->base != NULL;
+  }
+  if (vm->memprof) ret = memprof_original_ret(vm->memprof, ret);
+  const FrameDesc *d = frames_find(vm->frames, ret);
+  if (!d) {
+    fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)ret);
+    abort();
+  }
+  c->base = c->base - 1 - d->fsize;
+  c->desc = d;
+  c->pc = ret;
+  c->is_top = false;
+  return true;
+}
+
+void frames_position(const FrameCursor *c, const char **function, const char **file,
+                     uint32_t *line, uint32_t *col) {
+  const Proto *p = frames_proto(c);
+  *function = p->name;
+  *file = p->file;
+  if (c->desc && c->desc->debug_count > 0 && !c->is_top) {
+    const DebugInfo *d = c->desc->debug[0];
+    *line = d->line;
+    *col = d->start_col;
+    return;
+  }
+  compiler_position(p, c->pc, line, col);
+}
+
+void frames_print_backtrace(Vm *vm, FrameCursor *c, FILE *out) {
+  (void)vm;
+  enum { MAX_PRINTED = 30 };
+  uint64_t printed = 0, skipped = 0;
+  do {
+    const char *fn, *file;
+    uint32_t line, col;
+    frames_position(c, &fn, &file, &line, &col);
+    if (strcmp(fn, "<entry>") == 0) continue;
+    if (printed < MAX_PRINTED) {
+      fprintf(out, "  at %s (%s:%u:%u)\n", fn, file, line, col + 1);
+      printed++;
+    } else {
+      skipped++;
+    }
+  } while (frames_next(c));
+  if (skipped) fprintf(out, "  ... %llu more frames\n", (unsigned long long)skipped);
+}

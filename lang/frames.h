@@ -1,0 +1,114 @@
+// frames.h - frame descriptors and the one stack walker.
+// The walker serves the GC's precise root scan, runtime-error backtraces and
+// memprof's callstacks. Design: ../shared/DESIGN.md ("Frame descriptors").
+//
+// 1. Stack layout. The VM stack grows upwards. A frame of a function whose
+//    frame size is F occupies base[0 .. F-1]; base[-1] holds the return
+//    address (a pointer into the caller's CALL instruction); base[0] holds the
+//    running closure; base[1 .. nparams] the arguments. Nothing else is saved:
+//    no frame pointer, no frame size.
+//
+//        caller frame (fsize Fc)      ret   callee frame
+//     ... [ c0 | c1 | ... | cFc-1 ] [ ra ] [ clos | a1 | ... ]
+//         ^ caller base                     ^ base
+//
+// 2. A return address ra points at the last word of a CALL instruction, which
+//    holds Fc; the word before it holds the register receiving the result.
+//    Returning sets base = base - 1 - ra[0] and resumes at ra + 1. Its
+//    descriptor (keyed by ra) holds Fc again, the caller's live slots at the
+//    call and the call's debug entry: walking needs only the hash table.
+//
+// 3. Every other safe point (allocation, primitive call, float arithmetic...)
+//    has a descriptor keyed by the address of its first word: it describes the
+//    frame while that instruction runs (the instruction's destination register
+//    excluded: it is written only once the instruction is complete).
+//
+// 4. A return address may instead point into a C-boundary trampoline (the
+//    frame was called from C by vm_call; the walker continues with the frame
+//    recorded in vm->levels) or into memprof's stub table (memprof walked that
+//    frame already; memprof_original_ret gives the real address back).
+#ifndef MINNOW_FRAMES_H
+#define MINNOW_FRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "value.h"
+
+typedef struct Vm Vm;
+typedef struct Proto Proto;
+
+// A source location shown in backtraces and memprof callstacks.
+typedef struct DebugInfo {
+  const char *function;   // "List.map", "<top>", "f.<fn>"
+  const char *file;       // as given to the VM, or "stdlib/list.mn"
+  uint32_t line;          // 1-based
+  uint32_t start_col;     // 0-based, inclusive
+  uint32_t end_col;       // 0-based, exclusive (may pass the line's end)
+  uint32_t id;            // unique within a run: memprof's frame code
+  // Inlining chain: the entry of the code this one was inlined into, or NULL.
+  // The compiler does not inline yet, so chains have length 1.
+  const struct DebugInfo *inlined_into;
+} DebugInfo;
+
+typedef struct FrameDesc {
+  const uint32_t *key;       // return address, or first word of a safe point
+  const Proto *proto;        // function owning the frame
+  uint32_t fsize;            // the frame's size (return address excluded)
+  uint32_t live_count;
+  const uint32_t *live;      // slots holding live values, ascending; slot 0 always
+  uint32_t debug_count;      // one per sub-block of an ALLOCN, else 1
+  const DebugInfo *const *debug;
+  bool is_call;              // keyed by a return address
+} FrameDesc;
+
+typedef struct FrameTable FrameTable;
+
+FrameTable *frames_new(void);
+void frames_free(FrameTable *table);
+
+// Creates a debug entry owned by the table (strings are copied).
+const DebugInfo *frames_debug_new(FrameTable *table, const char *function,
+                                  const char *file, uint32_t line,
+                                  uint32_t start_col, uint32_t end_col);
+// Number of debug entries created so far; ids are 0 .. count-1.
+uint32_t frames_debug_count(const FrameTable *table);
+const DebugInfo *frames_debug_by_id(const FrameTable *table, uint32_t id);
+
+// Adds a descriptor (copied, with its live and debug arrays). `key` must not
+// be present already.
+void frames_add(FrameTable *table, const FrameDesc *desc);
+// The descriptor for `key`, or NULL.
+const FrameDesc *frames_find(const FrameTable *table, const uint32_t *key);
+
+// ---------------------------------------------------------------------------
+// The walker. A cursor stands on one frame; `frames_next` moves to its caller.
+typedef struct FrameCursor {
+  Vm *vm;
+  Value *base;               // the frame's base
+  const FrameDesc *desc;     // its descriptor (NULL for a top frame stopped
+                             // at an instruction that is not a safe point)
+  const uint32_t *pc;        // top frames: the current instruction
+  const uint32_t *ret_slot_value; // the return address as stored in base[-1]
+  uint32_t level;            // interpreter nesting level of the frame
+  bool is_top;               // stopped at an instruction, not at a call
+} FrameCursor;
+
+// Positions the cursor on the innermost frame (vm->pc, vm->base).
+void frames_top(Vm *vm, FrameCursor *cursor);
+// Moves to the caller; false when the cursor was on the outermost frame.
+bool frames_next(FrameCursor *cursor);
+// The proto running in the cursor's frame.
+const Proto *frames_proto(const FrameCursor *cursor);
+
+// Runtime position of the cursor's frame, for backtraces: the debug entry of
+// its call or safe point, or (for a top frame at an ordinary instruction) the
+// line table of its function.
+void frames_position(const FrameCursor *cursor, const char **function,
+                     const char **file, uint32_t *line, uint32_t *col);
+
+// Prints the backtrace from the cursor outwards, one "  at f (file:l:c)" a line.
+void frames_print_backtrace(Vm *vm, FrameCursor *cursor, FILE *out);
+
+#endif

@@ -1,0 +1,361 @@
+// ops.c - structural equality, ordering, hashing, printing and ++ (ops.h).
+// Recursion follows the heads of lists and the fields of tuples, records and
+// arrays, but walks list tails in a loop, so million-element lists are fine;
+// nesting deeper than MAX_DEPTH is cut off (printed as "...").
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "ops.h"
+#include "shapes.h"
+#include "vm.h"
+
+enum { MAX_DEPTH = 10000 };
+
+const char *vm_type_name(Value v) {
+  if (val_is_int(v)) return "int";
+  if (v == VAL_NIL) return "nil";
+  if (v == VAL_TRUE || v == VAL_FALSE) return "bool";
+  if (v == VAL_EMPTY) return "list";
+  if (!val_is_ptr(v)) return "value";
+  switch (val_tag(v)) {
+    case TAG_CONS: return "list";
+    case TAG_TUPLE: return "tuple";
+    case TAG_ARRAY: return "array";
+    case TAG_RECORD: return "record";
+    case TAG_CLOSURE: return "function";
+    case TAG_STRING: return "string";
+    case TAG_FLOAT: return "float";
+    default: return "value";
+  }
+}
+
+static bool is_list(Value v) { return v == VAL_EMPTY || val_has_tag(v, TAG_CONS); }
+
+// =====================================================================
+// Equality and ordering
+// =====================================================================
+
+static bool equal_rec(Value a, Value b, int depth) {
+  for (;;) {
+    if (a == b) return true;
+    if (!val_is_ptr(a) || !val_is_ptr(b) || depth > MAX_DEPTH) return false;
+    Header ha = val_hd(a), hb = val_hd(b);
+    unsigned tag = hd_tag(ha);
+    if (tag != hd_tag(hb) || hd_wosize(ha) != hd_wosize(hb)) return false;
+    uint64_t n = hd_wosize(ha);
+    if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
+    if (tag == TAG_STRING) return memcmp(val_fields(a), val_fields(b), n * 8) == 0;
+    if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
+    if (n == 0) return true;
+    for (uint64_t i = 0; i + 1 < n; i++)
+      if (!equal_rec(val_field(a, i), val_field(b, i), depth + 1)) return false;
+    a = val_field(a, n - 1);  // last field (list tail) in the loop
+    b = val_field(b, n - 1);
+  }
+}
+
+bool ops_equal(Value a, Value b) { return equal_rec(a, b, 0); }
+
+static _Noreturn void incomparable(Vm *vm, Value a, Value b) {
+  vm_raise_error(vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
+}
+
+static int cmp_num(double x, double y) { return x < y ? -1 : x > y ? 1 : 0; }
+
+static int compare_strings(Value a, Value b) {
+  size_t la = str_len(a), lb = str_len(b);
+  int c = memcmp(str_bytes(a), str_bytes(b), la < lb ? la : lb);
+  if (c) return c < 0 ? -1 : 1;
+  return la < lb ? -1 : la > lb;
+}
+
+static int compare_rec(Vm *vm, Value a, Value b, int depth);
+
+static int compare_lists(Vm *vm, Value a, Value b, int depth) {
+  while (a != VAL_EMPTY && b != VAL_EMPTY) {
+    int c = compare_rec(vm, val_field(a, 0), val_field(b, 0), depth + 1);
+    if (c) return c;
+    a = val_field(a, 1);
+    b = val_field(b, 1);
+  }
+  return a == VAL_EMPTY ? (b == VAL_EMPTY ? 0 : -1) : 1;
+}
+
+static int compare_fields(Vm *vm, Value a, Value b, int depth) {
+  uint64_t na = val_wosize(a), nb = val_wosize(b);
+  for (uint64_t i = 0; i < na && i < nb; i++) {
+    int c = compare_rec(vm, val_field(a, i), val_field(b, i), depth + 1);
+    if (c) return c;
+  }
+  return na < nb ? -1 : na > nb;
+}
+
+static int compare_rec(Vm *vm, Value a, Value b, int depth) {
+  if (depth > MAX_DEPTH) return 0;
+  if (val_is_int(a) && val_is_int(b)) return val_to_int(a) < val_to_int(b) ? -1 : val_to_int(a) > val_to_int(b);
+  if (val_is_bool(a) && val_is_bool(b)) return (a == VAL_TRUE) - (b == VAL_TRUE);
+  if (is_list(a) && is_list(b)) return compare_lists(vm, a, b, depth);
+  if (!val_is_ptr(a) || !val_is_ptr(b) || val_tag(a) != val_tag(b)) incomparable(vm, a, b);
+  switch (val_tag(a)) {
+    case TAG_FLOAT: return cmp_num(float_of_val(a), float_of_val(b));
+    case TAG_STRING: return compare_strings(a, b);
+    case TAG_TUPLE: case TAG_ARRAY: return compare_fields(vm, a, b, depth);
+    default: incomparable(vm, a, b);
+  }
+}
+
+int ops_compare(Vm *vm, Value a, Value b) {
+  if (a == vm->empty_array && b == vm->empty_array) return 0;
+  return compare_rec(vm, a, b, 0);
+}
+
+// =====================================================================
+// Hashing (FNV-1a over a bounded walk, so that long lists hash in O(1))
+// =====================================================================
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x;
+  return h * 0x100000001b3ull;
+}
+
+static uint64_t hash_rec(Value v, int *budget) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  if (--*budget < 0) return h;
+  if (!val_is_ptr(v)) return mix(h, v);
+  unsigned tag = val_tag(v);
+  uint64_t n = val_wosize(v);
+  h = mix(h, tag);
+  if (tag == TAG_STRING) {
+    const unsigned char *s = (const unsigned char *)str_bytes(v);
+    size_t len = str_len(v);
+    for (size_t i = 0; i < len; i++) h = mix(h, s[i]);
+    return h;
+  }
+  if (tag == TAG_FLOAT) {
+    double d = float_of_val(v);
+    if (d == 0) d = 0;  // -0.0 == 0.0
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    return mix(h, bits);
+  }
+  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE) return mix(h, n);
+  for (uint64_t i = 0; i < n && *budget > 0; i++) h = mix(h, hash_rec(val_field(v, i), budget));
+  return h;
+}
+
+uint64_t ops_hash(Value v) {
+  int budget = 16;
+  return hash_rec(v, &budget) & (((uint64_t)1 << 62) - 1);
+}
+
+// =====================================================================
+// Printing
+// =====================================================================
+
+void ops_format_float(double d, char *buf, size_t size) {
+  if (isnan(d)) { snprintf(buf, size, "nan"); return; }
+  if (isinf(d)) { snprintf(buf, size, d < 0 ? "-inf" : "inf"); return; }
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, size, "%.*g", prec, d);
+    if (strtod(buf, NULL) == d) break;
+  }
+  if (!strpbrk(buf, ".e")) {
+    size_t len = strlen(buf);
+    if (len + 3 <= size) memcpy(buf + len, ".0", 3);
+  }
+}
+
+typedef struct Out {
+  FILE *file;        // when printing to a stream
+  char *buf;         // when building a string
+  size_t len, cap;
+} Out;
+
+static void out_bytes(Out *o, const char *s, size_t n) {
+  if (o->file) {
+    fwrite(s, 1, n, o->file);
+    return;
+  }
+  if (o->len + n > o->cap) {
+    while (o->len + n > o->cap) o->cap = o->cap ? o->cap * 2 : 64;
+    o->buf = realloc(o->buf, o->cap);
+    if (!o->buf) exit(1);
+  }
+  memcpy(o->buf + o->len, s, n);
+  o->len += n;
+}
+
+static void out_str(Out *o, const char *s) { out_bytes(o, s, strlen(s)); }
+
+static void print_quoted(Out *o, Value s) {
+  const unsigned char *p = (const unsigned char *)str_bytes(s);
+  size_t n = str_len(s);
+  out_str(o, "\"");
+  for (size_t i = 0; i < n; i++) {
+    char esc[8];
+    switch (p[i]) {
+      case '"': out_str(o, "\\\""); break;
+      case '\\': out_str(o, "\\\\"); break;
+      case '\n': out_str(o, "\\n"); break;
+      case '\t': out_str(o, "\\t"); break;
+      case '\r': out_str(o, "\\r"); break;
+      default:
+        if (p[i] < 32 || p[i] == 127) {
+          snprintf(esc, sizeof esc, "\\x%02x", p[i]);
+          out_str(o, esc);
+        } else {
+          out_bytes(o, (const char *)p + i, 1);
+        }
+    }
+  }
+  out_str(o, "\"");
+}
+
+static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth);
+
+static void print_seq(Vm *vm, Out *o, Value v, uint64_t from, const char *open, const char *close, int depth) {
+  out_str(o, open);
+  for (uint64_t i = from; i < val_wosize(v); i++) {
+    if (i > from) out_str(o, ", ");
+    print_rec(vm, o, val_field(v, i), true, depth + 1);
+  }
+  out_str(o, close);
+}
+
+static void print_list(Vm *vm, Out *o, Value v, int depth) {
+  out_str(o, "[");
+  for (bool first = true; v != VAL_EMPTY; v = val_field(v, 1), first = false) {
+    if (!first) out_str(o, ", ");
+    print_rec(vm, o, val_field(v, 0), true, depth + 1);
+  }
+  out_str(o, "]");
+}
+
+static void print_record(Vm *vm, Out *o, Value v, int depth) {
+  uint32_t shape = (uint32_t)val_to_int(val_field(v, 0));
+  out_str(o, "{");
+  for (uint64_t i = 1; i < val_wosize(v); i++) {
+    if (i > 1) out_str(o, ", ");
+    out_str(o, shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, (uint32_t)i - 1)));
+    out_str(o, ": ");
+    print_rec(vm, o, val_field(v, i), true, depth + 1);
+  }
+  out_str(o, "}");
+}
+
+static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
+  char buf[64];
+  if (depth > 1000) { out_str(o, "..."); return; }
+  if (val_is_int(v)) { snprintf(buf, sizeof buf, "%lld", (long long)val_to_int(v)); out_str(o, buf); return; }
+  if (v == VAL_NIL) { out_str(o, "nil"); return; }
+  if (v == VAL_TRUE) { out_str(o, "true"); return; }
+  if (v == VAL_FALSE) { out_str(o, "false"); return; }
+  if (v == VAL_EMPTY) { out_str(o, "[]"); return; }
+  switch (val_tag(v)) {
+    case TAG_STRING:
+      if (quoted) print_quoted(o, v);
+      else out_bytes(o, str_bytes(v), str_len(v));
+      return;
+    case TAG_FLOAT: ops_format_float(float_of_val(v), buf, sizeof buf); out_str(o, buf); return;
+    case TAG_CONS: print_list(vm, o, v, depth); return;
+    case TAG_TUPLE: print_seq(vm, o, v, 0, "(", ")", depth); return;
+    case TAG_ARRAY: print_seq(vm, o, v, 0, "[|", "|]", depth); return;
+    case TAG_RECORD: print_record(vm, o, v, depth); return;
+    case TAG_CLOSURE:
+      out_str(o, "<fn ");
+      out_str(o, vm->protos[val_to_int(val_field(v, 0))]->name);
+      out_str(o, ">");
+      return;
+    default: out_str(o, "<value>"); return;
+  }
+}
+
+void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
+  Out o = {.file = out};
+  if (v == vm->empty_array) { fputs("[||]", out); return; }
+  print_rec(vm, &o, v, quoted, 0);
+}
+
+Value ops_string(Vm *vm, const char *bytes, size_t len) {
+  Value s = gc_alloc(vm, str_wosize_for(len), TAG_STRING);
+  memcpy(val_fields(s), bytes, len);
+  str_finish(s, len);
+  return s;
+}
+
+Value ops_to_string(Vm *vm, Value v) {
+  if (val_has_tag(v, TAG_STRING)) return v;
+  if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
+  Out o = {0};
+  print_rec(vm, &o, v, false, 0);
+  Value s = ops_string(vm, o.buf ? o.buf : "", o.len);
+  free(o.buf);
+  return s;
+}
+
+// =====================================================================
+// ++
+// =====================================================================
+
+static Value concat_strings(Vm *vm, Value *a, Value *b) {
+  size_t la = str_len(*a), lb = str_len(*b);
+  Value s = gc_alloc(vm, str_wosize_for(la + lb), TAG_STRING);
+  memcpy(val_fields(s), str_bytes(*a), la);
+  memcpy((char *)val_fields(s) + la, str_bytes(*b), lb);
+  str_finish(s, la + lb);
+  return s;
+}
+
+// Copies the list *a in front of *b: the copy is built front to back, each
+// new cell linked from the previous one (all of them young or initialised
+// through the barrier).
+static Value concat_lists(Vm *vm, Value *a, Value *b) {
+  if (*a == VAL_EMPTY) return *b;
+  Value head = VAL_EMPTY, last = VAL_EMPTY, cur = *a;
+  vm_push_root(vm, &head);
+  vm_push_root(vm, &last);
+  vm_push_root(vm, &cur);
+  while (cur != VAL_EMPTY) {
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = val_field(cur, 0);
+    val_fields(cell)[1] = *b;
+    if (last == VAL_EMPTY) head = cell;
+    else gc_write(vm, last, 1, cell);
+    last = cell;
+    cur = val_field(cur, 1);
+  }
+  vm_pop_roots(vm, 3);
+  return head;
+}
+
+Value ops_concat(Vm *vm, Value *a, Value *b) {
+  if (val_has_tag(*a, TAG_STRING) && val_has_tag(*b, TAG_STRING)) return concat_strings(vm, a, b);
+  if (is_list(*a) && is_list(*b)) return concat_lists(vm, a, b);
+  vm_raise_error(vm, "type error: cannot apply ++ to %s and %s", vm_type_name(*a), vm_type_name(*b));
+}
+
+// =====================================================================
+// Records made by C code
+// =====================================================================
+
+Value ops_record(Vm *vm, const char *const *names, Value *vals, uint32_t n) {
+  uint32_t syms[64] = {0};
+  for (uint32_t i = 0; i < n; i++) syms[i] = shapes_symbol(vm->shapes, names[i]);
+  uint32_t shape = shapes_intern(vm->shapes, syms, n);
+  for (uint32_t i = 0; i < n; i++) vm_push_root(vm, &vals[i]);
+  Value r = gc_alloc(vm, n + 1, TAG_RECORD);
+  vm_pop_roots(vm, n);
+  val_fields(r)[0] = val_of_int(shape);
+  for (uint32_t i = 0; i < n; i++) val_fields(r)[1 + i] = vals[i];
+  return r;
+}
+
+bool ops_record_get(Vm *vm, Value r, const char *name, Value *out) {
+  if (!val_has_tag(r, TAG_RECORD)) return false;
+  int i = shapes_find(vm->shapes, (uint32_t)val_to_int(val_field(r, 0)), shapes_symbol(vm->shapes, name));
+  if (i < 0) return false;
+  *out = val_field(r, (uint64_t)i + 1);
+  return true;
+}

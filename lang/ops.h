@@ -1,0 +1,38 @@
+// ops.h - operations on any value: structural equality, ordering, hashing,
+// printing (str), string making and ++. Used by the interpreter and builtins.
+#ifndef MINNOW_OPS_H
+#define MINNOW_OPS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "value.h"
+
+typedef struct Vm Vm;
+
+// Structural equality (==): never raises; values of different types differ.
+bool ops_equal(Value a, Value b);
+// Ordering (<): ints, floats, strings, tuples and lists (lexicographic),
+// arrays, bools; raises `type error: cannot compare T and U` otherwise.
+int ops_compare(Vm *vm, Value a, Value b);
+// Structural hash, non-negative, consistent with ops_equal.
+uint64_t ops_hash(Value v);
+// Prints v as `str` does; `quoted`: strings quoted with escapes.
+void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
+// str(v) as a new string. May GC.
+Value ops_to_string(Vm *vm, Value v);
+// A new string holding len bytes. May GC.
+Value ops_string(Vm *vm, const char *bytes, size_t len);
+// a ++ b for strings or lists; a and b are root slots (re-read after GC).
+Value ops_concat(Vm *vm, Value *a, Value *b);
+// Shortest decimal form of d that reads back, with a '.' or exponent.
+void ops_format_float(double d, char *buf, size_t size);
+
+
+
+// A new record {names[0]: vals[0], ...}. The vals are roots during the
+// allocation (the array is updated if they move). May GC.
+Value ops_record(Vm *vm, const char *const *names, Value *vals, uint32_t n);
+// Field `name` of record r into *out; false if r is not a record with it.
+bool ops_record_get(Vm *vm, Value r, const char *name, Value *out);
+#endif

@@ -1,0 +1,142 @@
+// vm.h - the one struct that holds all VM state, and the VM's public entry points.
+// No subsystem keeps a mutable global: everything hangs off `Vm *vm`, passed
+// explicitly (gc/, memprof/, builtins). Design: ../shared/DESIGN.md.
+// Include order: gc.h needs the Vm struct for its inline barrier and vm.h needs
+// GcState, so vm.h first includes gc.h, which includes vm.h back to define Vm
+// before its inline functions. The outer guard makes either order work.
+#ifndef MINNOW_VM_H
+#include "../gc/gc.h"
+#endif
+#ifndef MINNOW_VM_H
+#define MINNOW_VM_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "value.h"
+
+typedef struct Proto Proto;          // a compiled function (lang/compiler.h)
+typedef struct FrameTable FrameTable; // descriptors (lang/frames.h)
+typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
+typedef struct Shapes Shapes;        // record shapes (vm/shapes.h)
+typedef struct Program Program;
+
+// A `try` that is running: where to resume when something is raised.
+typedef struct Handler {
+  Value *base;           // frame base of the function holding the try
+  const uint32_t *pc;    // first instruction of the catch block
+  uint32_t reg;          // register receiving the raised value
+  uint32_t level;        // interpreter nesting level that owns the frame
+} Handler;
+
+// One nested entry of the interpreter from C (vm_call): the frame that was
+// interrupted, so that the stack walker can step over the C boundary.
+typedef struct Boundary {
+  const uint32_t *pc;    // safe-point instruction of the interrupted frame
+  Value *base;           // its frame base
+  jmp_buf *escape;       // where vm_raise lands for this level
+  uint32_t handler_floor; // handlers below this index belong to outer levels
+  uint32_t root_floor;   // C roots below this index belong to outer levels
+} Boundary;
+
+enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
+
+typedef struct VmOptions {
+  uint64_t stack_words;   // VM stack size in words
+  uint64_t minor_words;   // minor heap size in words
+  uint64_t max_heap_words; // major heap limit: past it, `out of memory`
+  bool gc_stress;         // minor GC at every allocation
+  bool gc_verify;         // verify the heap after every collection
+  bool dump_bytecode;
+  const char *memtrace_path;  // NULL: no trace
+} VmOptions;
+
+typedef struct Vm {
+  // --- minor heap (hot: read by every allocation) -------------------------
+  Value *young_ptr;       // header of the youngest block; allocation moves it down
+  Value *young_limit;     // allocation takes the slow path when young_ptr < limit;
+                          // = max(young_start, memprof trigger) or young_end in stress mode
+  Value *young_start;     // lowest word of the minor heap
+  Value *young_end;       // one past the highest word
+  Value *young_trigger;   // memprof: the allocation reaching below this word
+                          // holds the next sampled word (NULL: not sampling)
+  // --- interpreter state saved at every safe point ------------------------
+  const uint32_t *pc;     // start of the current safe-point instruction of the top frame
+  Value *base;            // frame base of the top frame (base[-1] is its return address)
+  Value *stack_start;     // stack[0] is the bottom sentinel return address
+  Value *stack_end;
+  // --- program ------------------------------------------------------------
+  Value *globals;         // module members and top-level lets; GC roots
+  uint32_t global_count, global_cap;
+  char **global_names;    // "List.map" ..., for messages
+  Proto **protos;         // function id -> proto
+  uint32_t proto_count, proto_cap;
+  Value *constants;       // strings and floats of the program (static blocks)
+  uint32_t constant_count, constant_cap;
+  FrameTable *frames;
+  Shapes *shapes;
+  Value empty_array;      // the one block of 0 fields (static)
+  // Return address of frames entered from C (vm_call) and of the entry frame:
+  // &trampoline_code[1]. Returning there runs EXIT_NESTED (frames.h, part 4).
+  uint32_t trampoline_code[3];
+  const uint32_t *trampoline_ret;
+  // --- exceptions and C boundaries ----------------------------------------
+  Handler *handlers;
+  uint32_t handler_count, handler_cap;
+  Boundary levels[VM_MAX_LEVELS];
+  uint32_t level;         // nesting depth of vm_run (1 while the main program runs)
+  Value exn;              // the value being raised
+  const uint32_t *exn_pc; // where it was raised (for uncaught errors)
+  Value *exn_base;
+  bool exn_is_stack_overflow;
+  // --- C roots ------------------------------------------------------------
+  Value *roots[VM_MAX_ROOTS];  // temporary roots pushed by C code (vm_push_root)
+  uint32_t root_count;
+  // --- subsystems ---------------------------------------------------------
+  GcState gc;
+  Memprof *memprof;
+  bool memprof_pending;   // callbacks are queued: run them at the next safe point
+  bool sampling_suspended; // runtime-internal allocations (error messages)
+  VmOptions options;
+  // --- process ------------------------------------------------------------
+  int argc;
+  char **argv;            // script path then its arguments
+  const char *main_path;
+  struct ModuleTable *modules;
+} Vm;
+
+// Creates a VM with the given options. Returns NULL (after printing why) when
+// memory for the heap or stack cannot be had.
+Vm *vm_new(const VmOptions *options);
+void vm_free(Vm *vm);
+
+// Loads, compiles and runs `path` as the main script. Returns the process exit
+// status: 0, 1 (uncaught runtime error) or 2 (syntax or compile error).
+int vm_run_main(Vm *vm, const char *path);
+
+// Raises `v` from C code: unwinds to the innermost handler (possibly in an
+// outer interpreter level). Never returns.
+_Noreturn void vm_raise(Vm *vm, Value v);
+// Raises a runtime error whose message is printf-formatted.
+_Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// Calls a Minnow function value from C with `argc` arguments. May GC; the
+// arguments are read before anything allocates. On an exception, returns
+// false and leaves the raised value in vm->exn (the caller decides whether to
+// re-raise with vm_raise(vm, vm->exn)).
+bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result);
+
+// Temporary C roots: the GC updates *slot when it moves the block.
+static inline void vm_push_root(Vm *vm, Value *slot) {
+  if (vm->root_count >= VM_MAX_ROOTS) __builtin_trap();
+  vm->roots[vm->root_count++] = slot;
+}
+static inline void vm_pop_roots(Vm *vm, uint32_t n) { vm->root_count -= n; }
+
+// The type name of a value as used in error messages ("int", "record", ...).
+const char *vm_type_name(Value v);
+
+#endif

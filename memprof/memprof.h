@@ -1,0 +1,65 @@
+// memprof.h - the statistical memory profiler: the hooks the VM and GC call,
+// and the tracker interface through which it reports (memprof/tracker.h).
+// Design: the numbered comment at the top of memprof/engine.c;
+// ../shared/DESIGN.md.
+//
+// Who calls what:
+//   gc/heap.c     memprof_sample_young   (allocation reached young_trigger)
+//                 memprof_sample_major   (every major-heap allocation)
+//   gc/minor.c    memprof_minor_gc_done, memprof_renew_trigger
+//   gc/major.c    memprof_major_mark_done
+//   gc/roots.c    memprof_scan_roots
+//   lang/interp.c   memprof_run_callbacks at safe points when vm->memprof_pending,
+//                 memprof_stub_return, memprof_unwind
+//   lang/frames.c   memprof_original_ret
+// None of these runs Minnow code except memprof_run_callbacks.
+#ifndef MINNOW_MEMPROF_H
+#define MINNOW_MEMPROF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../gc/gc.h"
+
+typedef struct Memprof Memprof;
+
+// Creates the profiler state (no profile running). Seed: MINNOW_SEED from the
+// environment if set, else a fixed seed.
+Memprof *memprof_new(Vm *vm);
+void memprof_free(Vm *vm);
+
+// --- sampling ---------------------------------------------------------------
+// The allocation of `whsize` words just below `old_young_ptr` (sub-blocks of
+// sizes sub_whsizes[0..n_sub-1], program order = decreasing addresses) holds
+// at least one sampled word. Counts the samples of each sub-block, captures
+// callstacks (vm->pc, vm->base must be current), creates tracking entries and
+// queues alloc callbacks; moves vm->young_trigger below the allocation.
+void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
+                          const uint32_t *sub_whsizes, uint32_t n_sub);
+// A block of `wosize` fields was allocated in the major heap: draws its sample
+// count (binomial) and tracks it if sampled.
+void memprof_sample_major(Vm *vm, Value block, uint64_t wosize);
+// Draws the next sampled word of the (fresh) minor heap; sets young_trigger.
+void memprof_renew_trigger(Vm *vm);
+
+// --- tracking ---------------------------------------------------------------
+void memprof_minor_gc_done(Vm *vm);
+void memprof_major_mark_done(Vm *vm);
+void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data);
+
+// --- callbacks ----------------------------------------------------------------
+// Runs queued callbacks (at a safe point: the allocating instruction is done).
+// May raise: an exception from a callback propagates from here.
+void memprof_run_callbacks(Vm *vm);
+bool memprof_pending(const Vm *vm);
+
+// --- the stack watermark (memprof/callstack.c) --------------------------------
+// The real return address behind `ret`, which may point into the stub table.
+const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret);
+// A frame walked by memprof returned (MEMPROF_RETURN ran): pops its stub and
+// returns the address to resume at.
+const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);
+// An exception unwound the stack down to the frame at `base`.
+void memprof_unwind(Vm *vm, const Value *base);
+
+#endif

@@ -27,12 +27,15 @@ run_timeout=${BENCH_TIMEOUT:-300}
 
 # One case a line: program (bench/programs/NAME.mn, bench/lua/NAME.lua) and its arguments.
 # Sizes are chosen so that the whole bench stays under ~10 minutes on 2 cores.
-default_cases="binary_trees 14
-binary_trees 16
-list_pipeline 10000 200
-deep_map 10000 200
-word_count 400000
-string_build 20000 20"
+# Per run, roughly: vm 0.5-4 s, vm-boehm 1-9 s, lua5.4 1-20 s (lua is slow on cons lists).
+# binary_trees 20 is the classic size, but takes ~30 s on vm and ~130 s on lua5.4 a run:
+# ask for it with BENCH_CASES="binary_trees 20".
+default_cases="binary_trees 16
+binary_trees 18
+list_pipeline 10000 400
+deep_map 10000 300
+word_count 1000000
+string_build 20000 100"
 cases=${BENCH_CASES:-$default_cases}
 cases=$(printf '%s\n' "$cases" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d')
 

@@ -79,6 +79,10 @@ Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
 // (n_sub entries, program order = decreasing addresses); C callers pass 1 block.
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub);
 
+// Recomputes vm->young_limit = max(young_start, young_trigger) (young_end in
+// stress mode). memprof calls it whenever it moves young_trigger.
+void gc_update_limit(Vm *vm);
+
 // Blocks are young iff in [young_start, young_end).
 static inline bool gc_is_young(const Vm *vm, Value v);
 

@@ -58,8 +58,6 @@ Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag);
 // Runs the mark and sweep of a major cycle (the minor heap must be empty).
 void major_collect(Vm *vm);
 void major_free_all(MajorHeap *heap);
-// Recomputes vm->young_limit from the heap, the memprof trigger and stress mode.
-void gc_update_limit(Vm *vm);
 // Iterates the blocks of the major heap: calls fn(vm, v, data) for each
 // non-free block (used by the verifier and by mark-stack overflow rescans).
 void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data);

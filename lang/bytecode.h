@@ -54,6 +54,7 @@
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
                                  (a cap of 0xffffffff is the closure itself) */ \
   X(ALLOC1, 0, 1, "rnn*")     /* dst tag nfields field_regs... */            \
+  X(ALLOCBIG, 0, 1, "rnn*")   /* as ALLOC1, more than 256 fields: major heap */ \
   X(ALLOCN, 0, 1, "nn*")      /* total_whsize nsub, per sub-block:           \
                                  dst tag nfields fields (a field with bit 31 \
                                  set is sub-block (x & 0x7fffffff); dst       \
@@ -71,6 +72,8 @@
                                  else dst = that field */                    \
   X(ITERNEXT, 5, 0, "rrro")   /* coll idx x exit: next element of a list or  \
                                  array into x, or jump to exit */            \
+  X(FORPREP, 4, 0, "rro")     /* i hi exit: both ints (else type error);    \
+                                 jump to exit unless i < hi */               \
   X(FORLOOP, 4, 0, "rro")     /* i hi back: i += 1; jump back if i < hi */   \
   X(TRY, 3, 0, "or")          /* handler catch_reg: push a handler */        \
   X(POPTRY, 1, 0, "")                                                        \

@@ -72,6 +72,7 @@ typedef struct Module {
   uint32_t import_count;
   Proto *init;
   int state;           // 0 compiling, 1 done
+  bool cycle_reported;
 } Module;
 
 typedef struct ModuleTable {
@@ -445,7 +446,15 @@ static void emit_alloc(FnState *fs, uint32_t dst, unsigned tag, uint32_t shape,
                        const uint32_t *regs, uint32_t n, SrcPos pos) {
   uint64_t wosize = n + tag_extra_words(tag);
   Header hd = hd_make(wosize, tag, 0);
-  if (can_merge(fs, wosize + 1)) {
+  if (wosize > MAX_YOUNG_WOSIZE) {
+    uint32_t at = emit_op(fs, BC_ALLOCBIG, pos);
+    emit(fs, dst);
+    emit(fs, (uint32_t)hd);
+    emit(fs, n);
+    if (tag == TAG_RECORD) emit(fs, shape);
+    for (uint32_t i = 0; i < n; i++) emit(fs, regs[i]);
+    add_safepoint(fs, at, false, pos, 0, 0);
+  } else if (can_merge(fs, wosize + 1)) {
     uint32_t at = fs->last_alloc;
     if (fs->proto->code[at] == BC_ALLOC1) alloc1_to_allocn(fs, at);
     uint32_t *ins = fs->proto->code + at;
@@ -583,7 +592,7 @@ static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char
 // =====================================================================
 
 static uint32_t shape_for(Vm *vm, const char **names, int count) {
-  uint32_t syms[MAX_YOUNG_WOSIZE];
+  uint32_t syms[64];
   for (int i = 0; i < count; i++) syms[i] = shapes_symbol(vm->shapes, names[i]);
   return shapes_intern(vm->shapes, syms, (uint32_t)count);
 }
@@ -670,13 +679,10 @@ static void compile_operands(FnState *fs, Expr **items, int count, uint32_t *reg
 static void compile_tuple(FnState *fs, Expr *e, uint32_t dst, unsigned tag) {
   uint32_t mark = fs->next_reg;
   int n = e->u.items.count;
-  if (n > MAX_YOUNG_WOSIZE) {
-    error_at(fs, e->pos, "literal with more than %d elements", MAX_YOUNG_WOSIZE);
-    return;
-  }
-  uint32_t regs[MAX_YOUNG_WOSIZE];
+  uint32_t *regs = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *regs);
   compile_operands(fs, e->u.items.items, n, regs);
   emit_alloc(fs, dst, tag, 0, regs, (uint32_t)n, e->pos);
+  free(regs);
   free_to(fs, mark);
   set_live(fs, dst);
 }
@@ -723,12 +729,12 @@ static void compile_record(FnState *fs, Expr *e, uint32_t dst) {
     for (int j = 0; j < i; j++)
       if (strcmp(e->u.record.names[i], e->u.record.names[j]) == 0)
         error_at(fs, e->pos, "duplicate field %s", e->u.record.names[i]);
-  if (n >= MAX_YOUNG_WOSIZE) {
-    error_at(fs, e->pos, "record with too many fields");
+  if (n > 64) {
+    error_at(fs, e->pos, "record with more than 64 fields");
     return;
   }
   uint32_t mark = fs->next_reg;
-  uint32_t regs[MAX_YOUNG_WOSIZE];
+  uint32_t regs[64];
   compile_operands(fs, e->u.record.values, n, regs);
   uint32_t shape = shape_for(fs->vm, e->u.record.names, n);
   emit_alloc(fs, dst, TAG_RECORD, shape, regs, (uint32_t)n, e->pos);
@@ -815,7 +821,8 @@ static void compile_fn_expr(FnState *fs, FnDef *fn, uint32_t dst, SrcPos pos, co
 static void compile_prim_call(FnState *fs, Expr *e, const Member *mem, uint32_t dst) {
   ExprList *args = &e->u.call.args;
   if (args->count != mem->arity) {
-    error_at(fs, e->pos, "%s expects %d arguments, got %d", mem->name, mem->arity, args->count);
+    error_at(fs, e->pos, "%s expects %d argument%s, got %d", fs->vm->global_names[mem->global], mem->arity,
+             mem->arity == 1 ? "" : "s", args->count);
     return;
   }
   uint32_t mark = fs->next_reg;
@@ -1155,7 +1162,7 @@ static void compile_for_range(FnState *fs, Expr *e) {
   compile_expr(fs, e->u.for_.lo, i);
   uint32_t hi = alloc_reg(fs);
   compile_expr(fs, e->u.for_.hi, hi);
-  uint32_t jexit = emit_jump(fs, BC_JNLT, e->pos, i, hi, 2);
+  uint32_t jexit = emit_jump(fs, BC_FORPREP, e->pos, i, hi, 2);
   add_local(fs, e->u.for_.var, i, false);
   Loop loop;
   push_loop(fs, &loop);
@@ -1667,7 +1674,9 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
   Module *m = find_module(vm, name);
   if (m) {
     if (m->state == 0) {
-      error_at(fs, pos, "modules %s and %s import each other", fs->module->name[0] ? fs->module->name : "main", name);
+      if (!m->cycle_reported)
+        error_at(fs, pos, "modules %s and %s import each other", fs->module->name[0] ? fs->module->name : "main", name);
+      m->cycle_reported = true;
       return NULL;
     }
     return m;

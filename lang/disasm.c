@@ -36,7 +36,8 @@ static uint32_t allocn_length(const uint32_t *pc) {
 uint32_t bytecode_length(const uint32_t *pc) {
   switch (pc[0]) {
     case BC_CLOSURE: return 4 + pc[3];
-    case BC_ALLOC1: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
+    case BC_ALLOC1:
+    case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
     case BC_ALLOCN: return allocn_length(pc);
     default: return fixed_length[pc[0]];
   }

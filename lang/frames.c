@@ -162,7 +162,7 @@ bool frames_next(FrameCursor *c) {
   if (ret == vm->trampoline_ret) {
     // Called from C: continue with the frame vm_call interrupted.
     if (c->level <= 1) return false;
-    const Boundary *b = &vm->levels[c->level - 1];
+    const Boundary *b = &vm->levels[c->level];
     stand_at_instruction(c, b->pc, b->base, c->level - 1);
     return c->base != NULL;
   }

@@ -417,6 +417,7 @@ op_ALLOC1: {
   pc = src + n;
   DISPATCH();
 }
+op_ALLOCBIG: SAVE(); pc = alloc1_slow(vm, pc, base); DISPATCH();
 op_ALLOCN: {
   Value *p = vm->young_ptr - pc[1];
   if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
@@ -482,6 +483,15 @@ op_TESTFIELD: {
 op_ITERNEXT: {
   SAVE();
   pc += iter_next(vm, &R(1), &R(2), &R(3)) ? 5 : (int32_t)pc[4];
+  DISPATCH();
+}
+op_FORPREP: {
+  Value i = R(1), hi = R(2);
+  if (unlikely(!(i & hi & 1))) {
+    SAVE();
+    vm_raise_error(vm, "type error: range bounds must be ints, got %s and %s", vm_type_name(i), vm_type_name(hi));
+  }
+  pc += (int64_t)i < (int64_t)hi ? 4 : (int32_t)pc[3];
   DISPATCH();
 }
 op_FORLOOP: {

@@ -15,6 +15,7 @@ static void usage(FILE *out) {
           "  --stack-words N      VM stack size in words (default 16777216)\n"
           "  --minor-words N      minor heap size in words (default 262144)\n"
           "  --max-heap-words N   major heap limit in words (default: none)\n"
+          "  --memprof-count R    sample at rate R with a tracker that counts; print totals\n"
           "  --gc-stress          collect at every allocation\n"
           "  --gc-verify          verify the heap after every collection\n");
 }
@@ -41,6 +42,15 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
     else if (strcmp(a, "--memtrace") == 0 && next) { opt.memtrace_path = next; i++; }
+    else if (strcmp(a, "--memprof-count") == 0 && next) {
+      char *end;
+      opt.memprof_count_rate = strtod(next, &end);
+      if (*end || !(opt.memprof_count_rate > 0 && opt.memprof_count_rate <= 1)) {
+        fprintf(stderr, "vm: --memprof-count expects a rate in (0, 1]\n");
+        return 2;
+      }
+      i++;
+    }
     else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, &opt.stack_words)) return 2; i++; }
     else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, &opt.minor_words)) return 2; i++; }
     else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, &opt.max_heap_words)) return 2; i++; }

@@ -33,32 +33,73 @@ const char *vm_type_name(Value v) {
 
 static bool is_list(Value v) { return v == VAL_EMPTY || val_has_tag(v, TAG_CONS); }
 
+
 // =====================================================================
 // Equality and ordering
 // =====================================================================
 
-static bool equal_rec(Value a, Value b, int depth) {
-  for (;;) {
-    if (a == b) return true;
-    if (!val_is_ptr(a) || !val_is_ptr(b) || depth > MAX_DEPTH) return false;
-    Header ha = val_hd(a), hb = val_hd(b);
-    unsigned tag = hd_tag(ha);
-    if (tag != hd_tag(hb) || hd_wosize(ha) != hd_wosize(hb)) return false;
-    uint64_t n = hd_wosize(ha);
-    if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
-    if (tag == TAG_STRING) return memcmp(val_fields(a), val_fields(b), n * 8) == 0;
-    if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
-    if (n == 0) return true;
-    for (uint64_t i = 0; i + 1 < n; i++)
-      if (!equal_rec(val_field(a, i), val_field(b, i), depth + 1)) return false;
-    a = val_field(a, n - 1);  // last field (list tail) in the loop
-    b = val_field(b, n - 1);
+// Pairs still to compare, on an explicit stack: no recursion, however deep
+// the values are nested.
+typedef struct PairStack {
+  Value (*pairs)[2];
+  size_t count, cap;
+  Value (*inline_pairs)[2];
+} PairStack;
+
+static void pair_push(PairStack *st, Value a, Value b) {
+  if (st->count == st->cap) {
+    size_t cap = st->cap * 2;
+    Value(*p)[2] = st->pairs == st->inline_pairs ? malloc(cap * sizeof *p) : realloc(st->pairs, cap * sizeof *p);
+    if (!p) {
+      fprintf(stderr, "minnow: out of memory while comparing values\n");
+      exit(1);
+    }
+    if (st->pairs == st->inline_pairs) memcpy(p, st->pairs, st->count * sizeof *p);
+    st->pairs = p;
+    st->cap = cap;
   }
+  st->pairs[st->count][0] = a;
+  st->pairs[st->count][1] = b;
+  st->count++;
 }
 
-bool ops_equal(Value a, Value b) { return equal_rec(a, b, 0); }
+static void pair_free(PairStack *st) {
+  if (st->pairs != st->inline_pairs) free(st->pairs);
+}
 
-static _Noreturn void incomparable(Vm *vm, Value a, Value b) {
+#define PAIR_STACK(name)          \
+  Value name##_inline[64][2];     \
+  PairStack name = {name##_inline, 0, 64, name##_inline}
+
+// One step of ==: false if a and b differ at the top; pushes their fields.
+static bool equal_step(PairStack *st, Value a, Value b) {
+  if (a == b) return true;
+  if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
+  Header ha = val_hd(a), hb = val_hd(b);
+  unsigned tag = hd_tag(ha);
+  uint64_t n = hd_wosize(ha);
+  if (tag != hd_tag(hb) || n != hd_wosize(hb)) return false;
+  if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
+  if (tag == TAG_STRING) return memcmp(val_fields(a), val_fields(b), n * 8) == 0;
+  if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
+  for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
+  return true;
+}
+
+bool ops_equal(Value a, Value b) {
+  if (a == b) return true;
+  PAIR_STACK(st);
+  bool eq = equal_step(&st, a, b);
+  while (eq && st.count > 0) {
+    st.count--;
+    eq = equal_step(&st, st.pairs[st.count][0], st.pairs[st.count][1]);
+  }
+  pair_free(&st);
+  return eq;
+}
+
+static _Noreturn void incomparable(Vm *vm, PairStack *st, Value a, Value b) {
+  pair_free(st);
   vm_raise_error(vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
 }
 
@@ -71,44 +112,48 @@ static int compare_strings(Value a, Value b) {
   return la < lb ? -1 : la > lb;
 }
 
-static int compare_rec(Vm *vm, Value a, Value b, int depth);
-
-static int compare_lists(Vm *vm, Value a, Value b, int depth) {
-  while (a != VAL_EMPTY && b != VAL_EMPTY) {
-    int c = compare_rec(vm, val_field(a, 0), val_field(b, 0), depth + 1);
-    if (c) return c;
-    a = val_field(a, 1);
-    b = val_field(b, 1);
-  }
-  return a == VAL_EMPTY ? (b == VAL_EMPTY ? 0 : -1) : 1;
-}
-
-static int compare_fields(Vm *vm, Value a, Value b, int depth) {
-  uint64_t na = val_wosize(a), nb = val_wosize(b);
-  for (uint64_t i = 0; i < na && i < nb; i++) {
-    int c = compare_rec(vm, val_field(a, i), val_field(b, i), depth + 1);
-    if (c) return c;
-  }
-  return na < nb ? -1 : na > nb;
-}
-
-static int compare_rec(Vm *vm, Value a, Value b, int depth) {
-  if (depth > MAX_DEPTH) return 0;
+// One step of the ordering: the order of a and b if their tops decide it,
+// else 0 after pushing what remains to compare, first pair on top. Tuples and
+// arrays: fields in order, then the lengths (pushed as two ints).
+static int compare_step(Vm *vm, PairStack *st, Value a, Value b) {
   if (val_is_int(a) && val_is_int(b)) return val_to_int(a) < val_to_int(b) ? -1 : val_to_int(a) > val_to_int(b);
   if (val_is_bool(a) && val_is_bool(b)) return (a == VAL_TRUE) - (b == VAL_TRUE);
-  if (is_list(a) && is_list(b)) return compare_lists(vm, a, b, depth);
-  if (!val_is_ptr(a) || !val_is_ptr(b) || val_tag(a) != val_tag(b)) incomparable(vm, a, b);
+  if (a == b) return 0;
+  bool la = a == VAL_EMPTY || val_has_tag(a, TAG_CONS), lb = b == VAL_EMPTY || val_has_tag(b, TAG_CONS);
+  if (la && lb) {
+    if (a == VAL_EMPTY || b == VAL_EMPTY) return a == VAL_EMPTY ? -1 : 1;
+    pair_push(st, val_field(a, 1), val_field(b, 1));
+    pair_push(st, val_field(a, 0), val_field(b, 0));
+    return 0;
+  }
+  if (a == vm->empty_array || b == vm->empty_array) {
+    bool aa = a == vm->empty_array || val_has_tag(a, TAG_ARRAY), ab = b == vm->empty_array || val_has_tag(b, TAG_ARRAY);
+    if (!aa || !ab) incomparable(vm, st, a, b);
+    return a == vm->empty_array ? (b == vm->empty_array ? 0 : -1) : 1;
+  }
+  if (!val_is_ptr(a) || !val_is_ptr(b) || val_tag(a) != val_tag(b)) incomparable(vm, st, a, b);
   switch (val_tag(a)) {
     case TAG_FLOAT: return cmp_num(float_of_val(a), float_of_val(b));
     case TAG_STRING: return compare_strings(a, b);
-    case TAG_TUPLE: case TAG_ARRAY: return compare_fields(vm, a, b, depth);
-    default: incomparable(vm, a, b);
+    case TAG_TUPLE: case TAG_ARRAY: {
+      uint64_t na = val_wosize(a), nb = val_wosize(b), n = na < nb ? na : nb;
+      pair_push(st, val_of_int((int64_t)na), val_of_int((int64_t)nb));
+      for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
+      return 0;
+    }
+    default: incomparable(vm, st, a, b);
   }
 }
 
 int ops_compare(Vm *vm, Value a, Value b) {
-  if (a == vm->empty_array && b == vm->empty_array) return 0;
-  return compare_rec(vm, a, b, 0);
+  PAIR_STACK(st);
+  int c = compare_step(vm, &st, a, b);
+  while (c == 0 && st.count > 0) {
+    st.count--;
+    c = compare_step(vm, &st, st.pairs[st.count][0], st.pairs[st.count][1]);
+  }
+  pair_free(&st);
+  return c;
 }
 
 // =====================================================================
@@ -224,7 +269,19 @@ static void print_seq(Vm *vm, Out *o, Value v, uint64_t from, const char *open, 
   out_str(o, close);
 }
 
+// A list whose last tail is not [] (`5 :: 6`) prints as its conses, so that
+// what is printed reads back.
 static void print_list(Vm *vm, Out *o, Value v, int depth) {
+  Value end = v;
+  while (val_has_tag(end, TAG_CONS)) end = val_field(end, 1);
+  if (end != VAL_EMPTY) {
+    for (; val_has_tag(v, TAG_CONS); v = val_field(v, 1)) {
+      print_rec(vm, o, val_field(v, 0), true, depth + 1);
+      out_str(o, " :: ");
+    }
+    print_rec(vm, o, v, true, depth + 1);
+    return;
+  }
   out_str(o, "[");
   for (bool first = true; v != VAL_EMPTY; v = val_field(v, 1), first = false) {
     if (!first) out_str(o, ", ");
@@ -313,11 +370,14 @@ static Value concat_strings(Vm *vm, Value *a, Value *b) {
 // through the barrier).
 static Value concat_lists(Vm *vm, Value *a, Value *b) {
   if (*a == VAL_EMPTY) return *b;
+  Value end = *a;
+  while (val_has_tag(end, TAG_CONS)) end = val_field(end, 1);
+  if (end != VAL_EMPTY) vm_raise_error(vm, "type error: cannot apply ++ to an improper list");
   Value head = VAL_EMPTY, last = VAL_EMPTY, cur = *a;
   vm_push_root(vm, &head);
   vm_push_root(vm, &last);
   vm_push_root(vm, &cur);
-  while (cur != VAL_EMPTY) {
+  while (val_has_tag(cur, TAG_CONS)) {
     Value cell = gc_alloc(vm, 2, TAG_CONS);
     val_fields(cell)[0] = val_field(cur, 0);
     val_fields(cell)[1] = *b;

@@ -11,6 +11,7 @@
 #include "shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
+#include "../memprof/counter.h"
 #include "../memprof/memtrace.h"
 
 Vm *vm_new(const VmOptions *options) {
@@ -65,20 +66,27 @@ int vm_run_main(Vm *vm, const char *path) {
   vm->main_path = path;
   Proto *entry = compiler_compile_program(vm, path);
   if (!entry) return 2;
+  vm->entry_proto = entry;
   if (vm->options.dump_bytecode) {
     compiler_dump(vm, stdout);
     return 0;
   }
   if (vm->options.memtrace_path && !memtrace_start(vm, vm->options.memtrace_path)) return 2;
+  if (vm->options.memprof_count_rate > 0 && !memprof_counter_start(vm, vm->options.memprof_count_rate)) {
+    fprintf(stderr, "vm: --memprof-count: cannot start the profiler\n");
+    return 2;
+  }
   bool ok;
   interp_run_entry(vm, entry, &ok);
   fflush(stdout);
+  memprof_counter_report(vm, stderr);
   if (vm->options.memtrace_path) memtrace_finish(vm);
   return ok ? 0 : 1;
 }
 
 _Noreturn void vm_exit(Vm *vm, int status) {
   fflush(stdout);
+  memprof_counter_report(vm, stderr);
   if (vm->options.memtrace_path) memtrace_finish(vm);
   exit(status);
 }

@@ -51,6 +51,7 @@ typedef struct VmOptions {
   bool gc_verify;         // verify the heap after every collection
   bool dump_bytecode;
   const char *memtrace_path;  // NULL: no trace
+  double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
 } VmOptions;
 
 typedef struct Vm {
@@ -76,6 +77,7 @@ typedef struct Vm {
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   FrameTable *frames;
+  const Proto *entry_proto; // runs each module's <top>; never part of a callstack
   Shapes *shapes;
   Value empty_array;      // the one block of 0 fields (static)
   // Return address of frames entered from C (vm_call) and of the entry frame:
@@ -97,6 +99,7 @@ typedef struct Vm {
   // --- subsystems ---------------------------------------------------------
   GcState gc;
   Memprof *memprof;
+  void *counter_data;     // --memprof-count's tracker (memprof/counter.c)
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool sampling_suspended; // runtime-internal allocations (error messages)
   VmOptions options;

@@ -1,43 +1,379 @@
-// engine.c - placeholder: the sampling engine is being written (issue 3).
-// No profile can be started yet; every hook is inactive.
+// engine.c - memprof's sampling engine: profiles, samples, tracking, events.
+//
+// 1. Trigger. While a profile runs, vm->young_trigger sits one word above the
+//    next sampled word of the minor heap, and gc_update_limit folds it into
+//    young_limit: the allocation that reaches it takes the slow path, which
+//    calls memprof_sample_young. Nothing else on the fast path knows about
+//    sampling. After a minor GC the minor heap is new and the gap is redrawn
+//    (exact: the geometric process is memoryless, and words never allocated
+//    are not words to sample).
+// 2. Counting. memprof_sample_young walks the sampled words falling inside
+//    the new allocation (the trigger, then successive geometric gaps) and
+//    attributes each to the sub-block that holds it: a block of w words gets
+//    exactly Binomial(w, lambda) samples, including the block holding the
+//    trigger and every sub-block of a combined allocation. Major-heap blocks
+//    draw the same count with sampler_binomial_major.
+// 3. Entries. Each sampled block gets an entry (weak pointer to the block,
+//    the tracker's state as a root). Minor GC: a young entry's block was
+//    promoted iff its header is the forwarding marker (gc/minor.c part 2),
+//    else it died. Major GC: an old entry's block is dead iff it is still
+//    WHITE after marking. Each outcome becomes an event.
+// 4. Events are queued and delivered by memprof_run_callbacks at the next
+//    safe point, in order, one at a time, with sampling suspended
+//    (in_callback): never inside an allocation or a collection. An alloc
+//    event carries its callstack as (site, depth of the stub stack): no
+//    Minnow code runs between the sample and its delivery, so the stub stack
+//    below the sampling frame is the same.
+// 5. Profiles: at most one running. Stopping ends sampling (and cancels alloc
+//    events not yet delivered); the entries keep reporting until discarded.
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "memprof.h"
-#include "memtrace.h"
-#include "../lang/builtins.h"
+#include "memprof_internal.h"
+#include "../lang/compiler.h"
+#include "../lang/frames.h"
 #include "../lang/vm.h"
 
-struct Memprof {
-  int unused;
-};
+static void *grow_array(void *p, uint32_t *cap, size_t elem) {
+  uint32_t n = *cap ? *cap * 2 : 64;
+  void *q = realloc(p, (size_t)n * elem);
+  if (!q) {
+    fprintf(stderr, "minnow: out of memory (memprof)\n");
+    exit(1);
+  }
+  *cap = n;
+  return q;
+}
+
+// =====================================================================
+// Setup
+// =====================================================================
 
 Memprof *memprof_new(Vm *vm) {
+  Memprof *mp = calloc(1, sizeof *mp);
+  if (!mp) return NULL;
+  const char *seed = getenv("MINNOW_SEED");
+  sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
+  mp->running = -1;
   (void)vm;
-  return calloc(1, sizeof(Memprof));
+  return mp;
 }
-void memprof_free(Vm *vm) { free(vm->memprof); vm->memprof = NULL; }
-void memprof_sample_young(Vm *vm, Value *old, uint64_t whsize, const uint32_t *subs, uint32_t n) {
-  (void)vm; (void)old; (void)whsize; (void)subs; (void)n;
+
+void memprof_free(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (!mp) return;
+  for (uint32_t i = 0; i < mp->profile_count; i++) {
+    Profile *p = &mp->profiles[i];
+    if (!p->discarded && p->tracker.release) p->tracker.release(vm, p->tracker.data);
+  }
+  callstacks_free(&mp->stacks);
+  free(mp->profiles);
+  free(mp->entries);
+  free(mp->free_entries);
+  free(mp->young);
+  free(mp->events);
+  free(mp);
+  vm->memprof = NULL;
 }
-void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) { (void)vm; (void)block; (void)wosize; }
-void memprof_renew_trigger(Vm *vm) { vm->young_trigger = NULL; }
-void memprof_minor_gc_done(Vm *vm) { (void)vm; }
-void memprof_major_mark_done(Vm *vm) { (void)vm; }
-void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }
-void memprof_run_callbacks(Vm *vm) { vm->memprof_pending = false; }
+
+void memprof_set_seed(Vm *vm, uint64_t seed) {
+  if (!vm->memprof) return;
+  double rate = vm->memprof->sampler.rate;
+  sampler_seed(&vm->memprof->sampler, seed);
+  sampler_set_rate(&vm->memprof->sampler, rate > 0 ? rate : 1);
+  memprof_renew_trigger(vm);
+}
+
 bool memprof_pending(const Vm *vm) { return vm->memprof_pending; }
-const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret) { (void)mp; return ret; }
-const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *pc) { (void)vm; return pc; }
-void memprof_unwind(Vm *vm, const Value *base) { (void)vm; (void)base; }
 
-Value prim_memprof_start(Vm *vm, Value *args) { (void)args; vm_raise_error(vm, "Memprof.start: not available yet"); }
-Value prim_memprof_stop(Vm *vm, Value *args) { (void)args; vm_raise_error(vm, "Memprof.stop: not available yet"); }
-Value prim_memprof_discard(Vm *vm, Value *args) { (void)args; vm_raise_error(vm, "Memprof.discard: not available yet"); }
-Value prim_memprof_frames(Vm *vm, Value *args) { (void)args; vm_raise_error(vm, "Memprof.frames: not available yet"); }
+static bool sampling(const Memprof *mp) { return mp && mp->running >= 0; }
 
-bool memtrace_start(Vm *vm, const char *path) {
-  (void)vm;
-  fprintf(stderr, "vm: --memtrace %s: the trace writer is not available yet\n", path);
-  return false;
+// =====================================================================
+// Trigger and samples
+// =====================================================================
+
+void memprof_renew_trigger(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  vm->young_trigger = NULL;
+  if (sampling(mp)) {
+    uint64_t gap = sampler_geometric(&mp->sampler);
+    if (gap <= (uint64_t)(vm->young_ptr - vm->young_start)) vm->young_trigger = vm->young_ptr - gap + 1;
+  }
+  gc_update_limit(vm);
 }
-void memtrace_finish(Vm *vm) { (void)vm; }
+
+static uint32_t new_entry(Memprof *mp) {
+  if (mp->free_count > 0) return mp->free_entries[--mp->free_count];
+  if (mp->entry_count == mp->entry_cap) mp->entries = grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
+  return mp->entry_count++;
+}
+
+static void release_entry(Memprof *mp, uint32_t i) {
+  mp->entries[i].in_use = false;
+  mp->entries[i].user.state = VAL_NIL;
+  if (mp->free_count == mp->free_cap) mp->free_entries = grow_array(mp->free_entries, &mp->free_cap, sizeof(uint32_t));
+  mp->free_entries[mp->free_count++] = i;
+}
+
+static void maybe_release(Memprof *mp, uint32_t i) {
+  Entry *e = &mp->entries[i];
+  if (e->in_use && e->forgotten && e->pending == 0 && !e->young) release_entry(mp, i);
+}
+
+static void forget(Memprof *mp, uint32_t i) {
+  Entry *e = &mp->entries[i];
+  e->forgotten = true;
+  e->live = false;
+  e->block = 0;
+  e->user.state = VAL_NIL;
+  maybe_release(mp, i);
+}
+
+static void push_event(Vm *vm, Event ev) {
+  Memprof *mp = vm->memprof;
+  mp->entries[ev.entry].pending++;
+  if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
+  if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
+  mp->events[mp->event_count++] = ev;
+  vm->memprof_pending = true;
+}
+
+// The debug entry of sub-block `sub` of the safe point the VM stands at.
+static const DebugInfo *site_of(const Vm *vm, uint32_t sub) {
+  if (!vm->pc) return NULL;
+  const FrameDesc *d = frames_find(vm->frames, vm->pc);
+  if (!d || d->debug_count == 0) return NULL;
+  return d->debug[sub < d->debug_count ? sub : d->debug_count - 1];
+}
+
+// Creates the entry and alloc event of one sampled block.
+static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
+  Memprof *mp = vm->memprof;
+  const DebugInfo *site = site_of(vm, sub);
+  uint32_t depth = 0, unchanged = 0;
+  if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
+  uint32_t i = new_entry(mp);
+  mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = n_samples,
+                           .profile = mp->running, .young = young, .major_born = !young,
+                           .live = true, .in_use = true};
+  if (young) {
+    if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
+    mp->young[mp->young_count++] = i;
+  }
+  mp->samples_taken += n_samples;
+  mp->blocks_sampled++;
+  push_event(vm, (Event){EV_ALLOC, i, site, depth, unchanged});
+}
+
+void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
+                          const uint32_t *sub_whsizes, uint32_t n_sub) {
+  Memprof *mp = vm->memprof;
+  if (!sampling(mp)) {
+    vm->young_trigger = NULL;
+    gc_update_limit(vm);
+    return;
+  }
+  Value *low = old_young_ptr - whsize;
+  Value *t = vm->young_trigger - 1;  // the sampled word
+  uint32_t counts[16] = {0};
+  uint32_t sub = 0;
+  Value *sub_low = old_young_ptr - sub_whsizes[0];
+  while (t >= low) {
+    while (t < sub_low && sub + 1 < n_sub) sub_low -= sub_whsizes[++sub];
+    counts[sub]++;
+    uint64_t gap = sampler_geometric(&mp->sampler);
+    if (gap > (uint64_t)(t - vm->young_start)) {
+      t = NULL;
+      break;
+    }
+    t -= gap;
+  }
+  vm->young_trigger = t ? t + 1 : NULL;
+  gc_update_limit(vm);
+  if (mp->in_callback || vm->sampling_suspended) return;
+  Value *top = old_young_ptr;
+  for (uint32_t i = 0; i < n_sub; i++) {
+    top -= sub_whsizes[i];
+    if (counts[i]) track(vm, val_of_ptr(top + 1), sub_whsizes[i] - 1, counts[i], true, i);
+  }
+}
+
+void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
+  Memprof *mp = vm->memprof;
+  if (!sampling(mp)) return;
+  uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
+  if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
+  track(vm, block, wosize, n, false, 0);
+}
+
+// =====================================================================
+// Tracking through collections
+// =====================================================================
+
+void memprof_minor_gc_done(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  for (uint32_t k = 0; k < mp->young_count; k++) {
+    uint32_t i = mp->young[k];
+    Entry *e = &mp->entries[i];
+    e->young = false;
+    if (!e->live) {
+      maybe_release(mp, i);
+      continue;
+    }
+    if (val_hd(e->block) == 0) {
+      e->block = val_field(e->block, 0);
+      push_event(vm, (Event){.kind = EV_PROMOTE, .entry = i});
+    } else {
+      e->live = false;
+      e->block = 0;
+      push_event(vm, (Event){.kind = EV_DEALLOC_MINOR, .entry = i});
+    }
+  }
+  mp->young_count = 0;
+}
+
+void memprof_major_mark_done(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  for (uint32_t i = 0; i < mp->entry_count; i++) {
+    Entry *e = &mp->entries[i];
+    if (!e->in_use || !e->live || e->young) continue;
+    if (hd_color(val_hd(e->block)) == COLOR_WHITE) {
+      e->live = false;
+      e->block = 0;
+      push_event(vm, (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
+    }
+  }
+}
+
+typedef struct RootAdapter {
+  RootVisitor visit;
+  void *data;
+} RootAdapter;
+
+static void visit_adapter(Vm *vm, Value *slot, void *data) {
+  RootAdapter *a = data;
+  a->visit(vm, slot, a->data);
+}
+
+void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
+  Memprof *mp = vm->memprof;
+  for (uint32_t i = 0; i < mp->entry_count; i++)
+    if (mp->entries[i].in_use) visit(vm, &mp->entries[i].user.state, data);
+  RootAdapter a = {visit, data};
+  for (uint32_t i = 0; i < mp->profile_count; i++) {
+    Profile *p = &mp->profiles[i];
+    if (!p->discarded && p->tracker.scan_roots) p->tracker.scan_roots(vm, p->tracker.data, visit_adapter, &a);
+  }
+}
+
+// =====================================================================
+// Delivering events
+// =====================================================================
+
+static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
+  Memprof *mp = vm->memprof;
+  uint32_t depth = ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
+  MemprofSample s = {
+      .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
+      .site = ev->site, .callers = mp->stacks.debug, .caller_count = depth,
+      .unchanged = ev->unchanged < depth ? ev->unchanged : depth,
+  };
+  return p->tracker.alloc && p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
+}
+
+// Delivers one event to its profile's tracker. The entry being delivered is
+// mp->delivering, so that memprof_callback_raised can forget it.
+static void deliver(Vm *vm, const Event *ev) {
+  Memprof *mp = vm->memprof;
+  Entry *e = &mp->entries[ev->entry];
+  Profile *p = &mp->profiles[e->profile];
+  e->pending--;
+  if (e->forgotten || p->discarded) {
+    maybe_release(mp, ev->entry);
+    return;
+  }
+  mp->delivering = ev->entry;
+  bool keep = true;
+  switch (ev->kind) {
+    case EV_ALLOC: keep = deliver_alloc(vm, p, e, ev); break;
+    case EV_PROMOTE: keep = !p->tracker.promote || p->tracker.promote(vm, p->tracker.data, &e->user); break;
+    case EV_DEALLOC_MINOR:
+    case EV_DEALLOC_MAJOR:
+      if (p->tracker.dealloc) p->tracker.dealloc(vm, p->tracker.data, &e->user, ev->kind == EV_DEALLOC_MAJOR);
+      keep = false;
+      break;
+  }
+  if (!keep) forget(mp, ev->entry);
+}
+
+void memprof_run_callbacks(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (!mp || mp->in_callback) return;
+  mp->in_callback = true;
+  while (mp->event_head < mp->event_count) {
+    Event ev = mp->events[mp->event_head++];
+    deliver(vm, &ev);
+  }
+  mp->event_head = mp->event_count = 0;
+  vm->memprof_pending = false;
+  mp->in_callback = false;
+}
+
+void memprof_callback_raised(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  forget(mp, mp->delivering);
+  vm->memprof_pending = mp->event_head < mp->event_count;
+  mp->in_callback = false;
+  vm_raise(vm, vm->exn);
+}
+
+// =====================================================================
+// Profiles
+// =====================================================================
+
+int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker) {
+  Memprof *mp = vm->memprof;
+  if (!mp || mp->running >= 0) return -1;
+  if (!mp->stacks.stubs && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
+  if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
+  int id = (int)mp->profile_count++;
+  mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate,
+                               .callstack_size = callstack_size, .tracker = *tracker};
+  mp->running = id;
+  sampler_set_rate(&mp->sampler, rate);
+  memprof_renew_trigger(vm);
+  return id;
+}
+
+bool memprof_stop_profile(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (!mp || mp->running < 0) return false;
+  mp->profiles[mp->running].running = false;
+  // Alloc events not yet delivered are cancelled: no alloc callback after stop.
+  for (uint32_t k = mp->event_head; k < mp->event_count; k++)
+    if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == mp->running)
+      forget(mp, mp->events[k].entry);
+  mp->running = -1;
+  memprof_renew_trigger(vm);
+  return true;
+}
+
+bool memprof_discard_profile(Vm *vm, int id) {
+  Memprof *mp = vm->memprof;
+  if (!mp || id < 0 || (uint32_t)id >= mp->profile_count || mp->profiles[id].running) return false;
+  Profile *p = &mp->profiles[id];
+  if (p->discarded) return true;
+  p->discarded = true;
+  for (uint32_t i = 0; i < mp->entry_count; i++) {
+    if (mp->entries[i].in_use && mp->entries[i].profile == id) forget(mp, i);
+  }
+  if (p->tracker.release) p->tracker.release(vm, p->tracker.data);
+  return true;
+}
+
+uint32_t memprof_callstack_size(const Vm *vm, int id) {
+  const Memprof *mp = vm->memprof;
+  if (!mp || id < 0 || (uint32_t)id >= mp->profile_count) return 0;
+  return mp->profiles[id].callstack_size;
+}

@@ -58,16 +58,37 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root" || exit 2
 
-# directive NAME FILE: the text after `// NAME: ` on each line that has it, in order
-# (`// expect:` alone is an empty line).
+# directive NAME FILE: the text after `// NAME: ` on each line that has it, in order.
 directive() {
   sed -n "s|^.*// $1:\\( \\(.*\\)\\)\\{0,1\\}\$|\\2|p" "$2"
 }
 
-# show_diff LABEL EXPECTED ACTUAL: the first 20 lines of a unified diff.
+# expectations NAME FILE: one line per expected output line, in order: `L` then
+# the text for `// NAME: TEXT` (`// NAME:` alone is an empty line), `R` then the
+# regex for `// NAME re: REGEX`.
+expectations() {
+  sed -n -e "s|^.*// $1 re:\\( \\(.*\\)\\)\\{0,1\\}\$|R\\2|p;t" \
+    -e "s|^.*// $1:\\( \\(.*\\)\\)\\{0,1\\}\$|L\\2|p" "$2"
+}
+
+# matches WANT ACTUAL: ACTUAL is WANT's lines, literal lines byte for byte and
+# regex lines matched as a whole (POSIX extended regex).
+matches() {
+  if ! grep -q '^R' "$1"; then
+    cut -c2- "$1" | cmp -s - "$2"
+    return
+  fi
+  [ "$(wc -l < "$1")" -eq "$(wc -l < "$2")" ] || return 1
+  awk 'NR == FNR { want[FNR] = $0; next }
+       { t = substr(want[FNR], 1, 1); w = substr(want[FNR], 2)
+         if (t == "L" ? $0 != w : $0 !~ ("^(" w ")$")) bad = 1 }
+       END { exit bad }' "$1" "$2"
+}
+
+# show_diff LABEL WANT ACTUAL: the first 20 lines of a unified diff.
 show_diff() {
   echo "  $1:"
-  diff -u --label expected --label actual "$2" "$3" | head -n 20 | sed 's/^/    /'
+  cut -c2- "$2" | diff -u --label expected --label actual - "$3" | head -n 20 | sed 's/^/    /'
 }
 
 passed=0
@@ -77,15 +98,15 @@ while IFS= read -r abs; do
   rel=$(realpath -m --relative-to="$root" "$abs")
   head -n 1 "$rel" | grep -q '^// module: not a test' && continue
 
-  directive expect "$rel" > "$tmp/want_out"
-  directive 'expect stderr' "$rel" > "$tmp/want_err"
+  expectations expect "$rel" > "$tmp/want_out"
+  expectations 'expect stderr' "$rel" > "$tmp/want_err"
   want_exit=$(directive 'expect exit' "$rel" | tail -n 1)
   [ -n "$want_exit" ] || want_exit=0
   read -r -a args <<< "$(directive args "$rel" | tail -n 1)"
 
+  # The outer 2>/dev/null silences bash's own "Segmentation fault" report.
   # shellcheck disable=SC2086  # flags are split on purpose
-  timeout "$limit" "$vm" $flags "$rel" "${args[@]}" > "$tmp/out" 2> "$tmp/err" < /dev/null
-  rc=$?
+  { timeout "$limit" "$vm" $flags "$rel" "${args[@]}" > "$tmp/out" 2> "$tmp/err" < /dev/null; rc=$?; } 2> /dev/null
 
   reasons=()
   if [ $rc -eq 124 ]; then
@@ -97,9 +118,9 @@ while IFS= read -r abs; do
       reasons+=("exit $rc, expected $want_exit")
     fi
   fi
-  cmp -s "$tmp/want_out" "$tmp/out" || reasons+=("stdout differs")
+  matches "$tmp/want_out" "$tmp/out" || reasons+=("stdout differs")
   if [ -s "$tmp/want_err" ]; then
-    cmp -s "$tmp/want_err" "$tmp/err" || reasons+=("stderr differs")
+    matches "$tmp/want_err" "$tmp/err" || reasons+=("stderr differs")
   elif [ -s "$tmp/err" ]; then
     reasons+=("unexpected stderr")
   fi
@@ -111,8 +132,8 @@ while IFS= read -r abs; do
   failed=$((failed + 1))
   msg=$(printf '%s; ' "${reasons[@]}")
   echo "FAIL $rel: ${msg%; }"
-  cmp -s "$tmp/want_out" "$tmp/out" || show_diff stdout "$tmp/want_out" "$tmp/out"
-  cmp -s "$tmp/want_err" "$tmp/err" || show_diff stderr "$tmp/want_err" "$tmp/err"
+  matches "$tmp/want_out" "$tmp/out" || show_diff stdout "$tmp/want_out" "$tmp/out"
+  matches "$tmp/want_err" "$tmp/err" || show_diff stderr "$tmp/want_err" "$tmp/err"
 done < <(printf '%s\n' "${files[@]}" | LC_ALL=C sort -u)
 
 echo "$passed passed, $failed failed"

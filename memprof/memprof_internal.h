@@ -1,0 +1,116 @@
+// memprof_internal.h - state shared by the files of memprof/ only.
+#ifndef MINNOW_MEMPROF_INTERNAL_H
+#define MINNOW_MEMPROF_INTERNAL_H
+
+#include "memprof.h"
+#include "tracker.h"
+
+// ---------------------------------------------------------------------------
+// Sampler (sampler.c)
+enum { GEOM_BATCH = 64 };
+
+typedef struct Sampler {
+  uint64_t s[4];               // xoshiro256+ state
+  double rate;                 // lambda
+  double inv_log1m;            // 1 / log(1 - lambda) (0 when lambda == 1)
+  uint64_t batch[GEOM_BATCH];  // pre-drawn geometric gaps
+  uint32_t batch_left;
+  uint64_t major_next;         // words until the next sampled major word (>= 1)
+} Sampler;
+
+void sampler_seed(Sampler *s, uint64_t seed);
+void sampler_set_rate(Sampler *s, double rate);
+// Next gap of Geometric(rate) on {1, 2, ...}: the sampled word is that many
+// words further on.
+uint64_t sampler_geometric(Sampler *s);
+// Number of sampled words among the next `words` words of the major stream.
+uint32_t sampler_binomial_major(Sampler *s, uint64_t words);
+// Exposed for tests: the libm-free natural logarithm used per draw.
+double sampler_log(double x);
+uint64_t sampler_next_u64(Sampler *s);
+
+// ---------------------------------------------------------------------------
+// Callstacks (callstack.c): the stub side-stack. See the design comment there.
+typedef struct StubFrame {
+  uint32_t code[3];            // {dst, caller fsize, MEMPROF_RETURN}; ret = &code[1]
+  uint32_t unused;
+  const uint32_t *orig_ret;    // the return address it replaced
+  const Value *frame;          // base of the frame whose base[-1] was redirected
+} StubFrame;
+
+typedef struct Callstacks {
+  StubFrame *stubs;            // bottom (outermost) first
+  const DebugInfo **debug;     // debug[i]: the call site stubs[i].orig_ret returns to
+  uint32_t depth, capacity;
+  uint32_t low_water;          // min depth since the last capture
+  const Value **scratch_base;  // capture: frames found above the stubs
+  const uint32_t **scratch_ret;
+  const DebugInfo **scratch_debug;
+  uint32_t scratch_cap;
+} Callstacks;
+
+bool callstacks_init(Callstacks *cs, uint64_t stack_words);
+void callstacks_free(Callstacks *cs);
+// Walks the frames pushed since the last capture, stubs them, and returns the
+// depth of the (complete) caller stack in cs->debug. *unchanged: how many
+// outermost entries are those of the previous capture.
+bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged);
+
+// ---------------------------------------------------------------------------
+// Profiles, entries, events (engine.c)
+typedef struct Profile {
+  int id;
+  bool running, discarded;
+  double rate;
+  uint32_t callstack_size;
+  MemprofTracker tracker;
+} Profile;
+
+typedef struct Entry {
+  Value block;                 // weak: 0 once the block is dead
+  MemprofBlock user;           // tracker's state (state is a root)
+  uint64_t wosize;
+  uint32_t n_samples;
+  int profile;                 // index in profiles
+  uint32_t pending;            // queued events naming this entry
+  bool young;                  // in the young list (until the next minor GC)
+  bool major_born, in_use;
+  bool live;                   // block watched: false once dead or forgotten
+  bool forgotten;              // no further callback (returned false, raised,
+                               // stopped before its alloc event, discarded)
+} Entry;
+// Invariant: an entry slot is reused only when forgotten, with no pending
+// event, and out of the young list (maybe_release).
+
+typedef enum EventKind { EV_ALLOC, EV_PROMOTE, EV_DEALLOC_MINOR, EV_DEALLOC_MAJOR } EventKind;
+
+typedef struct Event {
+  EventKind kind;
+  uint32_t entry;
+  // EV_ALLOC only: the callstack at the sample (valid until the interpreter
+  // runs Minnow code other than callbacks: events are delivered before).
+  const DebugInfo *site;
+  uint32_t depth, unchanged;
+} Event;
+
+struct Memprof {
+  Sampler sampler;
+  Callstacks stacks;
+  Profile *profiles;
+  uint32_t profile_count, profile_cap;
+  int running;                 // index of the running profile, or -1
+  Entry *entries;
+  uint32_t entry_count, entry_cap;
+  uint32_t *free_entries;
+  uint32_t free_count, free_cap;
+  uint32_t *young;             // indices of entries whose block is young
+  uint32_t young_count, young_cap;
+  Event *events;               // FIFO: events[event_head .. event_count)
+  uint32_t event_head, event_count, event_cap;
+  bool in_callback;
+  uint32_t delivering;         // entry whose event is being delivered
+  // Statistics (the bench and tests read them)
+  uint64_t samples_taken, blocks_sampled;
+};
+
+#endif

@@ -1,0 +1,193 @@
+// module.c - the Memprof module of LANGUAGE.md: Minnow closures as a tracker.
+// Memprof.start(params) reads {sampling_rate, callstack_size, tracker}, the
+// tracker being a record of optional closures (alloc_minor, alloc_major,
+// promote, dealloc_minor, dealloc_major). Each alloc callback receives
+// info = {n_samples, size, source, callstack}; callstack is an opaque block of
+// debug-entry ids, innermost first, that Memprof.frames turns into records.
+#include <stdlib.h>
+#include <string.h>
+
+#include "memprof_internal.h"
+#include "../lang/builtins.h"
+#include "../lang/ops.h"
+#include "../lang/vm.h"
+
+enum { CB_ALLOC_MINOR, CB_ALLOC_MAJOR, CB_PROMOTE, CB_DEALLOC_MINOR, CB_DEALLOC_MAJOR, CB_COUNT };
+static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major", "promote",
+                                                     "dealloc_minor", "dealloc_major"};
+
+typedef struct ClosureTracker {
+  Value callbacks[CB_COUNT];   // closures or nil; GC roots (scan_roots)
+  uint32_t callstack_size;     // 0: no limit
+} ClosureTracker;
+
+// Calls callback `which` with one argument; a raise forgets the block and
+// propagates. Returns the callback's result (nil when there is none).
+static Value call(Vm *vm, ClosureTracker *t, int which, Value arg) {
+  Value result = VAL_NIL;
+  if (t->callbacks[which] == VAL_NIL) return arg;
+  if (!vm_call(vm, t->callbacks[which], 1, &arg, &result)) memprof_callback_raised(vm);
+  return result;
+}
+
+// Frames innermost first: the site, then the callers from the innermost one
+// out; inlined chains expanded (an entry, then the code it was inlined into).
+static uint32_t collect_frames(const MemprofSample *s, uint64_t *out, uint32_t limit) {
+  uint32_t n = 0;
+  for (int i = -1; i < (int)s->caller_count && n < limit; i++) {
+    const DebugInfo *d = i < 0 ? s->site : s->callers[s->caller_count - 1 - (uint32_t)i];
+    for (; d && n < limit; d = d->inlined_into) out[n++] = d->id;
+  }
+  return n;
+}
+
+static Value make_callstack(Vm *vm, const MemprofSample *s, uint32_t limit) {
+  uint32_t max = s->caller_count + 1;
+  for (uint32_t i = 0; i < s->caller_count; i++)
+    for (const DebugInfo *d = s->callers[i]->inlined_into; d; d = d->inlined_into) max++;
+  for (const DebugInfo *d = s->site->inlined_into; d; d = d->inlined_into) max++;
+  if (limit && max > limit) max = limit;
+  uint64_t *ids = malloc((max ? max : 1) * sizeof *ids);
+  if (!ids) vm_raise_error(vm, "out of memory");
+  uint32_t n = collect_frames(s, ids, max);
+  Value cs = gc_alloc(vm, n, TAG_RAW);   // n >= 1: the site is always there
+  memcpy(val_fields(cs), ids, n * sizeof *ids);
+  free(ids);
+  return cs;
+}
+
+static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
+  ClosureTracker *t = data;
+  int which = s->major ? CB_ALLOC_MAJOR : CB_ALLOC_MINOR;
+  if (t->callbacks[which] == VAL_NIL) return false;
+  static const char *const names[] = {"n_samples", "size", "source", "callstack"};
+  Value vals[4] = {val_of_int(s->n_samples), val_of_int((int64_t)s->wosize), VAL_NIL, VAL_NIL};
+  const char *source = s->external ? "external" : "normal";
+  vals[2] = ops_string(vm, source, strlen(source));
+  vm_push_root(vm, &vals[2]);
+  vals[3] = make_callstack(vm, s, t->callstack_size);
+  vm_pop_roots(vm, 1);
+  Value info = ops_record(vm, names, vals, 4);
+  Value state = call(vm, t, which, info);
+  block->state = state;
+  return state != VAL_NIL;
+}
+
+static bool on_promote(Vm *vm, void *data, MemprofBlock *block) {
+  ClosureTracker *t = data;
+  if (t->callbacks[CB_PROMOTE] == VAL_NIL) return true;
+  Value state = call(vm, t, CB_PROMOTE, block->state);
+  block->state = state;
+  return state != VAL_NIL;
+}
+
+static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
+  ClosureTracker *t = data;
+  call(vm, t, major ? CB_DEALLOC_MAJOR : CB_DEALLOC_MINOR, block->state);
+}
+
+static void on_release(Vm *vm, void *data) {
+  (void)vm;
+  free(data);
+}
+
+static void on_scan(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), void *visit_data) {
+  ClosureTracker *t = data;
+  for (int i = 0; i < CB_COUNT; i++) visit(vm, &t->callbacks[i], visit_data);
+}
+
+static double rate_of(Vm *vm, Value params) {
+  Value r;
+  if (!ops_record_get(vm, params, "sampling_rate", &r))
+    vm_raise_error(vm, "Memprof.start: missing field sampling_rate");
+  double rate = val_is_int(r) ? (double)val_to_int(r) : builtins_number(vm, r, "Memprof.start");
+  if (!(rate > 0 && rate <= 1)) vm_raise_error(vm, "Memprof.start: sampling_rate must be in (0, 1]");
+  return rate;
+}
+
+static uint32_t callstack_size_of(Vm *vm, Value params) {
+  Value v;
+  if (!ops_record_get(vm, params, "callstack_size", &v) || v == VAL_NIL) return 0;
+  int64_t n = builtins_int(vm, v, "Memprof.start");
+  if (n < 0) vm_raise_error(vm, "Memprof.start: callstack_size must be >= 0");
+  return n > UINT32_MAX ? 0 : (uint32_t)n;
+}
+
+static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
+  Value tracker = VAL_NIL;
+  ops_record_get(vm, params, "tracker", &tracker);
+  for (int i = 0; i < CB_COUNT; i++) {
+    Value f = VAL_NIL;
+    if (tracker != VAL_NIL) ops_record_get(vm, tracker, callback_names[i], &f);
+    if (f != VAL_NIL && !val_has_tag(f, TAG_CLOSURE))
+      vm_raise_error(vm, "Memprof.start: tracker.%s must be a function", callback_names[i]);
+    t->callbacks[i] = f;
+  }
+}
+
+Value prim_memprof_start(Vm *vm, Value *args) {
+  if (!vm->memprof) vm_raise_error(vm, "Memprof.start: memprof needs the generational GC (this is the Boehm build)");
+  if (!val_has_tag(args[0], TAG_RECORD)) vm_raise_error(vm, "type error: Memprof.start expects a record, got %s", vm_type_name(args[0]));
+  double rate = rate_of(vm, args[0]);
+  ClosureTracker tmp;
+  tmp.callstack_size = callstack_size_of(vm, args[0]);
+  read_callbacks(vm, args[0], &tmp);
+  if (vm->memprof->running >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
+  Value handle = gc_alloc(vm, 1, TAG_RAW);   // before the profile: no sample of it
+  ClosureTracker *t = malloc(sizeof *t);
+  if (!t) vm_raise_error(vm, "out of memory");
+  *t = tmp;
+  read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
+  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t};
+  int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
+  if (id < 0) {
+    free(t);
+    vm_raise_error(vm, "Memprof.start: cannot start a profile");
+  }
+  val_fields(handle)[0] = (Value)id;
+  return handle;
+}
+
+Value prim_memprof_stop(Vm *vm, Value *args) {
+  (void)args;
+  if (!memprof_stop_profile(vm)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  return VAL_NIL;
+}
+
+Value prim_memprof_discard(Vm *vm, Value *args) {
+  Value h = args[0];
+  if (!val_has_tag(h, TAG_RAW) || val_wosize(h) != 1) vm_raise_error(vm, "type error: Memprof.discard expects a profile");
+  if (!memprof_discard_profile(vm, (int)val_field(h, 0)))
+    vm_raise_error(vm, "Memprof.discard: the profile is still running");
+  return VAL_NIL;
+}
+
+// Memprof.frames(cs): the callstack as a list of records, innermost first.
+Value prim_memprof_frames(Vm *vm, Value *args) {
+  if (!val_has_tag(args[0], TAG_RAW)) vm_raise_error(vm, "type error: Memprof.frames expects a callstack");
+  static const char *const names[] = {"file", "line", "start_col", "end_col", "function"};
+  Value list = VAL_EMPTY;
+  Value vals[5];
+  vm_push_root(vm, &list);
+  for (uint64_t i = val_wosize(args[0]); i > 0; i--) {
+    const DebugInfo *d = frames_debug_by_id(vm->frames, (uint32_t)val_field(args[0], i - 1));
+    if (!d) continue;
+    for (int k = 0; k < 5; k++) vals[k] = VAL_NIL;
+    vals[0] = ops_string(vm, d->file, strlen(d->file));
+    vm_push_root(vm, &vals[0]);
+    vals[4] = ops_string(vm, d->function, strlen(d->function));
+    vm_pop_roots(vm, 1);
+    vals[1] = val_of_int(d->line);
+    vals[2] = val_of_int(d->start_col);
+    vals[3] = val_of_int(d->end_col);
+    Value rec = ops_record(vm, names, vals, 5);
+    vm_push_root(vm, &rec);
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    vm_pop_roots(vm, 1);
+    val_fields(cell)[0] = rec;
+    val_fields(cell)[1] = list;
+    list = cell;
+  }
+  vm_pop_roots(vm, 1);
+  return list;
+}

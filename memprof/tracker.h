@@ -1,0 +1,79 @@
+// tracker.h - the one interface through which memprof reports what it samples.
+// The Memprof module (memprof/module.c) adapts Minnow closures to it; the
+// counting tracker (memprof/counter.c) and the trace writer are C trackers.
+//
+// Every callback runs at a safe point of the interpreter (never inside an
+// allocation or a collection), with sampling suspended, one at a time, in the
+// order the events happened. For each block: alloc, then at most one promote,
+// then exactly one dealloc, unless a callback returns false (the block is
+// then forgotten: no further callback) or the profile is discarded.
+#ifndef MINNOW_TRACKER_H
+#define MINNOW_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../lang/frames.h"
+#include "../lang/value.h"
+
+typedef struct Vm Vm;
+
+// What the tracker may keep per tracked block. `state` is a GC root (the
+// Memprof module keeps the callback's result there); `user` is free for C.
+typedef struct MemprofBlock {
+  Value state;
+  uint64_t user;
+} MemprofBlock;
+
+// One sampled block. Its callstack is `site` (the allocating expression,
+// innermost) below `callers` (outermost first: callers[caller_count-1] is the
+// call site in the function that allocated). The first `unchanged` callers
+// are those of the previous sample (of any block): a consumer that encodes
+// callstacks by difference need not compare them. Inlined debug entries are
+// not expanded here (see DebugInfo.inlined_into).
+typedef struct MemprofSample {
+  uint64_t wosize;             // fields, header excluded
+  uint32_t n_samples;          // >= 1: sampled words, header included
+  bool major;                  // born in the major heap
+  bool external;               // memory outside the GC heap (source "external")
+  const DebugInfo *site;
+  const DebugInfo *const *callers;
+  uint32_t caller_count;
+  uint32_t unchanged;
+} MemprofSample;
+
+typedef struct MemprofTracker {
+  // May run Minnow code; may raise (vm_raise): the exception propagates from
+  // the allocation point and the block is forgotten. Return false to forget
+  // the block. Any of the four may be NULL (alloc NULL: nothing is tracked).
+  bool (*alloc)(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *sample);
+  bool (*promote)(Vm *vm, void *data, MemprofBlock *block);
+  void (*dealloc)(Vm *vm, void *data, MemprofBlock *block, bool major);
+  // The profile was discarded (or the VM ends): release `data`.
+  void (*release)(Vm *vm, void *data);
+  // GC roots of the tracker itself (the Memprof module's closures).
+  void (*scan_roots)(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), void *visit_data);
+  void *data;
+} MemprofTracker;
+
+// A tracker callback that ran Minnow code which raised (vm_call returned
+// false, the exception in vm->exn) calls this: the block is forgotten and the
+// exception propagates from the allocation point. Never returns.
+_Noreturn void memprof_callback_raised(Vm *vm);
+
+// Starts a profile sampling each allocated word with probability `rate`
+// (0 < rate <= 1), keeping at most `callstack_size` frames per sample for
+// trackers that copy callstacks (0: no limit). Returns its id, or -1 if a
+// profile is already running.
+int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker);
+// Stops sampling (tracked blocks keep reporting). False if none was running.
+bool memprof_stop_profile(Vm *vm);
+// Forgets every block of the stopped profile `id`: no further callback.
+// False if `id` is running or unknown.
+bool memprof_discard_profile(Vm *vm, int id);
+// The running profile's callstack_size (0 if none).
+uint32_t memprof_callstack_size(const Vm *vm, int id);
+// Reseeds the sampler (tests use fixed seeds).
+void memprof_set_seed(Vm *vm, uint64_t seed);
+
+#endif

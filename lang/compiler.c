@@ -57,6 +57,8 @@ typedef struct Member {
   int prim;            // >= 0: external bound to primitive `prim`
   int arity;           // externals and top-level functions; -1 otherwise
   bool is_var;         // `var`: assignable
+  bool is_fn;          // fn or external (cannot be redefined)
+  int item;            // index of the top-level item declaring it
 } Member;
 
 typedef struct Module {
@@ -73,6 +75,7 @@ typedef struct Module {
   Proto *init;
   int state;           // 0 compiling, 1 done
   bool cycle_reported;
+  int current_item;    // top-level item being compiled (name resolution)
 } Module;
 
 typedef struct ModuleTable {
@@ -520,9 +523,24 @@ static Local *find_local(FnState *fs, const char *name) {
   return NULL;
 }
 
+// A top-level `let` may shadow an earlier one: each gets its own global.
+// While the module compiles, a name means the latest binding declared at or
+// before the current item (or, for a forward reference, the first one);
+// once compiled, the last one.
 static Member *find_member(Module *m, const char *name) {
+  Member *before = NULL, *first = NULL;
+  for (uint32_t i = 0; i < m->member_count; i++) {
+    Member *mem = &m->members[i];
+    if (strcmp(mem->name, name) != 0) continue;
+    if (!first) first = mem;
+    if (m->state == 1 || mem->item <= m->current_item) before = mem;
+  }
+  return before ? before : first;
+}
+
+static Member *find_member_at(Module *m, const char *name, int item) {
   for (uint32_t i = 0; i < m->member_count; i++)
-    if (strcmp(m->members[i].name, name) == 0) return &m->members[i];
+    if (strcmp(m->members[i].name, name) == 0 && m->members[i].item == item) return &m->members[i];
   return NULL;
 }
 
@@ -1322,7 +1340,7 @@ static uint32_t compile_to_reg(FnState *fs, Expr *e) {
 static bool top_scope(FnState *fs) { return fs->is_top && fs->scope_depth == 1; }
 
 static void bind_global(FnState *fs, const char *name, uint32_t reg, SrcPos pos) {
-  Member *m = find_member(fs->module, name);
+  Member *m = find_member_at(fs->module, name, fs->module->current_item);
   emit_op(fs, BC_SETGLOBAL, pos);
   emit(fs, m->global);
   emit(fs, reg);
@@ -1520,13 +1538,15 @@ static void declare_members(FnState *fs, Module *m) {
           for (int j = p->u.record.count - 1; j >= 0 && sp < 64; j--) stack[sp++] = p->u.record.pats[j];
       }
     }
+    bool is_fn = e->kind == EX_FN_DECL || e->kind == EX_EXTERNAL;
     for (int j = 0; j < n; j++) {
-      Member *old = find_member(m, names[j]);
-      if (old) {
-        if (e->kind == EX_FN_DECL || e->kind == EX_EXTERNAL)
+      Member *old = find_member_at(m, names[j], i);
+      if (old) continue;   // a pattern naming it twice
+      for (uint32_t k = 0; k < m->member_count; k++)
+        if (strcmp(m->members[k].name, names[j]) == 0 && (is_fn || m->members[k].is_fn)) {
           error_at(fs, e->pos, "%s is defined twice", names[j]);
-        continue;
-      }
+          break;
+        }
       char *gname = m->name[0] ? xasprintf("%s.%s", m->name, names[j]) : xstrdup(names[j]);
       GROW(m->members, m->member_count, m->member_cap);
       Member *mem = &m->members[m->member_count++];
@@ -1535,6 +1555,8 @@ static void declare_members(FnState *fs, Module *m) {
       mem->prim = -1;
       mem->arity = -1;
       mem->is_var = is_var;
+      mem->is_fn = is_fn;
+      mem->item = i;
       free(gname);
     }
   }
@@ -1542,7 +1564,7 @@ static void declare_members(FnState *fs, Module *m) {
 
 static void define_external(FnState *fs, Module *m, Expr *e) {
   Vm *vm = fs->vm;
-  Member *mem = find_member(m, e->u.external.name);
+  Member *mem = find_member_at(m, e->u.external.name, m->current_item);
   int prim = prim_lookup(e->u.external.c_name);
   if (prim < 0) {
     error_at(fs, e->pos, "unknown primitive \"%s\"", e->u.external.c_name);
@@ -1577,7 +1599,7 @@ static void define_external(FnState *fs, Module *m, Expr *e) {
 }
 
 static void define_function(FnState *top, Module *m, Expr *e) {
-  Member *mem = find_member(m, e->u.fn.name);
+  Member *mem = find_member_at(m, e->u.fn.name, m->current_item);
   mem->arity = e->u.fn.param_count;
   Proto *p = compile_function(top, m, &e->u.fn, e->u.fn.name);
   top->vm->globals[mem->global] = static_closure(top->vm, p);
@@ -1606,10 +1628,12 @@ static void compile_module(Vm *vm, Module *m) {
   top.next_reg = top.max_reg = 1;
   set_live(&top, 0);
   begin_scope(&top);
+  m->current_item = -1;
   declare_members(&top, m);
   ExprList *items = &m->parse.program.items;
   for (int i = 0; i < items->count; i++) {
     Expr *e = items->items[i];
+    m->current_item = i;
     if (e->kind == EX_IMPORT) {
       char cap[128];
       snprintf(cap, sizeof cap, "%s", e->u.name);
@@ -1618,9 +1642,11 @@ static void compile_module(Vm *vm, Module *m) {
     }
     if (e->kind == EX_EXTERNAL) define_external(&top, m, e);
   }
-  for (int i = 0; i < items->count; i++)
+  for (int i = 0; i < items->count; i++) {
+    m->current_item = i;
     if (items->items[i]->kind == EX_FN_DECL) define_function(&top, m, items->items[i]);
-  for (int i = 0; i < items->count; i++) compile_stmt(&top, items->items[i]);
+    else compile_stmt(&top, items->items[i]);
+  }
   uint32_t r = alloc_reg(&top);
   emit_loadk(&top, r, K_NIL, (SrcPos){0, 0, 1, 0});
   emit_op(&top, BC_RET, (SrcPos){0, 0, 1, 0});

@@ -11,6 +11,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Werror
 CFLAGS_release := -O2 -g
 CFLAGS_boehm   := -O2 -g -DMINNOW_BOEHM=1
+CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
@@ -26,6 +27,7 @@ STDLIB    := $(sort $(wildcard stdlib/*.mn))
 SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC)
 SRC_asan    := $(SRC_release)
 SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC)
+SRC_noprof  := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
@@ -45,13 +47,17 @@ build/$(1)/%.o: %.c lang/stdlib.inc
 	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.o,%.d,$$(call obj,$(1),$$(SRC_$(1)) $$(MAIN_SRC)))
 endef
-$(foreach v,release boehm asan,$(eval $(call variant,$(v))))
+$(foreach v,release boehm asan noprof,$(eval $(call variant,$(v))))
 
 vm: $(call obj,release,$(SRC_release) $(MAIN_SRC))
 	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
 vm-boehm: $(call obj,boehm,$(SRC_boehm) $(MAIN_SRC))
 	$(CC) $(CFLAGS_boehm) -o $@ $^ $(LDLIBS) -lgc
+
+# The reference build for the profiler's cost when off (bench-memprof).
+vm-noprof: $(call obj,noprof,$(SRC_noprof) $(MAIN_SRC))
+	$(CC) $(CFLAGS_noprof) -o $@ $^ $(LDLIBS)
 
 vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
@@ -72,6 +78,6 @@ test: vm vm-boehm vm-asan unit-bins
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof lang/stdlib.inc
 
 -include bench/bench.mk

@@ -88,3 +88,4 @@ bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
 double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
 bool gc_verify(Vm *vm) { (void)vm; return true; }
 void gc_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }
+void gc_update_limit(Vm *vm) { (void)vm; }

@@ -28,6 +28,12 @@ typedef struct MajorHeap MajorHeap;
 #define MINNOW_BOEHM 0
 #endif
 static const bool GC_IS_BOEHM = MINNOW_BOEHM;
+// make vm-noprof builds without the profiler (the reference for measuring
+// what memprof costs when it is off): every hook is compiled out.
+#ifndef MINNOW_NO_MEMPROF
+#define MINNOW_NO_MEMPROF 0
+#endif
+static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
 
 // Counters of Gc.stat, in words, headers included (as OCaml counts them).
 typedef struct GcStats {

@@ -80,7 +80,7 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
       check_heap_limit(vm, 0);
       continue;
     }
-    if (p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
+    if (MEMPROF_BUILT && p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
     return p;
   }
 }
@@ -107,7 +107,7 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (!v) vm_raise_error(vm, "out of memory");
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
-  memprof_sample_major(vm, v, wosize);
+  if (MEMPROF_BUILT) memprof_sample_major(vm, v, wosize);
   return v;
 }
 

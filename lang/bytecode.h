@@ -48,7 +48,16 @@
   X(JMPIF, 3, 0, "ro")        /* cond must be a bool */                      \
   X(JMPIFNOT, 3, 0, "ro")                                                    \
   X(JNLT, 4, 0, "rro")        /* jump unless a < b (ints fast) */            \
+  X(JNLE, 4, 0, "rro")        /* jump unless a <= b */                       \
+  X(JNGT, 4, 0, "rro")        /* jump unless a > b */                        \
+  X(JNGE, 4, 0, "rro")        /* jump unless a >= b */                       \
+  X(JNEQ, 4, 0, "rro")        /* jump unless a == b */                       \
+  X(JNNE, 4, 0, "rro")        /* jump unless a != b */                       \
+  X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
+  X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
   X(CALL, 6, 1, "rrnrn")      /* fn first_arg argc dst caller_fsize */       \
+  X(CALLG, 6, 1, "grnrn")     /* as CALL, the function in global g (a     \
+                                 top-level fn, never reassigned) */          \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
   X(RET, 2, 0, "r")                                                          \
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \

@@ -867,6 +867,19 @@ static const Member *callee_external(FnState *fs, Expr *callee) {
   return NULL;
 }
 
+// A top-level fn of some module (its global is never reassigned), or NULL.
+static const Member *callee_function(FnState *fs, Expr *callee) {
+  if (callee->kind == EX_MEMBER) {
+    Member *m = member_of(fs, callee);
+    return m && m->is_fn && m->prim < 0 ? m : NULL;
+  }
+  if (callee->kind == EX_VAR) {
+    Resolved r = resolve(fs, callee->u.name);
+    if (r.kind == RES_GLOBAL && r.member && r.member->is_fn && r.member->prim < 0) return r.member;
+  }
+  return NULL;
+}
+
 static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
   const Member *ext = callee_external(fs, e->u.call.callee);
   if (ext) {
@@ -874,14 +887,15 @@ static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
     return;
   }
   uint32_t mark = fs->next_reg;
-  uint32_t fn = compile_to_reg(fs, e->u.call.callee);
+  const Member *known = callee_function(fs, e->u.call.callee);
+  uint32_t fn = known ? UINT32_MAX : compile_to_reg(fs, e->u.call.callee);
   uint32_t first = compile_items(fs, e->u.call.args.items, e->u.call.args.count);
-  uint32_t at = emit_op(fs, BC_CALL, e->pos);
-  emit(fs, fn);
+  uint32_t at = emit_op(fs, known ? BC_CALLG : BC_CALL, e->pos);
+  emit(fs, known ? known->global : fn);
   emit(fs, first);
   emit(fs, (uint32_t)e->u.call.args.count);
   emit(fs, dst);
-  uint32_t skip_from = fn >= mark ? fn : first;
+  uint32_t skip_from = !known && fn >= mark ? fn : first;
   add_safepoint(fs, at, true, e->pos, skip_from, fs->next_reg);
   emit_fsize_placeholder(fs);
   free_to(fs, mark);
@@ -913,7 +927,18 @@ static void compile_binary(FnState *fs, Expr *e, uint32_t dst) {
   }
   uint32_t mark = fs->next_reg;
   uint32_t a = compile_to_reg(fs, e->u.binary.left);
-  uint32_t b = compile_to_reg(fs, e->u.binary.right);
+  Expr *right = e->u.binary.right;
+  if ((op == OP_ADD || op == OP_SUB) && right->kind == EX_INT && right->u.int_val > -(1 << 30) &&
+      right->u.int_val < (1 << 30)) {
+    emit_op(fs, op == OP_ADD ? BC_ADDI : BC_SUBI, e->pos);
+    emit(fs, dst);
+    emit(fs, a);
+    emit(fs, (uint32_t)(int32_t)right->u.int_val);
+    free_to(fs, mark);
+    set_live(fs, dst);
+    return;
+  }
+  uint32_t b = compile_to_reg(fs, right);
   Opcode code = binop_code[op];
   uint32_t at = emit_op(fs, code, e->pos);
   emit(fs, dst);
@@ -961,14 +986,22 @@ static void compile_field(FnState *fs, Expr *e, uint32_t dst) {
   set_live(fs, dst);
 }
 
+static const Opcode jump_unless[] = {
+    [OP_EQ] = BC_JNEQ, [OP_NE] = BC_JNNE, [OP_LT] = BC_JNLT,
+    [OP_LE] = BC_JNLE, [OP_GT] = BC_JNGT, [OP_GE] = BC_JNGE,
+};
+
+static bool is_comparison(BinOp op) { return op >= OP_EQ && op <= OP_GE; }
+
 // Emits a conditional jump taken when `cond` is false; returns it for patching.
+// A comparison fuses with the jump (one instruction, no bool materialised).
 static uint32_t compile_condition(FnState *fs, Expr *cond) {
   uint32_t mark = fs->next_reg;
   uint32_t j;
-  if (cond->kind == EX_BINARY && cond->u.binary.op == OP_LT) {
+  if (cond->kind == EX_BINARY && is_comparison(cond->u.binary.op)) {
     uint32_t a = compile_to_reg(fs, cond->u.binary.left);
     uint32_t b = compile_to_reg(fs, cond->u.binary.right);
-    j = emit_jump(fs, BC_JNLT, cond->pos, a, b, 2);
+    j = emit_jump(fs, jump_unless[cond->u.binary.op], cond->pos, a, b, 2);
   } else {
     uint32_t r = compile_to_reg(fs, cond);
     j = emit_jump(fs, BC_JMPIFNOT, cond->pos, r, 0, 1);

@@ -41,13 +41,18 @@
 // Out-of-line pieces of instructions
 // =====================================================================
 
+// == without a call when an immediate decides it.
+static inline bool values_equal(Value a, Value b) {
+  return a == b || (val_is_ptr(a) && val_is_ptr(b) && ops_equal(a, b));
+}
+
 static inline const Proto *closure_proto(const Vm *vm, Value clos) {
   return vm->protos[val_to_int(val_field(clos, 0))];
 }
 
 // Runs queued memprof callbacks with `v` held as a root; returns v (moved).
 static Value after_alloc(Vm *vm, Value v) {
-  if (likely(!vm->memprof_pending)) return v;
+  if (!MEMPROF_BUILT || likely(!vm->memprof_pending)) return v;
   vm_push_root(vm, &v);
   memprof_run_callbacks(vm);
   vm_pop_roots(vm, 1);
@@ -109,7 +114,7 @@ static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *to
     dsts[i] = sub[0];
     sub = src + n;
   }
-  if (unlikely(vm->memprof_pending)) {
+  if (MEMPROF_BUILT && unlikely(vm->memprof_pending)) {
     for (uint32_t i = 0; i < nsub; i++) vm_push_root(vm, &subs[i]);
     memprof_run_callbacks(vm);
     vm_pop_roots(vm, nsub);
@@ -327,8 +332,8 @@ op_NOT: {
   R(1) = a == VAL_TRUE ? VAL_FALSE : VAL_TRUE;
   pc += 3; DISPATCH();
 }
-op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(a == b || ops_equal(a, b)); pc += 4; DISPATCH(); }
-op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!(a == b || ops_equal(a, b))); pc += 4; DISPATCH(); }
+op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(values_equal(a, b)); pc += 4; DISPATCH(); }
+op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!values_equal(a, b)); pc += 4; DISPATCH(); }
 #define COMPARE_OP(name, cmp)                                                  \
   op_##name: {                                                                 \
     Value a = R(2), b = R(3);                                                  \
@@ -355,15 +360,50 @@ op_JMPIFNOT: {
   pc += t ? 3 : (int32_t)pc[2];
   DISPATCH();
 }
-op_JNLT: {
-  Value a = R(1), b = R(2);
-  bool lt;
-  if (likely(a & b & 1)) lt = (int64_t)a < (int64_t)b;
-  else { SAVE(); lt = ops_compare(vm, a, b) < 0; }
-  pc += lt ? 4 : (int32_t)pc[3];
-  DISPATCH();
+#define COMPARE_JUMP(name, cmp)                                                \
+  op_##name: {                                                                 \
+    Value a = R(1), b = R(2);                                                  \
+    bool holds;                                                                \
+    if (likely(a & b & 1)) holds = (int64_t)a cmp (int64_t)b;                  \
+    else { SAVE(); holds = ops_compare(vm, a, b) cmp 0; }                      \
+    pc += holds ? 4 : (int32_t)pc[3];                                          \
+    DISPATCH();                                                                \
+  }
+COMPARE_JUMP(JNLT, <)
+COMPARE_JUMP(JNLE, <=)
+COMPARE_JUMP(JNGT, >)
+COMPARE_JUMP(JNGE, >=)
+#undef COMPARE_JUMP
+op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
+op_ADDI: {
+  Value a = R(2);
+  if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
+  else { SAVE(); R(1) = arith_slow(vm, BC_ADD, a, val_of_int((int32_t)pc[3])); }
+  pc += 4; DISPATCH();
+}
+op_SUBI: {
+  Value a = R(2);
+  if (likely(val_is_int(a))) R(1) = a - ((Value)(int64_t)(int32_t)pc[3] << 1);
+  else { SAVE(); R(1) = arith_slow(vm, BC_SUB, a, val_of_int((int32_t)pc[3])); }
+  pc += 4; DISPATCH();
 }
 
+op_CALLG: {
+  Value f = vm->globals[pc[1]];
+  uint32_t argc = pc[3];
+  const Proto *p = closure_proto(vm, f);
+  if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
+  Value *nb = base + pc[5] + 1;
+  if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) { SAVE(); vm_raise_stack_overflow(vm); }
+  nb[-1] = (Value)(uintptr_t)(pc + 5);
+  nb[0] = f;
+  const Value *args = base + pc[2];
+  for (uint32_t i = 0; i < argc; i++) nb[1 + i] = args[i];
+  base = nb;
+  pc = p->code;
+  DISPATCH();
+}
 op_CALL: {
   Value f = R(1);
   uint32_t argc = pc[3];
@@ -527,7 +567,7 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
     if (vm->handler_count <= b->handler_floor) return false;
     Handler h = vm->handlers[--vm->handler_count];
     vm->root_count = b->root_floor;
-    if (vm->memprof) memprof_unwind(vm, h.base);
+    if (MEMPROF_BUILT && vm->memprof) memprof_unwind(vm, h.base);
     h.base[h.reg] = vm->exn;
     vm->exn = VAL_NIL;
     start_pc = h.pc;

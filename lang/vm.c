@@ -34,7 +34,7 @@ Vm *vm_new(const VmOptions *options) {
   vm->shapes = shapes_new();
   vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
   vm->exn = VAL_NIL;
-  vm->memprof = GC_IS_BOEHM ? NULL : memprof_new(vm);
+  vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   return vm;
 }
 

@@ -126,7 +126,7 @@ static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
 }
 
 Value prim_memprof_start(Vm *vm, Value *args) {
-  if (!vm->memprof) vm_raise_error(vm, "Memprof.start: memprof needs the generational GC (this is the Boehm build)");
+  if (!vm->memprof) vm_raise_error(vm, "Memprof.start: this build has no profiler (vm-boehm or vm-noprof)");
   if (!val_has_tag(args[0], TAG_RECORD)) vm_raise_error(vm, "type error: Memprof.start expects a record, got %s", vm_type_name(args[0]));
   double rate = rate_of(vm, args[0]);
   ClosureTracker tmp;

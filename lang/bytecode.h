@@ -68,8 +68,8 @@
                                  dst tag nfields fields (a field with bit 31 \
                                  set is sub-block (x & 0x7fffffff); dst       \
                                  0xffffffff = none) */                       \
-  X(GETFIELD, 5, 0, "rrscc")  /* dst obj name cached_shape cached_index */   \
-  X(SETFIELD, 5, 0, "rsrcc")  /* obj name src cached_shape cached_index */   \
+  X(GETFIELD, 6, 0, "rrscc")  /* dst obj name cached_shape cached_index */   \
+  X(SETFIELD, 6, 0, "rsrcc")  /* obj name src cached_shape cached_index */   \
   X(INDEX, 4, 0, "rrr")       /* dst obj idx */                              \
   X(SETINDEX, 4, 0, "rrr")    /* obj idx src */                              \
   X(GETF, 4, 0, "rrn")        /* dst block i: field i, no checks (match) */  \

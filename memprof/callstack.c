@@ -78,10 +78,20 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
 }
 
 void memprof_unwind(Vm *vm, const Value *base) {
-  Callstacks *cs = &vm->memprof->stacks;
+  Memprof *mp = vm->memprof;
+  Callstacks *cs = &mp->stacks;
   uint32_t d = cs->depth;
   while (d > 0 && cs->stubs[d - 1].frame > base) d--;
   pop_to(cs, d);
+  // Alloc events still queued (a callback raised before they were
+  // delivered) lose the frames that no longer exist, before new captures
+  // reuse those stub slots.
+  for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
+    Event *ev = &mp->events[k];
+    if (ev->kind != EV_ALLOC || ev->depth <= d) continue;
+    ev->depth = d;
+    if (ev->unchanged > d) ev->unchanged = d;
+  }
 }
 
 static bool grow_scratch(Callstacks *cs) {

@@ -1133,16 +1133,17 @@ static void compile_match(FnState *fs, Expr *e, uint32_t dst) {
     MatchArm *arm = &e->u.match.arms[i];
     Fails fails = {0};
     uint32_t arm_mark = fs->next_reg;
+    if (!was_live) clear_live(fs, dst);   // this arm's path has not written dst
     begin_scope(fs);
     compile_pattern(fs, arm->pattern, s, &fails);
     if (arm->guard) add_fail(&fails, compile_condition(fs, arm->guard));
-    if (!was_live) clear_live(fs, dst);
     compile_expr(fs, arm->body, dst);
     end_scope(fs, arm_mark);
     ends[i] = emit_jump(fs, BC_JMP, arm->body->pos, 0, 0, 0);
     for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
     free(fails.at);
   }
+  if (!was_live) clear_live(fs, dst);
   uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);
   add_safepoint(fs, at, false, e->pos, 0, 0);
   for (int i = 0; i < e->u.match.arm_count; i++) patch_here(fs, ends[i]);

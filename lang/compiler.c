@@ -1404,9 +1404,16 @@ static void compile_let(FnState *fs, Expr *e) {
   if (fails.count > 0) {
     uint32_t jok = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
     for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
+    // A failing test may come before the pattern wrote its registers: they
+    // are not live at the match failure (restored once the paths join).
+    uint32_t first = v + 1, n = fs->next_reg - first;
+    uint8_t *saved = xrealloc(NULL, n);
+    for (uint32_t i = 0; i < n; i++) saved[i] = is_live(fs, first + i), clear_live(fs, first + i);
     uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);
     add_safepoint(fs, at, false, e->pos, 0, 0);
     patch_here(fs, jok);
+    for (uint32_t i = 0; i < n; i++) if (saved[i]) set_live(fs, first + i);
+    free(saved);
   }
   free(fails.at);
   if (top_scope(fs)) {
@@ -1518,8 +1525,22 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // Functions and descriptors
 // =====================================================================
 
+// Jump threading: a JMP landing on a RET becomes that RET (both 2 words).
+static void thread_jumps(Proto *p) {
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *ins = p->code + at;
+    if (ins[0] != BC_JMP) continue;
+    const uint32_t *target = ins + (int32_t)ins[1];
+    if (target[0] == BC_RET) {
+      ins[0] = BC_RET;
+      ins[1] = target[1];
+    }
+  }
+}
+
 static void finish_function(FnState *fs) {
   Proto *p = fs->proto;
+  thread_jumps(p);
   p->fsize = fs->max_reg;
   for (uint32_t i = 0; i < fs->fsize_patch_count; i++) p->code[fs->fsize_patches[i]] = p->fsize;
   p->code = xrealloc(p->code, p->code_len * sizeof(uint32_t));

@@ -33,9 +33,9 @@ run_timeout=${BENCH_TIMEOUT:-300}
 default_cases="binary_trees 16
 binary_trees 18
 list_pipeline 10000 400
-deep_map 10000 300
+deep_map 10000 250
 word_count 1000000
-string_build 20000 100"
+string_build 20000 80"
 cases=${BENCH_CASES:-$default_cases}
 cases=$(printf '%s\n' "$cases" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d')
 

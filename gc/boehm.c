@@ -28,10 +28,17 @@ static void push_vm_roots(void) {
   GC_push_all(&vm->exn, &vm->exn + 1);
 }
 
+static void quiet_warning(char *msg, GC_word arg) {
+  (void)msg;
+  (void)arg;   // heap-growth warnings: the VM reports `out of memory` itself
+}
+
 bool gc_init(Vm *vm, uint64_t minor_words) {
   (void)minor_words;
   GC_set_all_interior_pointers(1);
   GC_INIT();
+  GC_set_warn_proc(quiet_warning);
+  if (vm->options.max_heap_words) GC_set_max_heap_size((GC_word)(vm->options.max_heap_words * sizeof(Value)));
   the_vm = vm;
   previous_push = GC_get_push_other_roots();
   GC_set_push_other_roots(push_vm_roots);
@@ -84,6 +91,11 @@ void gc_full_major(Vm *vm) { gc_major(vm); }
 bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
   vm->options.minor_words = minor_words;
   return true;
+}
+
+void gc_set_max_heap(Vm *vm, uint64_t words) {
+  vm->options.max_heap_words = words;
+  GC_set_max_heap_size((GC_word)(words * sizeof(Value)));
 }
 double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
 bool gc_verify(Vm *vm) { (void)vm; return true; }

@@ -110,6 +110,8 @@ void gc_major(Vm *vm);
 void gc_full_major(Vm *vm);
 // Resizes the minor heap (empties it first).
 bool gc_set_minor_size(Vm *vm, uint64_t minor_words);
+// Sets the major heap limit in words (0: none); past it, `out of memory`.
+void gc_set_max_heap(Vm *vm, uint64_t words);
 // Words allocated in the minor heap so far, including the current heap.
 double gc_minor_words_now(const Vm *vm);
 

@@ -50,6 +50,8 @@ bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
   return true;
 }
 
+void gc_set_max_heap(Vm *vm, uint64_t words) { vm->options.max_heap_words = words; }
+
 double gc_minor_words_now(const Vm *vm) {
   return vm->gc.stats.minor_words + (double)(vm->young_end - vm->young_ptr);
 }

@@ -32,7 +32,7 @@ static int cmp_value(const void *a, const void *b) {
 }
 
 static bool is_major_block(const Check *c, Value v) {
-  return bsearch(&v, c->blocks, c->count, sizeof(Value), cmp_value) != NULL;
+  return c->count > 0 && bsearch(&v, c->blocks, c->count, sizeof(Value), cmp_value) != NULL;
 }
 
 static bool is_remembered(const Vm *vm, const Value *field) {
@@ -90,7 +90,7 @@ static void check_minor(Vm *vm, Check *c) {
 bool gc_verify(Vm *vm) {
   Check c = {0};
   major_each_block(vm, collect, &c);
-  qsort(c.blocks, c.count, sizeof(Value), cmp_value);
+  if (c.count > 0) qsort(c.blocks, c.count, sizeof(Value), cmp_value);  // blocks is NULL when empty
   major_each_block(vm, check_major_block, &c);
   check_minor(vm, &c);
   gc_scan_roots(vm, check_root, &c);

@@ -84,13 +84,17 @@ Value prim_float_to_string(Vm *vm, Value *args) {
   int64_t digits = builtins_int(vm, args[1], "Float.to_string");
   if (digits < 0 || digits > 60) vm_raise_error(vm, "Float.to_string: digits must be in 0..60");
   char buf[400];
-  snprintf(buf, sizeof buf, "%.*f", (int)digits, x);
+  if (isnan(x) || isinf(x)) ops_format_float(x, buf, sizeof buf);
+  else snprintf(buf, sizeof buf, "%.*f", (int)digits, x);
   return ops_string(vm, buf, strlen(buf));
 }
 
 Value prim_int_of_float(Vm *vm, Value *args) {
   double x = builtins_number(vm, args[0], "Int.of_float");
-  if (isnan(x) || x >= 4.611686018427387904e18 || x < -4.611686018427387904e18)
-    vm_raise_error(vm, "Int.of_float: %g is out of range", x);
+  if (isnan(x) || x >= 4.611686018427387904e18 || x < -4.611686018427387904e18) {
+    char buf[64];
+    ops_format_float(x, buf, sizeof buf);
+    vm_raise_error(vm, "Int.of_float: %s is out of range", buf);
+  }
   return val_of_int((int64_t)x);
 }

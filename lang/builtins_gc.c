@@ -47,7 +47,7 @@ Value prim_gc_set(Vm *vm, Value *args) {
   Value v;
   if (!val_has_tag(args[0], TAG_RECORD)) vm_raise_error(vm, "type error: Gc.set expects a record, got %s", vm_type_name(args[0]));
   if (ops_record_get(vm, args[0], "max_heap_words", &v))
-    vm->options.max_heap_words = (uint64_t)builtins_int(vm, v, "Gc.set");
+    gc_set_max_heap(vm, (uint64_t)builtins_int(vm, v, "Gc.set"));
   if (ops_record_get(vm, args[0], "minor_heap_words", &v)) {
     int64_t n = builtins_int(vm, v, "Gc.set");
     if (n < 1 || n > ((int64_t)1 << 32)) vm_raise_error(vm, "Gc.set: minor_heap_words out of range");

@@ -193,21 +193,27 @@ void frames_position(const FrameCursor *c, const char **function, const char **f
   compiler_position(p, c->pc, line, col);
 }
 
+// Prints at most HEAD innermost and TAIL outermost frames, and how many were
+// left out between them (a stack overflow has a million frames).
 void frames_print_backtrace(Vm *vm, FrameCursor *c, FILE *out) {
   (void)vm;
-  enum { MAX_PRINTED = 30 };
-  uint64_t printed = 0, skipped = 0;
+  enum { HEAD = 20, TAIL = 10 };
+  typedef struct Line { const char *fn, *file; uint32_t line, col; } Line;
+  Line tail[TAIL];
+  uint64_t count = 0;
   do {
-    const char *fn, *file;
-    uint32_t line, col;
-    frames_position(c, &fn, &file, &line, &col);
-    if (strcmp(fn, "<entry>") == 0) continue;
-    if (printed < MAX_PRINTED) {
-      fprintf(out, "  at %s (%s:%u:%u)\n", fn, file, line, col + 1);
-      printed++;
-    } else {
-      skipped++;
-    }
+    Line l;
+    frames_position(c, &l.fn, &l.file, &l.line, &l.col);
+    if (strcmp(l.fn, "<entry>") == 0) continue;
+    if (count < HEAD) fprintf(out, "  at %s (%s:%u:%u)\n", l.fn, l.file, l.line, l.col + 1);
+    else tail[(count - HEAD) % TAIL] = l;
+    count++;
   } while (frames_next(c));
-  if (skipped) fprintf(out, "  ... %llu more frames\n", (unsigned long long)skipped);
+  if (count <= HEAD) return;
+  uint64_t kept = count - HEAD < TAIL ? count - HEAD : TAIL;
+  if (count - HEAD > kept) fprintf(out, "  ... %llu more frames\n", (unsigned long long)(count - HEAD - kept));
+  for (uint64_t i = count - HEAD - kept; i < count - HEAD; i++) {
+    const Line *l = &tail[i % TAIL];
+    fprintf(out, "  at %s (%s:%u:%u)\n", l->fn, l->file, l->line, l->col + 1);
+  }
 }

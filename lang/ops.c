@@ -103,7 +103,11 @@ static _Noreturn void incomparable(Vm *vm, PairStack *st, Value a, Value b) {
   vm_raise_error(vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
 }
 
-static int cmp_num(double x, double y) { return x < y ? -1 : x > y ? 1 : 0; }
+// As OCaml's compare: nan equals itself and is below every other float.
+static int cmp_num(double x, double y) {
+  if (isnan(x) || isnan(y)) return isnan(x) ? (isnan(y) ? 0 : -1) : 1;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 static int compare_strings(Value a, Value b) {
   size_t la = str_len(a), lb = str_len(b);
@@ -199,12 +203,25 @@ uint64_t ops_hash(Value v) {
 // Printing
 // =====================================================================
 
+// Shortest digits that read back (%.*e with the least precision that
+// round-trips), printed in fixed notation when the exponent is in [-4, 16)
+// as Python and JavaScript do (100.0, 0.0001, 1e-05, 1e+16), always with a
+// '.' or an exponent so that the text reads back as a float.
 void ops_format_float(double d, char *buf, size_t size) {
   if (isnan(d)) { snprintf(buf, size, "nan"); return; }
   if (isinf(d)) { snprintf(buf, size, d < 0 ? "-inf" : "inf"); return; }
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, size, "%.*g", prec, d);
-    if (strtod(buf, NULL) == d) break;
+  char sci[40];
+  int prec = 0;
+  for (; prec <= 16; prec++) {
+    snprintf(sci, sizeof sci, "%.*e", prec, d);
+    if (strtod(sci, NULL) == d) break;
+  }
+  int exp = atoi(strchr(sci, 'e') + 1);
+  if (exp >= -4 && exp < 16) {
+    int decimals = prec - exp > 0 ? prec - exp : 0;
+    snprintf(buf, size, "%.*f", decimals, d);
+  } else {
+    snprintf(buf, size, "%.*g", prec + 1, d);
   }
   if (!strpbrk(buf, ".e")) {
     size_t len = strlen(buf);

@@ -1,0 +1,572 @@
+// test_compiler.c - cmocka tests for the code and frame descriptors that
+// lang/compiler.c emits (looked up through lang/frames.c): a descriptor for
+// every safe point, call descriptors keyed by return addresses, live sets that
+// only name written slots, combined allocations (ALLOCN) and their debug
+// entries, and the --dump-bytecode listing (lang/disasm.c).
+#include "test_support.h"
+
+// A program touching every construct the compiler has a case for; it also
+// pulls in most of the standard library (compiled along with it).
+static const char *const KITCHEN_SINK =
+    "import_free_marker()\n"
+    "fn import_free_marker() { nil }\n"
+    "fn fact(n) { if n <= 1 { 1 } else { n * fact(n - 1) } }\n"
+    "fn classify(l) {\n"
+    "  match l {\n"
+    "    [] => \"empty\",\n"
+    "    [x] if x > 0 => \"one positive\",\n"
+    "    (a, b) :: _ => str(a) ++ str(b),\n"
+    "    {f: 1, g: y} :: rest => str(y),\n"
+    "    x :: _ if fact(3) == 6 => \"other\",\n"
+    "  }\n"
+    "}\n"
+    "fn pairs(xs) {\n"
+    "  let (a, b) = (1, 2)\n"
+    "  let [p, 0] = xs\n"
+    "  var acc = []\n"
+    "  for x in xs { acc = (x, a + b) :: acc }\n"
+    "  for i in 0..10 { if i == 5 { continue }; if i == 8 { break }; acc = (i, p) :: acc }\n"
+    "  var k = 0\n"
+    "  while k < 3 { k = k + 1; acc = [k] :: acc }\n"
+    "  acc\n"
+    "}\n"
+    "fn closures(n) {\n"
+    "  let add = fn(x) { x + n }\n"
+    "  fn loop(i) { if i == 0 { 0 } else { loop(i - 1) + add(i) } }\n"
+    "  let r = {a: add, b: [| 1, 2.5, \"s\" |], c: -1.5}\n"
+    "  r.c = r.c * 2.0 / 3.0 - 1.0\n"
+    "  r.b[0] = loop(n)\n"
+    "  try { raise((1, \"x\")) } catch e { e }\n"
+    "}\n"
+    "fn strings(s) { s ++ \"!\" ++ String.sub(s, 0, 1) ++ Float.to_string(1.5, 2) }\n"
+    "fn stdlib() {\n"
+    "  let h = Hashtbl.create(8)\n"
+    "  Hashtbl.replace(h, \"k\", List.map(fn(x) { x * 2 }, [1, 2, 3]))\n"
+    "  let b = Buffer.create(4)\n"
+    "  Buffer.add(b, \"x\")\n"
+    "  (Array.init(3, fn(i) { i }), Int.abs(-3), Gc.stat(), Sys.time(), Memprof.stop)\n"
+    "}\n"
+    "println(classify([(1, 2)]))\n";
+
+// --- descriptors of every safe point --------------------------------------------------
+
+static void check_desc_shape(const Proto *p, const FrameDesc *d) {
+  assert_true(d->proto == p);
+  assert_int_equal(d->fsize, p->fsize);
+  assert_true(d->live_count >= 1);
+  assert_int_equal(d->live[0], 0);                // the closure: always live
+  for (uint32_t i = 0; i < d->live_count; i++) {
+    assert_true(d->live[i] < d->fsize);
+    if (i > 0) assert_true(d->live[i] > d->live[i - 1]);   // ascending, no duplicates
+  }
+  // Parameters are locals of the whole function: live at every safe point.
+  for (uint32_t s = 0; s <= p->nparams; s++) assert_true(ts_lists(d, s));
+  assert_true(d->debug_count >= 1);
+  for (uint32_t i = 0; i < d->debug_count; i++) {
+    const DebugInfo *e = d->debug[i];
+    assert_string_equal(e->function, p->name);
+    assert_string_equal(e->file, p->file);
+    if (strcmp(p->name, "<entry>") != 0) {
+      assert_true(e->line >= 1);
+      assert_true(e->end_col > e->start_col);
+    }
+  }
+}
+
+static void test_every_safe_point_has_a_descriptor(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state, KITCHEN_SINK);
+  uint32_t safe_points = 0, calls = 0;
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    const Proto *p = vm->protos[i];
+    const uint32_t *pc = p->code;
+    for (; pc < p->code + p->code_len; pc += bytecode_length(pc)) {
+      assert_true(pc[0] < OPCODE_COUNT);
+      const FrameDesc *at_pc = frames_find(vm->frames, pc);
+      if (ts_is_call(pc[0])) {
+        // Keyed by the return address, the call's last word, which holds
+        // the caller's frame size.
+        assert_null(at_pc);
+        const FrameDesc *d = frames_find(vm->frames, pc + 5);
+        assert_non_null(d);
+        assert_true(d->is_call);
+        assert_true(d->key == pc + 5);
+        assert_int_equal(pc[5], p->fsize);
+        assert_int_equal(d->debug_count, 1);
+        check_desc_shape(p, d);
+        calls++;
+      } else if (bytecode_is_safe_point((Opcode)pc[0])) {
+        if (!at_pc) fail_msg("%s: %s at %u has no descriptor", p->name, bytecode_names[pc[0]], (unsigned)(pc - p->code));
+        assert_false(at_pc->is_call);
+        assert_true(at_pc->key == pc);
+        assert_int_equal(at_pc->debug_count, pc[0] == BC_ALLOCN ? pc[2] : 1);
+        check_desc_shape(p, at_pc);
+        safe_points++;
+      } else if (at_pc) {
+        fail_msg("%s: %s at %u is not a safe point but has a descriptor", p->name,
+                 bytecode_names[pc[0]], (unsigned)(pc - p->code));
+      }
+    }
+    assert_true(pc == p->code + p->code_len);   // instructions tile the code exactly
+  }
+  assert_true(calls > 50 && safe_points > 100);
+}
+
+// --- live slots hold values: a must-be-written dataflow over the bytecode ---------------
+//
+// A slot a descriptor lists is scanned by the GC, so on every path reaching
+// the safe point it must have been written (compiler.c part 2). The analysis
+// below knows, for each instruction, which registers it writes on each of its
+// out-edges; slots 0..nparams are written on entry.
+
+typedef struct Edges {
+  bool fall;                  // falls through to the next instruction
+  const uint32_t *jump;       // branch target, or NULL
+  uint32_t fall_w[20], nfall; // registers written on the fall-through edge
+  uint32_t jump_w[20], njump; // ... on the branch edge
+} Edges;
+
+static const uint32_t *rel(const uint32_t *pc, uint32_t off) { return pc + (int32_t)off; }
+
+static void both(Edges *e, uint32_t r) {
+  e->fall_w[e->nfall++] = r;
+  e->jump_w[e->njump++] = r;
+}
+
+static Edges edges_of(const uint32_t *pc) {
+  Edges e;
+  memset(&e, 0, sizeof e);
+  const char *n = bytecode_names[pc[0]];
+  static const char *const dst1[] = {"MOVE", "LOADK", "LOADI", "GETGLOBAL", "GETUPVAL", "ADD", "SUB",
+                                     "MUL", "DIV", "MOD", "CONCAT", "NEG", "NOT", "EQ", "NE", "LT",
+                                     "LE", "GT", "GE", "ADDI", "SUBI", "CLOSURE", "ALLOC1",
+                                     "ALLOCBIG", "GETFIELD", "INDEX", "GETF"};
+  for (size_t i = 0; i < sizeof dst1 / sizeof dst1[0]; i++)
+    if (strcmp(n, dst1[i]) == 0) {
+      e.fall = true;
+      e.fall_w[e.nfall++] = pc[1];
+      return e;
+    }
+  static const char *const plain[] = {"SETGLOBAL", "SETFIELD", "SETINDEX", "POPTRY"};
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (strcmp(n, plain[i]) == 0) {
+      e.fall = true;
+      return e;
+    }
+  static const char *const branch3[] = {"JNLT", "JNLE", "JNGT", "JNGE", "JNEQ", "JNNE",
+                                        "TESTTUPLE", "TESTEQ", "FORPREP"};
+  for (size_t i = 0; i < sizeof branch3 / sizeof branch3[0]; i++)
+    if (strcmp(n, branch3[i]) == 0) {
+      e.fall = true;
+      e.jump = rel(pc, pc[3]);
+      return e;
+    }
+  if (!strcmp(n, "JMPIF") || !strcmp(n, "JMPIFNOT") || !strcmp(n, "TESTCONS") || !strcmp(n, "TESTEMPTY")) {
+    e.fall = true;
+    e.jump = rel(pc, pc[2]);
+  } else if (!strcmp(n, "JMP")) {
+    e.jump = rel(pc, pc[1]);
+  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
+    e.fall = true;
+    e.fall_w[e.nfall++] = pc[4];
+  } else if (!strcmp(n, "FORLOOP")) {
+    e.fall = true;
+    e.jump = rel(pc, pc[3]);
+    both(&e, pc[1]);
+  } else if (!strcmp(n, "TESTFIELD")) {      // success writes the field's register
+    e.fall = true;
+    e.fall_w[e.nfall++] = pc[3];
+    e.jump = rel(pc, pc[4]);
+  } else if (!strcmp(n, "ITERNEXT")) {       // success writes the element
+    e.fall = true;
+    e.fall_w[e.nfall++] = pc[3];
+    e.jump = rel(pc, pc[4]);
+  } else if (!strcmp(n, "TRY")) {            // the handler receives the raised value
+    e.fall = true;
+    e.jump = rel(pc, pc[1]);
+    e.jump_w[e.njump++] = pc[2];
+  } else if (!strcmp(n, "ALLOCN")) {
+    e.fall = true;
+    const uint32_t *sub = pc + 3;
+    for (uint32_t i = 0; i < pc[2]; i++) {
+      if (sub[0] != OPERAND_NONE) e.fall_w[e.nfall++] = sub[0];
+      sub += 3 + ((sub[1] & 0xff) == TAG_RECORD) + sub[2];
+    }
+  } else if (strcmp(n, "RET") && strcmp(n, "MATCHFAIL") && strcmp(n, "HALT") && strcmp(n, "EXIT_NESTED")) {
+    fail_msg("the liveness check does not know opcode %s: teach edges_of()", n);
+  }
+  return e;
+}
+
+// Meets `in` (with `w` added) into state[target]; true if it changed.
+static bool flow(uint8_t *target, const uint8_t *in, const uint32_t *w, uint32_t nw, uint32_t fsize) {
+  uint8_t out[1024];
+  memcpy(out, in, fsize);
+  for (uint32_t i = 0; i < nw; i++)
+    if (w[i] < fsize) out[w[i]] = 1;
+  bool changed = false;
+  for (uint32_t s = 0; s < fsize; s++)
+    if (target[s] && !out[s]) target[s] = 0, changed = true;
+  return changed;
+}
+
+// Number of descriptors of p whose live set names a slot that some path
+// reaches unwritten (each reported on stderr).
+static int unwritten_live_slots(Vm *vm, const Proto *p) {
+  uint32_t fsize = p->fsize;
+  assert_true(fsize <= 1024);
+  uint8_t(*in)[1024] = calloc(p->code_len + 1, sizeof *in);   // per code offset
+  assert_non_null(in);
+  for (uint32_t off = 0; off <= p->code_len; off++) memset(in[off], 1, fsize);   // top
+  memset(in[0], 0, fsize);
+  for (uint32_t s = 0; s <= p->nparams; s++) in[0][s] = 1;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc)) {
+      Edges e = edges_of(pc);
+      const uint8_t *cur = in[pc - p->code];
+      if (e.fall) changed |= flow(in[pc + bytecode_length(pc) - p->code], cur, e.fall_w, e.nfall, fsize);
+      if (e.jump) {
+        assert_true(e.jump >= p->code && e.jump < p->code + p->code_len);
+        changed |= flow(in[e.jump - p->code], cur, e.jump_w, e.njump, fsize);
+      }
+    }
+  }
+  int bad = 0;
+  for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc)) {
+    const FrameDesc *d = ts_desc_at(vm, pc);
+    if (!d) continue;
+    for (uint32_t i = 0; i < d->live_count; i++)
+      if (!in[pc - p->code][d->live[i]]) {
+        fprintf(stderr, "%s: %s at %u lists r%u, unwritten on some path (%s:%u:%u)\n", p->name,
+                bytecode_names[pc[0]], (unsigned)(pc - p->code), d->live[i], d->debug[0]->file,
+                d->debug[0]->line, d->debug[0]->start_col + 1);
+        bad++;
+      }
+  }
+  free(in);
+  return bad;
+}
+
+static void test_live_slots_are_written_on_every_path(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state, KITCHEN_SINK);
+  int bad = 0;
+  for (uint32_t i = 0; i < vm->proto_count; i++) bad += unwritten_live_slots(vm, vm->protos[i]);
+  assert_int_equal(bad, 0);
+}
+
+// A refutable `let` pattern: on the path from its first failing test to the
+// `match failure`, the pattern's later registers were never written.
+static void test_let_pattern_failure_lists_only_written_slots(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn f(xs) {\n"
+             "  let [a, 0] = xs\n"
+             "  a\n"
+             "}\n");
+  assert_int_equal(unwritten_live_slots(vm, ts_proto(state, "f")), 0);
+}
+
+// Match arms with guards (each arm starts with the result unwritten).
+static void test_match_guard_lists_only_written_slots(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn g(x) { x > 0 }\n"
+             "fn f(v) {\n"
+             "  let r = match v {\n"
+             "    0 => \"zero\",\n"
+             "    n if g(n) => \"pos\",\n"
+             "    _ => \"neg\",\n"
+             "  }\n"
+             "  r\n"
+             "}\n");
+  assert_int_equal(unwritten_live_slots(vm, ts_proto(state, "f")), 0);
+}
+
+// --- combined allocations -----------------------------------------------------------------
+
+// One sub-block of an ALLOCN, decoded.
+typedef struct Sub {
+  uint32_t dst;
+  Header hd;
+  uint32_t nfields;
+  const uint32_t *fields;    // after the shape word of records
+} Sub;
+
+static uint32_t decode_allocn(const uint32_t *pc, Sub *subs) {
+  assert_int_equal(pc[0], BC_ALLOCN);
+  const uint32_t *s = pc + 3;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < pc[2]; i++) {
+    uint32_t extra = (s[1] & 0xff) == TAG_RECORD;
+    subs[i] = (Sub){s[0], s[1], s[2], s + 3 + extra};
+    total += (uint32_t)hd_wosize(s[1]) + 1;
+    s += 3 + extra + s[2];
+  }
+  assert_int_equal(total, pc[1]);     // the instruction's size is its sub-blocks'
+  return pc[2];
+}
+
+static void check_debug(const DebugInfo *e, uint32_t line, uint32_t start, uint32_t end) {
+  assert_int_equal(e->line, line);
+  assert_int_equal(e->start_col, start);
+  assert_int_equal(e->end_col, end);
+}
+
+static void test_let_tuple_then_cons_is_one_allocation(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn f(a, b, acc) {\n"
+             "  let t = (a, b)\n"
+             "  t :: acc\n"
+             "}\n");
+  const Proto *f = ts_proto(state, "f");
+  assert_int_equal(ts_count_ops(f, ts_is_alloc), 1);
+  const uint32_t *pc = ts_find_op(f, BC_ALLOCN, 0);
+  assert_non_null(pc);
+  Sub subs[16];
+  assert_int_equal(decode_allocn(pc, subs), 2);
+  assert_int_equal(pc[1], 3 + 3);
+  // Sub-block 0: the tuple (a, b) from the parameters' registers.
+  assert_int_equal(hd_tag(subs[0].hd), TAG_TUPLE);
+  assert_int_equal(hd_wosize(subs[0].hd), 2);
+  assert_int_equal(subs[0].fields[0], 1);
+  assert_int_equal(subs[0].fields[1], 2);
+  // Sub-block 1: the cons, whose head is sub-block 0 itself (t's register
+  // is written only once the instruction completes) and whose tail is acc.
+  assert_int_equal(hd_tag(subs[1].hd), TAG_CONS);
+  assert_int_equal(subs[1].fields[0], OPERAND_SUBBLOCK | 0);
+  assert_int_equal(subs[1].fields[1], 3);
+  assert_true(subs[0].dst != subs[1].dst);
+  const FrameDesc *d = frames_find(vm->frames, pc);
+  assert_non_null(d);
+  // Live: the closure and the parameters, not t nor the result (unwritten).
+  assert_int_equal(d->live_count, 4);
+  for (uint32_t s = 0; s < 4; s++) assert_int_equal(d->live[s], s);
+  // One debug entry per sub-block, in program order; columns 0-based, end
+  // exclusive: "  let t = (a, b)" has the tuple at [10, 16); "  t :: acc"
+  // has the cons at [2, 10).
+  assert_int_equal(d->debug_count, 2);
+  check_debug(d->debug[0], 2, 10, 16);
+  check_debug(d->debug[1], 3, 2, 10);
+  assert_string_equal(d->debug[0]->function, "f");
+}
+
+static void test_combined_allocation_runs(void **state) {
+  const char *out = ts_run(state,
+                           "fn f(a, b, acc) {\n"
+                           "  let t = (a, b)\n"
+                           "  t :: acc\n"
+                           "}\n"
+                           "var acc = []\n"
+                           "for i in 0..20000 { acc = f(i, -i, acc) }\n"
+                           "var ok = true\n"
+                           "var sum = 0\n"
+                           "var n = 0\n"
+                           "for p in acc { let (a, b) = p; if b != -a { ok = false }; sum = sum + a; n = n + 1 }\n"
+                           "println(n)\n"
+                           "println(sum)\n"
+                           "println(ok)\n"
+                           "println(List.hd(acc))\n"
+                           "println([1, (2, [3, 4]), {x: [5]}])\n");
+  // sum of 0..19999 = 19999 * 20000 / 2
+  assert_string_equal(out, "20000\n199990000\ntrue\n(19999, -19999)\n[1, (2, [3, 4]), {x: [5]}]\n");
+  assert_true(ts_vm(state)->gc.stats.minor_collections > 10);   // the slow path ran often
+}
+
+static void test_list_literal_is_one_allocation(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state, "fn l(a, b, c) { [a, b, c] }\n");
+  const Proto *l = ts_proto(state, "l");
+  assert_int_equal(ts_count_ops(l, ts_is_alloc), 1);
+  const uint32_t *pc = ts_find_op(l, BC_ALLOCN, 0);
+  assert_non_null(pc);
+  Sub subs[16];
+  assert_int_equal(decode_allocn(pc, subs), 3);
+  // Built from the last cell: c :: [], then b :: <that>, then a :: <that>.
+  assert_int_equal(subs[0].fields[0], 3);
+  assert_int_equal(subs[1].fields[0], 2);
+  assert_int_equal(subs[1].fields[1], OPERAND_SUBBLOCK | 0);
+  assert_int_equal(subs[2].fields[0], 1);
+  assert_int_equal(subs[2].fields[1], OPERAND_SUBBLOCK | 1);
+  const FrameDesc *d = frames_find(vm->frames, pc);
+  assert_int_equal(d->debug_count, 3);
+  // Every cell of the literal is attributed to the literal "[a, b, c]".
+  for (int i = 0; i < 3; i++) check_debug(d->debug[i], 1, 16, 25);
+}
+
+static void test_nested_literals_combine(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state, "fn g() { ((1, 2), [3]) }\n");
+  const Proto *g = ts_proto(state, "g");
+  // Three blocks in at most two allocation instructions; the outer tuple is
+  // combined with the cons of [3] and refers to it as a sub-block. (The
+  // inner tuple is combined too only if no constant load separates it.)
+  const DebugInfo *debug[16];
+  uint32_t blocks = 0;
+  const uint32_t *last = NULL;
+  for (const uint32_t *pc = g->code; pc < g->code + g->code_len; pc += bytecode_length(pc)) {
+    if (!ts_is_alloc(pc[0])) continue;
+    const FrameDesc *d = frames_find(vm->frames, pc);
+    assert_non_null(d);
+    for (uint32_t i = 0; i < d->debug_count && blocks < 16; i++) debug[blocks++] = d->debug[i];
+    if (pc[0] == BC_ALLOCN) last = pc;
+  }
+  assert_int_equal(blocks, 3);
+  assert_true(ts_count_ops(g, ts_is_alloc) <= 2);
+  assert_non_null(last);
+  Sub subs[16];
+  uint32_t n = decode_allocn(last, subs);
+  Sub outer = subs[n - 1], cons = subs[n - 2];
+  assert_int_equal(hd_tag(outer.hd), TAG_TUPLE);
+  assert_int_equal(hd_tag(cons.hd), TAG_CONS);
+  assert_int_equal(outer.fields[1], OPERAND_SUBBLOCK | (n - 2));
+  // In program order, "fn g() { ((1, 2), [3]) }": (1, 2) at [10, 16), [3] at
+  // [18, 21), the outer tuple at [9, 22).
+  check_debug(debug[0], 1, 10, 16);
+  check_debug(debug[1], 1, 18, 21);
+  check_debug(debug[2], 1, 9, 22);
+}
+
+static void test_no_merge_across_a_join(void **state) {
+  ts_compile(state,
+             "fn h(c, a, b) {\n"
+             "  let t = if c { (a, b) } else { (b, a) }\n"
+             "  (t, t)\n"
+             "}\n");
+  const Proto *h = ts_proto(state, "h");
+  // The else branch's tuple is followed directly by (t, t), but the then
+  // branch jumps to the join between them: three separate allocations.
+  assert_null(ts_find_op(h, BC_ALLOCN, 0));
+  assert_int_equal(ts_count_ops(h, ts_is_alloc), 3);
+  const uint32_t *third = ts_find_op(h, BC_ALLOC1, 2);
+  const uint32_t *second = ts_find_op(h, BC_ALLOC1, 1);
+  assert_true(second + bytecode_length(second) == third);   // adjacent, yet not merged
+}
+
+static void test_combining_limits(void **state) {
+  Vm *vm = ts_vm(state);
+  char src[4096];
+  // 20 cells (more than 16 sub-blocks), and two 200-field tuples (more than
+  // 256 words together).
+  int n = snprintf(src, sizeof src, "fn big(a) { [");
+  for (int i = 0; i < 20; i++) n += snprintf(src + n, sizeof src - (size_t)n, "%sa", i ? ", " : "");
+  n += snprintf(src + n, sizeof src - (size_t)n, "] }\nfn wide(a) { (");
+  for (int t = 0; t < 2; t++) {
+    n += snprintf(src + n, sizeof src - (size_t)n, "%s(", t ? ", " : "");
+    for (int i = 0; i < 200; i++) n += snprintf(src + n, sizeof src - (size_t)n, "%sa", i ? ", " : "");
+    n += snprintf(src + n, sizeof src - (size_t)n, ")");
+  }
+  n += snprintf(src + n, sizeof src - (size_t)n, ") }\n");
+  assert_true(n < (int)sizeof src);
+  ts_compile(state, src);
+  uint32_t cells = 0;
+  const Proto *big = ts_proto(state, "big");
+  for (const uint32_t *pc = big->code; pc < big->code + big->code_len; pc += bytecode_length(pc)) {
+    if (pc[0] == BC_ALLOC1) cells++;
+    if (pc[0] == BC_ALLOCN) cells += pc[2];
+  }
+  assert_int_equal(cells, 20);
+  // Every ALLOCN of the program and stdlib: at most 16 sub-blocks, at most
+  // 256 words, sub-block operands naming earlier sub-blocks only.
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    const Proto *p = vm->protos[i];
+    for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc)) {
+      if (pc[0] != BC_ALLOCN) continue;
+      Sub subs[16];
+      assert_true(pc[2] >= 1 && pc[2] <= 16);
+      uint32_t k = decode_allocn(pc, subs);
+      assert_true(pc[1] <= 256);
+      for (uint32_t s = 0; s < k; s++)
+        for (uint32_t f = 0; f < subs[s].nfields; f++)
+          if (subs[s].fields[f] & OPERAND_SUBBLOCK) assert_true((subs[s].fields[f] & ~OPERAND_SUBBLOCK) < s);
+    }
+  }
+  // wide: 201 + 201 words do not fit one allocation; the second big tuple
+  // and the 3-word outer one (204 words) do.
+  const Proto *wide = ts_proto(state, "wide");
+  assert_int_equal(ts_count_ops(wide, ts_is_alloc), 2);
+  const uint32_t *first = ts_find_op(wide, BC_ALLOC1, 0), *second = ts_find_op(wide, BC_ALLOCN, 0);
+  assert_non_null(first);
+  assert_non_null(second);
+  assert_int_equal(hd_wosize(first[2]), 200);
+  Sub subs[16];
+  assert_int_equal(decode_allocn(second, subs), 2);
+  assert_int_equal(second[1], 201 + 3);
+}
+
+static void test_debug_entry_spanning_two_lines(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn m(a, b) {\n"
+             "  (a,\n"
+             "   b)\n"
+             "}\n");
+  const uint32_t *pc = ts_find_op(ts_proto(state, "m"), BC_ALLOC1, 0);
+  assert_non_null(pc);
+  const FrameDesc *d = frames_find(vm->frames, pc);
+  assert_int_equal(d->debug_count, 1);
+  // Starts on line 2 at column 2; ends after ")" on line 3, counted from the
+  // start of line 2: "  (a,\n" is 6 bytes, "   b)" ends at 5, so 11.
+  check_debug(d->debug[0], 2, 2, 11);
+}
+
+// --- the listing ----------------------------------------------------------------------
+
+static void test_dump_shows_combined_and_call_descriptors(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn f(a, b, acc) {\n"
+             "  let t = (a, b)\n"
+             "  t :: acc\n"
+             "}\n"
+             "fn g(x) { f(x, x, []) }\n");
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&buf, &size);
+  assert_non_null(out);
+  compiler_dump(vm, out);
+  fclose(out);
+  char header[128];
+  snprintf(header, sizeof header, "function f (%s) params 3 frame ", ((TestCtx *)*state)->path);
+  assert_non_null(strstr(buf, header));
+  assert_non_null(strstr(buf, "combined: 2 sub-blocks, 6 words"));
+  // The ALLOCN line is followed by its descriptor with both debug entries.
+  const char *alloc = strstr(buf, "ALLOCN");
+  assert_non_null(alloc);
+  const char *next = strchr(alloc, '\n') + 1;
+  assert_true(strncmp(next, "        ; frame ", 16) == 0);
+  assert_non_null(strstr(next, ":2:10-16, "));
+  // Every call line is followed by its (return-address keyed) descriptor.
+  int call_lines = 0;
+  for (const char *line = buf; *line; line = strchr(line, '\n') + 1) {
+    const char *end = strchr(line, '\n');
+    assert_non_null(end);
+    if (end - line < 16) continue;
+    if (strncmp(line + 9, "CALL ", 5) == 0 || strncmp(line + 9, "CALLG ", 6) == 0) {
+      call_lines++;
+      assert_true(strncmp(end + 1, "        ; frame ", 16) == 0);
+    }
+  }
+  assert_true(call_lines >= 3);   // g's call of f and <entry>'s two module inits
+  free(buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_every_safe_point_has_a_descriptor, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_live_slots_are_written_on_every_path, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_let_pattern_failure_lists_only_written_slots, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_match_guard_lists_only_written_slots, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_let_tuple_then_cons_is_one_allocation, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_combined_allocation_runs, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_list_literal_is_one_allocation, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_nested_literals_combine, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_no_merge_across_a_join, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_combining_limits, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_debug_entry_spanning_two_lines, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_dump_shows_combined_and_call_descriptors, ts_setup, ts_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -66,9 +66,9 @@ vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 build/%/unit/test_%: ;
 define unit
-build/$(1)/unit/$(2): tests/unit/$(2).c $(call obj,$(1),$(SRC_$(1)))
+build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -o $$@ $$^ $$(LDLIBS) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 

@@ -1,7 +1,7 @@
 // test_major_gc.c - cmocka tests for gc/major.c and the major funnels of
 // gc/heap.c: size-class pages and large blocks, mark and sweep (what is freed,
 // what is kept), free-list reuse, empty pages given back, the bounded mark
-// stack's overflow rescan, and gc_full_major.
+// stack's overflow rescan, gc_full_major, and the heap limit.
 #include "test_support.h"
 #include "gc_internal.h"
 
@@ -304,6 +304,37 @@ static void test_static_blocks_never_collected(void **state) {
   vm_pop_roots(vm, 1);
 }
 
+// --- the heap limit (Gc.set max_heap_words) ----------------------------------------
+
+static void test_heap_limit_collects_before_failing(void **state) {
+  // A million words of garbage arrays through a 300000-word limit: each time
+  // the limit is reached a major GC makes room.
+  const char *out = ts_run(state,
+                           "Gc.set({max_heap_words: 300000})\n"
+                           "var i = 0\n"
+                           "while i < 1000 { let a = Array.make(1000, i); i = i + 1 }\n"
+                           "println(Gc.stat().heap_words <= 300000)\n");
+  assert_string_equal(out, "true\n");
+  assert_true(ts_vm(state)->gc.stats.major_collections >= 3);
+}
+
+static void test_heap_limit_out_of_memory(void **state) {
+  // The same arrays kept alive: the limit cannot be met.
+  TsChild c = ts_run_forked(state,
+                            "Gc.set({max_heap_words: 300000})\n"
+                            "var keep = []\n"
+                            "var i = 0\n"
+                            "while i < 1000 { keep = Array.make(1000, i) :: keep; i = i + 1 }\n"
+                            "println(\"unreachable\")\n");
+  assert_int_equal(c.status, 1);
+  assert_string_equal(c.out, "");
+  // Raised at the allocating call, "Array.make(" at 0-based column 24.
+  char expect[256];
+  const char *path = ((TestCtx *)*state)->path;
+  snprintf(expect, sizeof expect, "%s:4:25: error: out of memory\n  at <top> (%s:4:25)\n", path, path);
+  assert_string_equal(c.err, expect);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_alloc_major_small, ts_setup, ts_teardown),
@@ -317,6 +348,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mark_stack_overflow_deep_chains, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_full_major, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_static_blocks_never_collected, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_heap_limit_collects_before_failing, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_heap_limit_out_of_memory, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

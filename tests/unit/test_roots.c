@@ -173,7 +173,6 @@ typedef struct Probe {
   Visits visits;
   Value *base;            // the frame of probe() when its allocation was sampled
   const uint32_t *pc;
-  uint32_t *global_visits; // per global
   bool seen;
 } Probe;
 

@@ -689,18 +689,120 @@ static uint32_t compile_items(FnState *fs, Expr **items, int count) {
   return first;
 }
 
-// Registers holding the values of `items`: locals are used in place.
-static void compile_operands(FnState *fs, Expr **items, int count, uint32_t *regs) {
-  for (int i = 0; i < count; i++) regs[i] = compile_to_reg(fs, items[i]);
+// ---------------------------------------------------------------------
+// Constructor trees ((a, b) :: acc, [x, y], {p: (1, 2)}): all the leaves are
+// evaluated first, left to right, then every block is allocated in post-order
+// with nothing in between, so that the allocations merge (part 4).
+
+typedef struct Leaves {
+  uint32_t *regs;
+  uint32_t count, cap;
+} Leaves;
+
+static bool is_ctor(const Expr *e) {
+  switch (e->kind) {
+    case EX_TUPLE: case EX_CONS: case EX_RECORD: case EX_LIST: return true;
+    case EX_ARRAY: return e->u.items.count > 0;
+    default: return false;
+  }
 }
 
-static void compile_tuple(FnState *fs, Expr *e, uint32_t dst, unsigned tag) {
-  uint32_t mark = fs->next_reg;
-  int n = e->u.items.count;
-  uint32_t *regs = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *regs);
-  compile_operands(fs, e->u.items.items, n, regs);
-  emit_alloc(fs, dst, tag, 0, regs, (uint32_t)n, e->pos);
+static void push_leaf(Leaves *lv, uint32_t reg) {
+  GROW(lv->regs, lv->count, lv->cap);
+  lv->regs[lv->count++] = reg;
+}
+
+static Expr **ctor_children(Expr *e, int *n) {
+  if (e->kind == EX_RECORD) {
+    *n = e->u.record.count;
+    return e->u.record.values;
+  }
+  *n = e->u.items.count;
+  return e->u.items.items;
+}
+
+// The children of a constructor, in evaluation order, into kids[0..n).
+static Expr **children(Expr *e, Expr *pair[2], int *n) {
+  if (e->kind != EX_CONS) return ctor_children(e, n);
+  pair[0] = e->u.binary.left;
+  pair[1] = e->u.binary.right;
+  *n = 2;
+  return pair;
+}
+
+static void prepare_leaves(FnState *fs, Expr *e, Leaves *lv) {
+  int n;
+  Expr *pair[2];
+  Expr **kids = children(e, pair, &n);
+  for (int i = 0; i < n; i++) {
+    if (is_ctor(kids[i])) prepare_leaves(fs, kids[i], lv);
+    else push_leaf(lv, compile_to_reg(fs, kids[i]));
+  }
+  if (e->kind == EX_LIST) {
+    uint32_t empty = alloc_reg(fs);
+    emit_loadk(fs, empty, K_EMPTY, e->pos);
+    push_leaf(lv, empty);
+  }
+}
+
+static bool check_record(FnState *fs, Expr *e) {
+  int n = e->u.record.count;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(e->u.record.names[i], e->u.record.names[j]) == 0) {
+        error_at(fs, e->pos, "duplicate field %s", e->u.record.names[i]);
+        return false;
+      }
+  if (n > 64) {
+    error_at(fs, e->pos, "record with more than 64 fields");
+    return false;
+  }
+  return true;
+}
+
+static void emit_ctor(FnState *fs, Expr *e, uint32_t dst, const Leaves *lv, uint32_t *cursor) {
+  int n;
+  Expr *pair[2];
+  Expr **kids = children(e, pair, &n);
+  uint32_t *regs = xrealloc(NULL, (size_t)(n + 1) * sizeof *regs);
+  for (int i = 0; i < n; i++) {
+    if (is_ctor(kids[i])) {
+      regs[i] = alloc_reg(fs);
+      emit_ctor(fs, kids[i], regs[i], lv, cursor);
+    } else {
+      regs[i] = lv->regs[(*cursor)++];
+    }
+  }
+  switch (e->kind) {
+    case EX_TUPLE: emit_alloc(fs, dst, TAG_TUPLE, 0, regs, (uint32_t)n, e->pos); break;
+    case EX_ARRAY: emit_alloc(fs, dst, TAG_ARRAY, 0, regs, (uint32_t)n, e->pos); break;
+    case EX_CONS: emit_alloc(fs, dst, TAG_CONS, 0, regs, 2, e->pos); break;
+    case EX_RECORD:
+      if (check_record(fs, e))
+        emit_alloc(fs, dst, TAG_RECORD, shape_for(fs->vm, e->u.record.names, n), regs, (uint32_t)n, e->pos);
+      break;
+    case EX_LIST: {
+      uint32_t tail = lv->regs[(*cursor)++];
+      for (int i = n - 1; i >= 0; i--) {
+        uint32_t target = i == 0 ? dst : alloc_reg(fs);
+        uint32_t fields[2] = {regs[i], tail};
+        emit_alloc(fs, target, TAG_CONS, 0, fields, 2, e->pos);
+        tail = target;
+      }
+      break;
+    }
+    default: break;
+  }
   free(regs);
+}
+
+static void compile_ctor(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  Leaves lv = {0};
+  prepare_leaves(fs, e, &lv);
+  uint32_t cursor = 0;
+  emit_ctor(fs, e, dst, &lv, &cursor);
+  free(lv.regs);
   free_to(fs, mark);
   set_live(fs, dst);
 }
@@ -710,54 +812,7 @@ static void compile_array(FnState *fs, Expr *e, uint32_t dst) {
     emit_loadk(fs, dst, K_EMPTY_ARRAY, e->pos);
     return;
   }
-  compile_tuple(fs, e, dst, TAG_ARRAY);
-}
-
-static void compile_list(FnState *fs, Expr *e, uint32_t dst) {
-  uint32_t mark = fs->next_reg;
-  int n = e->u.items.count;
-  uint32_t *regs = xrealloc(NULL, (size_t)n * sizeof *regs);
-  compile_operands(fs, e->u.items.items, n, regs);
-  uint32_t tail = alloc_reg(fs);
-  emit_loadk(fs, tail, K_EMPTY, e->pos);
-  for (int i = n - 1; i >= 0; i--) {
-    uint32_t target = i == 0 ? dst : alloc_reg(fs);
-    uint32_t fields[2] = {regs[i], tail};
-    emit_alloc(fs, target, TAG_CONS, 0, fields, 2, e->pos);
-    tail = target;
-  }
-  free(regs);
-  free_to(fs, mark);
-  set_live(fs, dst);
-}
-
-static void compile_cons(FnState *fs, Expr *e, uint32_t dst) {
-  uint32_t mark = fs->next_reg;
-  uint32_t fields[2];
-  fields[0] = compile_to_reg(fs, e->u.binary.left);
-  fields[1] = compile_to_reg(fs, e->u.binary.right);
-  emit_alloc(fs, dst, TAG_CONS, 0, fields, 2, e->pos);
-  free_to(fs, mark);
-  set_live(fs, dst);
-}
-
-static void compile_record(FnState *fs, Expr *e, uint32_t dst) {
-  int n = e->u.record.count;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++)
-      if (strcmp(e->u.record.names[i], e->u.record.names[j]) == 0)
-        error_at(fs, e->pos, "duplicate field %s", e->u.record.names[i]);
-  if (n > 64) {
-    error_at(fs, e->pos, "record with more than 64 fields");
-    return;
-  }
-  uint32_t mark = fs->next_reg;
-  uint32_t regs[64];
-  compile_operands(fs, e->u.record.values, n, regs);
-  uint32_t shape = shape_for(fs->vm, e->u.record.names, n);
-  emit_alloc(fs, dst, TAG_RECORD, shape, regs, (uint32_t)n, e->pos);
-  free_to(fs, mark);
-  set_live(fs, dst);
+  compile_ctor(fs, e, dst);
 }
 
 // Emits the CLOSURE for `p` (compiled with state `child`) into dst.
@@ -1333,11 +1388,8 @@ static void compile_expr(FnState *fs, Expr *e, uint32_t dst) {
       compile_literal(fs, e, dst); return;
     case EX_VAR: compile_name(fs, e, dst); return;
     case EX_MEMBER: compile_member(fs, e, dst); return;
-    case EX_TUPLE: compile_tuple(fs, e, dst, TAG_TUPLE); return;
-    case EX_LIST: compile_list(fs, e, dst); return;
-    case EX_CONS: compile_cons(fs, e, dst); return;
+    case EX_TUPLE: case EX_LIST: case EX_CONS: case EX_RECORD: compile_ctor(fs, e, dst); return;
     case EX_ARRAY: compile_array(fs, e, dst); return;
-    case EX_RECORD: compile_record(fs, e, dst); return;
     case EX_FN: compile_fn_expr(fs, &e->u.fn, dst, e->pos, NULL); return;
     case EX_CALL: compile_call(fs, e, dst); return;
     case EX_INDEX: compile_index(fs, e, dst); return;

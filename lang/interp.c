@@ -567,7 +567,10 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
     if (vm->handler_count <= b->handler_floor) return false;
     Handler h = vm->handlers[--vm->handler_count];
     vm->root_count = b->root_floor;
-    if (MEMPROF_BUILT && vm->memprof) memprof_unwind(vm, h.base);
+    if (MEMPROF_BUILT && vm->memprof) {
+      memprof_exception_caught(vm);
+      memprof_unwind(vm, h.base);
+    }
     h.base[h.reg] = vm->exn;
     vm->exn = VAL_NIL;
     start_pc = h.pc;

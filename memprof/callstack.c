@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memprof_internal.h"
 #include "../lang/bytecode.h"
@@ -82,16 +83,19 @@ void memprof_unwind(Vm *vm, const Value *base) {
   Callstacks *cs = &mp->stacks;
   uint32_t d = cs->depth;
   while (d > 0 && cs->stubs[d - 1].frame > base) d--;
-  pop_to(cs, d);
-  // Alloc events still queued (a callback raised before they were
-  // delivered) lose the frames that no longer exist, before new captures
-  // reuse those stub slots.
+  // Alloc events still queued (a callback raised before they were delivered)
+  // keep their callstacks: copy the callers before their stubs are reused.
   for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
     Event *ev = &mp->events[k];
-    if (ev->kind != EV_ALLOC || ev->depth <= d) continue;
-    ev->depth = d;
-    if (ev->unchanged > d) ev->unchanged = d;
+    if (ev->kind != EV_ALLOC || ev->depth <= d || ev->own) continue;
+    ev->own = malloc((ev->depth ? ev->depth : 1) * sizeof *ev->own);
+    if (!ev->own) {
+      ev->depth = d;   // out of memory: keep what is still valid
+      continue;
+    }
+    memcpy(ev->own, cs->debug, ev->depth * sizeof *ev->own);
   }
+  pop_to(cs, d);
 }
 
 static bool grow_scratch(Callstacks *cs) {

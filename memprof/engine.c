@@ -68,6 +68,7 @@ void memprof_free(Vm *vm) {
     if (!p->discarded && p->tracker.release) p->tracker.release(vm, p->tracker.data);
   }
   callstacks_free(&mp->stacks);
+  for (uint32_t k = mp->event_head; k < mp->event_count; k++) free((void *)mp->events[k].own);
   free(mp->profiles);
   free(mp->entries);
   free(mp->free_entries);
@@ -163,7 +164,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
   }
   mp->samples_taken += n_samples;
   mp->blocks_sampled++;
-  push_event(vm, (Event){EV_ALLOC, i, site, depth, unchanged});
+  push_event(vm, (Event){EV_ALLOC, i, site, depth, unchanged, NULL, mp->allocations});
 }
 
 void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
@@ -192,6 +193,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
   vm->young_trigger = t ? t + 1 : NULL;
   gc_update_limit(vm);
   if (mp->in_callback || vm->sampling_suspended) return;
+  mp->allocations++;
   Value *top = old_young_ptr;
   for (uint32_t i = 0; i < n_sub; i++) {
     top -= sub_whsizes[i];
@@ -204,6 +206,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   if (!sampling(mp)) return;
   uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
+  mp->allocations++;
   track(vm, block, wosize, n, false, 0);
 }
 
@@ -273,10 +276,10 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
 
 static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   Memprof *mp = vm->memprof;
-  uint32_t depth = ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
+  uint32_t depth = ev->own || ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
   MemprofSample s = {
       .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
-      .site = ev->site, .callers = mp->stacks.debug, .caller_count = depth,
+      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.debug, .caller_count = depth,
       .unchanged = ev->unchanged < depth ? ev->unchanged : depth,
   };
   return p->tracker.alloc && p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
@@ -311,21 +314,47 @@ void memprof_run_callbacks(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback) return;
   mp->in_callback = true;
+  mp->callback_level = vm->level;
   while (mp->event_head < mp->event_count) {
     Event ev = mp->events[mp->event_head++];
+    mp->delivering_event = ev;
+    mp->delivering_own = ev.own;
     deliver(vm, &ev);
+    free((void *)ev.own);
+    mp->delivering_own = NULL;
   }
   mp->event_head = mp->event_count = 0;
   vm->memprof_pending = false;
   mp->in_callback = false;
 }
 
-void memprof_callback_raised(Vm *vm) {
+// The delivery in progress was cut short by an exception (raised by the
+// callback or by the runtime while preparing it): the block is forgotten, and
+// if it was an alloc callback, so are the other sub-blocks of the same
+// allocation still waiting for theirs (the allocation never completed for
+// the program, as in OCaml 5). Later events stay queued.
+static void abort_delivery(Vm *vm) {
   Memprof *mp = vm->memprof;
   forget(mp, mp->delivering);
+  if (mp->delivering_event.kind == EV_ALLOC)
+    for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
+      Event *ev = &mp->events[k];
+      if (ev->kind == EV_ALLOC && ev->allocation == mp->delivering_event.allocation) forget(mp, ev->entry);
+    }
+  free((void *)mp->delivering_own);
+  mp->delivering_own = NULL;
   vm->memprof_pending = mp->event_head < mp->event_count;
   mp->in_callback = false;
+}
+
+void memprof_callback_raised(Vm *vm) {
+  abort_delivery(vm);
   vm_raise(vm, vm->exn);
+}
+
+void memprof_exception_caught(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (mp->in_callback && vm->level <= mp->callback_level) abort_delivery(vm);
 }
 
 // =====================================================================

@@ -61,5 +61,8 @@ const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret);
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);
 // An exception unwound the stack down to the frame at `base`.
 void memprof_unwind(Vm *vm, const Value *base);
+// An exception reached a handler at the current interpreter level: if it left
+// a callback delivery unfinished, memprof finishes it (lang/interp.c).
+void memprof_exception_caught(Vm *vm);
 
 #endif

@@ -91,6 +91,10 @@ typedef struct Event {
   // runs Minnow code other than callbacks: events are delivered before).
   const DebugInfo *site;
   uint32_t depth, unchanged;
+  // A copy of the callers, made when an exception unwound frames the event
+  // still needs (the stub stack no longer holds them); NULL otherwise.
+  const DebugInfo **own;
+  uint64_t allocation;         // which allocation (sub-blocks share it)
 } Event;
 
 struct Memprof {
@@ -109,6 +113,10 @@ struct Memprof {
   uint32_t event_head, event_count, event_cap;
   bool in_callback;
   uint32_t delivering;         // entry whose event is being delivered
+  const DebugInfo **delivering_own;  // that event's own callers copy, if any
+  Event delivering_event;      // the event being delivered
+  uint32_t callback_level;     // interpreter level that runs the callbacks
+  uint64_t allocations;        // sampled allocations so far (Event.allocation)
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

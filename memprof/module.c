@@ -32,7 +32,7 @@ static Value call(Vm *vm, ClosureTracker *t, int which, Value arg) {
 
 // Frames innermost first: the site, then the callers from the innermost one
 // out; inlined chains expanded (an entry, then the code it was inlined into).
-static uint32_t collect_frames(const MemprofSample *s, uint64_t *out, uint32_t limit) {
+static uint32_t collect_frames(const MemprofSample *s, Value *out, uint32_t limit) {
   uint32_t n = 0;
   for (int i = -1; i < (int)s->caller_count && n < limit; i++) {
     const DebugInfo *d = i < 0 ? s->site : s->callers[s->caller_count - 1 - (uint32_t)i];
@@ -47,12 +47,10 @@ static Value make_callstack(Vm *vm, const MemprofSample *s, uint32_t limit) {
     for (const DebugInfo *d = s->callers[i]->inlined_into; d; d = d->inlined_into) max++;
   for (const DebugInfo *d = s->site->inlined_into; d; d = d->inlined_into) max++;
   if (limit && max > limit) max = limit;
-  uint64_t *ids = malloc((max ? max : 1) * sizeof *ids);
-  if (!ids) vm_raise_error(vm, "out of memory");
-  uint32_t n = collect_frames(s, ids, max);
-  Value cs = gc_alloc(vm, n, TAG_RAW);   // n >= 1: the site is always there
-  memcpy(val_fields(cs), ids, n * sizeof *ids);
-  free(ids);
+  // max >= 1 (the site); the block is filled in place: nothing to free if
+  // the allocation raises.
+  Value cs = gc_alloc(vm, max, TAG_RAW);
+  collect_frames(s, val_fields(cs), max);
   return cs;
 }
 

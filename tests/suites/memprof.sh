@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# memprof.sh - the memprof script tests (tests/memprof/**/*.mn):
+#   1. on ./vm, all of them;
+#   2. on ./vm --gc-stress, all but tests/memprof/stats/ (statistical and big
+#      scripts: a minor collection at every allocation makes them too slow);
+#   3. on ./vm-asan, all of them, if ./vm-asan is built.
+# Statistical scripts use fixed seeds: MINNOW_SEED is set here unless the
+# caller chose one. Run by tests/run_all.sh, which reads the last line:
+# "N passed, N failed" (the sum of the three runs). Exit status 0 iff none
+# failed.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+export MINNOW_SEED="${MINNOW_SEED:-20250101}"
+
+total_pass=0
+total_fail=0
+
+run() {  # label, runner arguments...
+  local label=$1 out last
+  shift
+  out=$(bash tests/run_lang.sh "$@" 2>&1)
+  last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
+  if [ -z "$last" ]; then
+    echo "memprof ($label): the runner printed no summary"
+    total_fail=$((total_fail + 1))
+    return
+  fi
+  echo "memprof ($label): $last"
+  total_pass=$((total_pass + $(echo "$last" | awk '{print $1}')))
+  total_fail=$((total_fail + $(echo "$last" | awk '{print $3}')))
+}
+
+if [ ! -x ./vm ]; then
+  echo "memprof: ./vm is not built"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+run "vm" --vm ./vm --timeout 120 tests/memprof
+
+stress=()
+while IFS= read -r f; do stress+=("$f"); done < <(find tests/memprof -name '*.mn' -not -path 'tests/memprof/stats/*' | LC_ALL=C sort)
+run "vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300 "${stress[@]}"
+
+if [ -x ./vm-asan ]; then
+  run "vm-asan" --vm ./vm-asan --timeout 300 tests/memprof
+fi
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -81,3 +81,4 @@ clean:
 	rm -rf build vm vm-boehm vm-asan vm-noprof lang/stdlib.inc
 
 -include bench/bench.mk
+-include bench/memprof.mk

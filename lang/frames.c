@@ -153,6 +153,7 @@ static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base
 void frames_top(Vm *vm, FrameCursor *c) {
   memset(c, 0, sizeof *c);
   c->vm = vm;
+  c->stubs = vm->memprof && memprof_has_stubs(vm->memprof);
   stand_at_instruction(c, vm->pc, vm->base, vm->level);
 }
 
@@ -166,7 +167,7 @@ bool frames_next(FrameCursor *c) {
     stand_at_instruction(c, b->pc, b->base, c->level - 1);
     return c->base != NULL;
   }
-  if (vm->memprof) ret = memprof_original_ret(vm->memprof, ret);
+  if (c->stubs) ret = memprof_original_ret(vm->memprof, ret);
   const FrameDesc *d = frames_find(vm->frames, ret);
   if (!d) {
     fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)ret);

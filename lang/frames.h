@@ -93,6 +93,7 @@ typedef struct FrameCursor {
   const uint32_t *ret_slot_value; // the return address as stored in base[-1]
   uint32_t level;            // interpreter nesting level of the frame
   bool is_top;               // stopped at an instruction, not at a call
+  bool stubs;                // memprof has redirected return addresses
 } FrameCursor;
 
 // Positions the cursor on the innermost frame (vm->pc, vm->base).

@@ -86,8 +86,10 @@ static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
 // Layout of an ALLOCN: see bytecode.h. Fills the sub-blocks whose headers
 // start at `top` going down (sub-block 0 highest), then, after callbacks,
 // writes their registers. `separately`: each sub-block is its own allocation
-// (Boehm build).
-static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *top, bool separately) {
+// (Boehm build). `slow`: the allocation took the slow path, the only one that
+// can queue memprof callbacks (a sample or a collection), so the only one that
+// looks for them.
+static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *top, bool separately, bool slow) {
   uint32_t nsub = pc[2];
   Value subs[16];
   uint32_t dsts[16];
@@ -114,7 +116,7 @@ static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *to
     dsts[i] = sub[0];
     sub = src + n;
   }
-  if (MEMPROF_BUILT && unlikely(vm->memprof_pending)) {
+  if (MEMPROF_BUILT && slow && unlikely(vm->memprof_pending)) {
     for (uint32_t i = 0; i < nsub; i++) vm_push_root(vm, &subs[i]);
     memprof_run_callbacks(vm);
     vm_pop_roots(vm, nsub);
@@ -125,7 +127,7 @@ static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *to
 }
 
 static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
-  if (GC_IS_BOEHM) return allocn(vm, pc, base, NULL, true);
+  if (GC_IS_BOEHM) return allocn(vm, pc, base, NULL, true, true);
   uint32_t total = pc[1], nsub = pc[2];
   uint32_t whs[16];
   const uint32_t *sub = pc + 3;
@@ -135,7 +137,7 @@ static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
   }
   Value *p = gc_young_slow(vm, total, whs, nsub);
   vm->young_ptr = p;
-  return allocn(vm, pc, base, p + total, false);
+  return allocn(vm, pc, base, p + total, false, true);
 }
 
 static const uint32_t *make_closure(Vm *vm, const uint32_t *pc, Value *base) {
@@ -467,7 +469,7 @@ op_ALLOCN: {
   }
   Value *top = vm->young_ptr;
   vm->young_ptr = p;
-  pc = allocn(vm, pc, base, top, false);
+  pc = allocn(vm, pc, base, top, false, false);
   DISPATCH();
 }
 

@@ -57,6 +57,8 @@ static StubFrame *stub_of(const Callstacks *cs, const uint32_t *code_word, int i
   return (StubFrame *)(uintptr_t)((const char *)code_word - offsetof(StubFrame, code) - (size_t)index * sizeof(uint32_t));
 }
 
+bool memprof_has_stubs(const Memprof *mp) { return mp->stacks.stubs != NULL; }
+
 const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret) {
   if (!is_stub(&mp->stacks, ret)) return ret;
   return stub_of(&mp->stacks, ret, 1)->orig_ret;

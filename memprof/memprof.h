@@ -54,6 +54,9 @@ void memprof_run_callbacks(Vm *vm);
 bool memprof_pending(const Vm *vm);
 
 // --- the stack watermark (memprof/callstack.c) --------------------------------
+// Whether any return address may point into the stub table (a profile has
+// captured a callstack at some point). The walker asks once per walk.
+bool memprof_has_stubs(const Memprof *mp);
 // The real return address behind `ret`, which may point into the stub table.
 const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret);
 // A frame walked by memprof returned (MEMPROF_RETURN ran): pops its stub and

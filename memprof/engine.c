@@ -370,6 +370,7 @@ int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const Me
   mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate,
                                .callstack_size = callstack_size, .tracker = *tracker};
   mp->running = id;
+  mp->stacks.low_water = 0;   // a new tracker has seen no previous callstack
   sampler_set_rate(&mp->sampler, rate);
   memprof_renew_trigger(vm);
   return id;

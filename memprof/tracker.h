@@ -28,7 +28,8 @@ typedef struct MemprofBlock {
 // One sampled block. Its callstack is `site` (the allocating expression,
 // innermost) below `callers` (outermost first: callers[caller_count-1] is the
 // call site in the function that allocated). The first `unchanged` callers
-// are those of the previous sample (of any block): a consumer that encodes
+// are those of the previous sample of the same profile (0 for its first): a
+// consumer that encodes
 // callstacks by difference need not compare them. Inlined debug entries are
 // not expanded here (see DebugInfo.inlined_into).
 typedef struct MemprofSample {

@@ -410,7 +410,9 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
   if (s->major != (s->wosize > 256)) rec_error(r, "a block of %llu fields reported major=%d", (unsigned long long)s->wosize, s->major);
   if (s->external) rec_error(r, "external sample");
   // unchanged: the first `unchanged` callers are the previous sample's.
-  if (s->unchanged > s->caller_count || s->unchanged > r->prev_n) rec_error(r, "unchanged %u > %u callers", s->unchanged, s->caller_count);
+  if (s->unchanged > s->caller_count || s->unchanged > r->prev_n)
+    rec_error(r, "unchanged %u, but %u callers here and %u in the previous sample received", s->unchanged,
+              s->caller_count, r->prev_n);
   for (uint32_t i = 0; i < s->unchanged && i < r->prev_n && i < s->caller_count; i++)
     if (s->callers[i] != r->prev[i]) rec_error(r, "unchanged %u, but caller %u differs", s->unchanged, i);
   if (s->caller_count > r->prev_cap) {
@@ -742,8 +744,8 @@ static bool switch_alloc1(Vm *vm, void *data, MemprofBlock *block, const Memprof
   bool keep = on_alloc(vm, &sw->first, block, s);
   if (!sw->switched && sw->first.n == 20) {
     sw->switched = true;
-    assert_true(memprof_stop_profile(vm));
-    assert_true(memprof_start_profile(vm, 1.0, 0, &sw->t2) >= 0);
+    if (!memprof_stop_profile(vm)) rec_error(&sw->first, "stop from a callback failed");
+    if (memprof_start_profile(vm, 1.0, 0, &sw->t2) < 0) rec_error(&sw->first, "start from a callback failed");
   }
   return keep;
 }
@@ -770,15 +772,21 @@ static void test_unchanged_first_sample_of_profile(void **state) {
                          "fn down(n) { if n == 0 { var l = []; for i in 0..100 { l = (i, i) :: l }; l } else { let r = down(n - 1); r } }\n"
                          "let r = down(500)\n"));
   memprof_stop_profile(vm);
-  assert_true(sw.switched);
-  assert_true(sw.second.n > 50);
-  assert_true(sw.first_callers_of_second > 500);
-  assert_int_equal(sw.first_unchanged_of_second, 0);
+  // Checked after freeing everything, so that a failure leaks nothing.
   vm_free(vm);
+  size_t n2 = sw.second.n;
+  int errors = sw.first.errors + sw.second.errors;
+  if (sw.first.errors) print_error("profile 1: %s\n", sw.first.first_error);
+  if (sw.second.errors) print_error("profile 2: %s\n", sw.second.first_error);
   free(sw.first.blocks);
   free(sw.first.prev);
   free(sw.second.blocks);
   free(sw.second.prev);
+  assert_true(sw.switched);
+  assert_true(n2 > 50);
+  assert_true(sw.first_callers_of_second > 500);
+  assert_int_equal(sw.first_unchanged_of_second, 0);
+  assert_int_equal(errors, 0);
 }
 
 int main(void) {

@@ -80,23 +80,29 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
   return s->orig_ret;
 }
 
+// Queued alloc events whose callers reach above `depth` get their own copy
+// of them: only a capture overwrites stub slots, and those slots above the
+// current depth were freed by returns or unwinding since the event's sample.
+static void preserve_queued(Memprof *mp, uint32_t depth) {
+  Callstacks *cs = &mp->stacks;
+  for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
+    Event *ev = &mp->events[k];
+    if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
+    ev->own = malloc(ev->depth * sizeof *ev->own);
+    if (!ev->own) {
+      ev->depth = depth;   // out of memory: keep what is still valid
+      continue;
+    }
+    memcpy(ev->own, cs->debug, ev->depth * sizeof *ev->own);
+  }
+}
+
 void memprof_unwind(Vm *vm, const Value *base) {
   Memprof *mp = vm->memprof;
   Callstacks *cs = &mp->stacks;
   uint32_t d = cs->depth;
   while (d > 0 && cs->stubs[d - 1].frame > base) d--;
-  // Alloc events still queued (a callback raised before they were delivered)
-  // keep their callstacks: copy the callers before their stubs are reused.
-  for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
-    Event *ev = &mp->events[k];
-    if (ev->kind != EV_ALLOC || ev->depth <= d || ev->own) continue;
-    ev->own = malloc((ev->depth ? ev->depth : 1) * sizeof *ev->own);
-    if (!ev->own) {
-      ev->depth = d;   // out of memory: keep what is still valid
-      continue;
-    }
-    memcpy(ev->own, cs->debug, ev->depth * sizeof *ev->own);
-  }
+  preserve_queued(mp, d);
   pop_to(cs, d);
 }
 
@@ -126,6 +132,7 @@ static void push_stub(Callstacks *cs, const Value *frame, const uint32_t *ret, c
 }
 
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
+  preserve_queued(vm->memprof, cs->depth);
   uint32_t n = 0;
   const Value *base = vm->base;
   while (base) {

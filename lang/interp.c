@@ -267,6 +267,22 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
   vm->handlers[vm->handler_count++] = (Handler){base, handler_pc, reg, vm->level};
 }
 
+// The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
+// address is the CALL's last word, which holds the caller's frame size.
+static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, const Proto *p) {
+  Value *nb = base + pc[5] + 1;
+  if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) {
+    vm->pc = pc;
+    vm->base = base;
+    vm_raise_stack_overflow(vm);
+  }
+  nb[-1] = (Value)(uintptr_t)(pc + 5);
+  nb[0] = f;
+  const Value *args = base + pc[2];
+  for (uint32_t i = 0; i < pc[3]; i++) nb[1 + i] = args[i];
+  return nb;
+}
+
 static _Noreturn void call_error(Vm *vm, Value f, uint32_t argc) {
   if (!val_has_tag(f, TAG_CLOSURE)) vm_raise_error(vm, "type error: cannot call %s", vm_type_name(f));
   const Proto *p = closure_proto(vm, f);
@@ -396,13 +412,7 @@ op_CALLG: {
   uint32_t argc = pc[3];
   const Proto *p = closure_proto(vm, f);
   if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
-  Value *nb = base + pc[5] + 1;
-  if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) { SAVE(); vm_raise_stack_overflow(vm); }
-  nb[-1] = (Value)(uintptr_t)(pc + 5);
-  nb[0] = f;
-  const Value *args = base + pc[2];
-  for (uint32_t i = 0; i < argc; i++) nb[1 + i] = args[i];
-  base = nb;
+  base = push_frame(vm, pc, base, f, p);
   pc = p->code;
   DISPATCH();
 }
@@ -412,13 +422,7 @@ op_CALL: {
   if (unlikely(!val_has_tag(f, TAG_CLOSURE))) { SAVE(); call_error(vm, f, argc); }
   const Proto *p = closure_proto(vm, f);
   if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
-  Value *nb = base + pc[5] + 1;
-  if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) { SAVE(); vm_raise_stack_overflow(vm); }
-  nb[-1] = (Value)(uintptr_t)(pc + 5);
-  nb[0] = f;
-  const Value *args = base + pc[2];
-  for (uint32_t i = 0; i < argc; i++) nb[1 + i] = args[i];
-  base = nb;
+  base = push_frame(vm, pc, base, f, p);
   pc = p->code;
   DISPATCH();
 }

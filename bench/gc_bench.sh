@@ -32,8 +32,8 @@ run_timeout=${BENCH_TIMEOUT:-300}
 # ask for it with BENCH_CASES="binary_trees 20".
 default_cases="binary_trees 16
 binary_trees 18
-list_pipeline 10000 400
-deep_map 10000 250
+list_pipeline 10000 600
+deep_map 10000 400
 word_count 1000000
 string_build 20000 80"
 cases=${BENCH_CASES:-$default_cases}

@@ -14,6 +14,7 @@ BENCH_MP_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 BENCH_MP_RUNS ?= 5
 BENCH_MP_RATES ?= 1e-6 1e-5 1e-4 1e-3 1e-2
 BENCH_MP_CASES ?=
+BENCH_MP_OUT ?= $(BENCH_MP_DIR)/results
 BENCH_MP_MICRO := build/bench/memprof_micro
 # The runtime without lang/main.o (SRC_release, from the top-level Makefile, lists
 # every source of ./vm but main.c).
@@ -30,15 +31,15 @@ $(BENCH_MP_MICRO): $(BENCH_MP_DIR)/micro/memprof_micro.c $(BENCH_MP_OBJS)
 
 bench-memprof: vm vm-noprof $(BENCH_MP_MICRO)
 	BENCH_MP_RUNS='$(BENCH_MP_RUNS)' BENCH_MP_RATES='$(BENCH_MP_RATES)' BENCH_MP_CASES='$(BENCH_MP_CASES)' \
-	  BENCH_MP_MICRO='$(BENCH_MP_MICRO)' BENCH_MP_OUT='$(BENCH_MP_DIR)/results' \
+	  BENCH_MP_MICRO='$(BENCH_MP_MICRO)' BENCH_MP_OUT='$(BENCH_MP_OUT)' \
 	  bash $(BENCH_MP_DIR)/memprof_bench.sh time
 
 bench-memprof-quick: vm vm-noprof $(BENCH_MP_MICRO)
 	BENCH_MP_RUNS=1 BENCH_MP_RATES='$(BENCH_MP_RATES)' BENCH_MP_CASES='$(BENCH_MP_QUICK_CASES)' \
 	  BENCH_MP_MICRO='$(BENCH_MP_MICRO)' BENCH_MP_MICRO_ARGS='--quick --reps 1' \
-	  BENCH_MP_OUT='$(BENCH_MP_DIR)/results/quick' \
+	  BENCH_MP_OUT='$(BENCH_MP_OUT)/quick' \
 	  bash $(BENCH_MP_DIR)/memprof_bench.sh time
 
 callgrind-memprof: vm vm-noprof
-	BENCH_MP_CASES='$(BENCH_MP_CASES)' BENCH_MP_OUT='$(BENCH_MP_DIR)/results' \
+	BENCH_MP_CASES='$(BENCH_MP_CASES)' BENCH_MP_OUT='$(BENCH_MP_OUT)' \
 	  bash $(BENCH_MP_DIR)/memprof_bench.sh callgrind

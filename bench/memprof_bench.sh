@@ -78,7 +78,7 @@ trap 'rm -rf "$tmp"' EXIT
 # two versions of ./vm in one table.
 bin_vm=$tmp/vm
 bin_noprof=$tmp/vm-noprof
-cp "$vm" "$bin_vm" && cp "$vm_noprof" "$bin_noprof" || die "cannot copy $vm and $vm_noprof"
+{ cp "$vm" "$bin_vm" && cp "$vm_noprof" "$bin_noprof"; } || die "cannot copy $vm and $vm_noprof"
 failed=0
 ncases=$(printf '%s\n' "$cases" | wc -l)
 machine="$(nproc) cores, $(grep -m 1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: *//')"
@@ -115,7 +115,7 @@ if [ "$mode" = callgrind ]; then
   per_function() {
     callgrind_annotate --auto=no "$1" 2>/dev/null |
       sed -n -E 's/ \[[^]]*\]$//; s/^ *([0-9,]+) \( *[0-9.]+%\)  (.*)$/\2|\1/p' | grep -v '^PROGRAM TOTALS' |
-      awk -F'|' '{ gsub(",", "", $2); print $1 "|" $2 }' | LC_ALL=C sort
+      awk -F'|' '{ gsub(",", "", $2); print $1 "|" $2 }' | LC_ALL=C sort -t'|' -k1,1
   }
   # The functions whose Ir differ most between two profiles (A - B), for the diff report.
   diff_functions() {
@@ -406,8 +406,12 @@ awk -F, -v rates="$rates" '
 titles=$(printf '%s\n' "$cases" | tr ' ' '-' | tr '\n' ' ' | sed 's/ $//')
 
 if command -v gnuplot >/dev/null 2>&1; then
-  gnuplot -e "datafile='$out/memprof.dat'; outfile='$out/memprof.png'; titles='$titles'; ncases=$ncases" bench/memprof.gp ||
+  # (A case whose points are all below the noise has nothing for the right panel:
+  # gnuplot's warning about it is dropped.)
+  gnuplot -e "datafile='$out/memprof.dat'; outfile='$out/memprof.png'; titles='$titles'; ncases=$ncases" \
+    bench/memprof.gp 2>"$tmp/gnuplot.err" ||
     echo "memprof_bench: warning: gnuplot failed, no $out/memprof.png" >&2
+  grep -v 'Skipping data file with no valid points' "$tmp/gnuplot.err" >&2
 else
   echo "memprof_bench: warning: gnuplot not found (apt-get install gnuplot-nox), no $out/memprof.png" >&2
 fi

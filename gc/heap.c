@@ -109,7 +109,7 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (!v) vm_raise_error(vm, "out of memory");
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
-  if (MEMPROF_BUILT) memprof_sample_major(vm, v, wosize);
+  if (MEMPROF_BUILT && vm->memprof_sampling) memprof_sample_major(vm, v, wosize);
   return v;
 }
 

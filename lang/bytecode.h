@@ -55,10 +55,15 @@
   X(JNNE, 4, 0, "rro")        /* jump unless a != b */                       \
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
   X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
-  X(CALL, 6, 1, "rrnrn")      /* fn first_arg argc dst caller_fsize */       \
-  X(CALLG, 6, 1, "grnrn")     /* as CALL, the function in global g (a     \
+  X(CALL, 7, 1, "rrnirn")     /* fn first_arg argc stub dst caller_step;  \
+                                 stub: memprof's stub for this call site  \
+                                 is at return address + stub */           \
+  X(CALLG, 7, 1, "grnirn")    /* as CALL, the function in global g (a     \
                                  top-level fn, never reassigned) */          \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
+  X(CALLPRIM_NA, 5, 1, "prnr") /* as CALLPRIM, for a primitive that never   \
+                                 allocates: no memprof callback can be     \
+                                 pending after it, so none is looked for */\
   X(RET, 2, 0, "r")                                                          \
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
                                  (a cap of 0xffffffff is the closure itself) */ \
@@ -88,7 +93,10 @@
   X(POPTRY, 1, 0, "")                                                        \
   X(MATCHFAIL, 1, 1, "")      /* raise `match failure` */                    \
   X(EXIT_NESTED, 1, 0, "")    /* trampoline: return from vm_call to C */     \
-  X(MEMPROF_RETURN, 1, 0, "") /* return through a frame memprof has walked */\
+  X(MEMPROF_RETURN, 2, 0, "i") /* back: in a call site's memprof stub    \
+                                 {dst, caller_step, MEMPROF_RETURN, back}  \
+                                 (lang/frames.h part 5); the call's return \
+                                 address is this word + back */           \
   X(HALT, 1, 0, "")
 
 typedef enum Opcode {

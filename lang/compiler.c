@@ -900,7 +900,7 @@ static void compile_prim_call(FnState *fs, Expr *e, const Member *mem, uint32_t 
   }
   uint32_t mark = fs->next_reg;
   uint32_t first = compile_items(fs, args->items, args->count);
-  uint32_t at = emit_op(fs, BC_CALLPRIM, e->pos);
+  uint32_t at = emit_op(fs, prim_allocates(mem->prim) ? BC_CALLPRIM : BC_CALLPRIM_NA, e->pos);
   emit(fs, (uint32_t)mem->prim);
   emit(fs, first);
   emit(fs, (uint32_t)args->count);
@@ -949,6 +949,7 @@ static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
   emit(fs, known ? known->global : fn);
   emit(fs, first);
   emit(fs, (uint32_t)e->u.call.args.count);
+  emit(fs, 0);   // stub offset (finish_function)
   emit(fs, dst);
   uint32_t skip_from = !known && fn >= mark ? fn : first;
   add_safepoint(fs, at, true, e->pos, skip_from, fs->next_reg);
@@ -1594,13 +1595,26 @@ static void finish_function(FnState *fs) {
   Proto *p = fs->proto;
   thread_jumps(p);
   p->fsize = fs->max_reg;
-  for (uint32_t i = 0; i < fs->fsize_patch_count; i++) p->code[fs->fsize_patches[i]] = p->fsize;
-  p->code = xrealloc(p->code, p->code_len * sizeof(uint32_t));
-  p->code_cap = p->code_len;
+  // Each call's return address gets the caller's frame step and, past the
+  // end of the code, a memprof stub of its own (lang/frames.h part 5).
+  uint32_t code_len = p->code_len;
+  for (uint32_t i = 0; i < fs->fsize_patch_count; i++) {
+    uint32_t ret = fs->fsize_patches[i], stub = here(fs);
+    p->code[ret] = frames_step(p->fsize);
+    p->code[ret - 2] = (uint32_t)(int32_t)(stub + 1 - ret);
+    emit(fs, p->code[ret - 1]);
+    emit(fs, p->code[ret]);
+    emit(fs, BC_MEMPROF_RETURN);
+    emit(fs, (uint32_t)(int32_t)(ret - (stub + 2)));
+  }
+  p->stub_words = p->code_len - code_len;
+  p->code_len = code_len;
+  p->code = xrealloc(p->code, (p->code_len + p->stub_words) * sizeof(uint32_t));
+  p->code_cap = p->code_len + p->stub_words;
   for (uint32_t i = 0; i < fs->desc_count; i++) {
     PendingDesc *d = &fs->descs[i];
     FrameDesc desc = {
-        .key = p->code + d->offset + (d->is_call ? 5 : 0),
+        .key = p->code + d->offset + (d->is_call ? 6 : 0),
         .proto = p,
         .fsize = p->fsize,
         .live_count = d->live_count,
@@ -1693,7 +1707,7 @@ static void define_external(FnState *fs, Module *m, Expr *e) {
   w.next_reg = w.max_reg = 1 + p->nparams;
   for (uint32_t r = 0; r < w.next_reg; r++) set_live(&w, r);
   uint32_t dst = alloc_reg(&w);
-  uint32_t at = emit_op(&w, BC_CALLPRIM, e->pos);
+  uint32_t at = emit_op(&w, prim_allocates(prim) ? BC_CALLPRIM : BC_CALLPRIM_NA, e->pos);
   emit(&w, (uint32_t)prim);
   emit(&w, 1);
   emit(&w, p->nparams);
@@ -1895,6 +1909,7 @@ static Proto *make_entry(Vm *vm) {
     emit(&fs, f);
     emit(&fs, f + 1);
     emit(&fs, 0);
+    emit(&fs, 0);   // stub offset (finish_function)
     emit(&fs, f);
     add_safepoint(&fs, at, true, pos, f, f + 1);
     emit_fsize_placeholder(&fs);

@@ -28,7 +28,8 @@ struct Proto {
   uint32_t nparams;
   uint32_t fsize;           // slots: closure, params, locals, temporaries
   uint32_t *code;
-  uint32_t code_len, code_cap;
+  uint32_t code_len, code_cap;  // instructions: code[0 .. code_len)
+  uint32_t stub_words;      // then the memprof stubs of its calls (frames.h part 5)
   LinePos *lines;
   uint32_t line_count, line_cap;
   int prim;                 // >= 0: wrapper of primitive `prim` (external)

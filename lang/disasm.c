@@ -60,7 +60,7 @@ static void dump_instruction(Vm *vm, FILE *out, const Proto *p, const uint32_t *
   for (uint32_t i = 1; i < len; i++) fprintf(out, " %d", (int32_t)pc[i]);
   if (pc[0] == BC_ALLOCN) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
   fprintf(out, "\n");
-  const FrameDesc *d = frames_find(vm->frames, pc[0] == BC_CALL || pc[0] == BC_CALLG ? pc + 5 : pc);
+  const FrameDesc *d = frames_find(vm->frames, pc[0] == BC_CALL || pc[0] == BC_CALLG ? pc + 6 : pc);
   if (d) dump_desc(out, d);
 }
 

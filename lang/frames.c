@@ -167,7 +167,7 @@ bool frames_next(FrameCursor *c) {
     stand_at_instruction(c, b->pc, b->base, c->level - 1);
     return c->base != NULL;
   }
-  if (c->stubs) ret = memprof_original_ret(vm->memprof, ret);
+  if (c->stubs && frames_is_stub(ret)) ret = frames_stub_ret(ret);
   const FrameDesc *d = frames_find(vm->frames, ret);
   if (!d) {
     fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)ret);

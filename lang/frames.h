@@ -13,10 +13,13 @@
 //         ^ caller base                     ^ base
 //
 // 2. A return address ra points at the last word of a CALL instruction, which
-//    holds Fc; the word before it holds the register receiving the result.
-//    Returning sets base = base - 1 - ra[0] and resumes at ra + 1. Its
-//    descriptor (keyed by ra) holds Fc again, the caller's live slots at the
-//    call and the call's debug entry: walking needs only the hash table.
+//    holds the caller's frame step, (Fc + 1) * sizeof(Value) bytes (see
+//    frames_step); the word before it holds the register receiving the
+//    result. Returning sets base = (char *)base - ra[0] and resumes at
+//    ra + 1. Its descriptor (keyed by ra) holds Fc again, the caller's live
+//    slots at the call and the call's debug entry. The GC walks with the
+//    descriptors; memprof's callstack walk needs only ra[0] (one load and one
+//    subtraction a frame, no lookup).
 //
 // 3. Every other safe point (allocation, primitive call, float arithmetic...)
 //    has a descriptor keyed by the address of its first word: it describes the
@@ -25,8 +28,17 @@
 //
 // 4. A return address may instead point into a C-boundary trampoline (the
 //    frame was called from C by vm_call; the walker continues with the frame
-//    recorded in vm->levels) or into memprof's stub table (memprof walked that
-//    frame already; memprof_original_ret gives the real address back).
+//    recorded in vm->levels) or into a memprof stub (memprof walked that
+//    frame already; frames_stub_ret gives the real address back).
+//
+// 5. Every call site has a memprof stub of four words past the end of its
+//    function's code: { dst, caller step, MEMPROF_RETURN, back }. The CALL
+//    word ra[-2] is the distance from ra to the stub's return address
+//    &stub[1]. Memprof redirects a walked frame's return address there: RET
+//    runs unchanged (it reads dst and step from the stub), then
+//    MEMPROF_RETURN resumes after the real call. A return address is a stub
+//    iff the word after it is MEMPROF_RETURN: no instruction follows a call
+//    with that opcode.
 #ifndef MINNOW_FRAMES_H
 #define MINNOW_FRAMES_H
 
@@ -34,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bytecode.h"
 #include "value.h"
 
 typedef struct Vm Vm;
@@ -64,6 +77,16 @@ typedef struct FrameDesc {
 } FrameDesc;
 
 typedef struct FrameTable FrameTable;
+
+// The word at a return address: the distance in bytes from a callee's base
+// down to its caller's, for a caller of frame size fsize (part 2).
+static inline uint32_t frames_step(uint32_t fsize) { return (fsize + 1) * (uint32_t)sizeof(Value); }
+
+// Part 5: the stub return address of the call whose return address is ra;
+// whether a return address is a stub's; the real return address of a stub's.
+static inline const uint32_t *frames_stub_of(const uint32_t *ra) { return ra + (int32_t)ra[-2]; }
+static inline bool frames_is_stub(const uint32_t *ra) { return ra[1] == BC_MEMPROF_RETURN; }
+static inline const uint32_t *frames_stub_ret(const uint32_t *stub_ra) { return stub_ra + 1 + (int32_t)stub_ra[2]; }
 
 FrameTable *frames_new(void);
 void frames_free(FrameTable *table);

@@ -89,7 +89,10 @@ static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
 // (Boehm build). `slow`: the allocation took the slow path, the only one that
 // can queue memprof callbacks (a sample or a collection), so the only one that
 // looks for them.
-static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *top, bool separately, bool slow) {
+// Always inlined into the two callers below, so that each is compiled for its
+// constant `separately` and `slow`: the fast path carries no test for either.
+static inline __attribute__((always_inline)) const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base,
+                                                                   Value *top, bool separately, bool slow) {
   uint32_t nsub = pc[2];
   Value subs[16];
   uint32_t dsts[16];
@@ -124,6 +127,11 @@ static const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base, Value *to
   for (uint32_t i = 0; i < nsub; i++)
     if (dsts[i] != OPERAND_NONE) base[dsts[i]] = subs[i];
   return sub;
+}
+
+// A combined allocation whose block fitted below young_ptr (already moved).
+static __attribute__((noinline)) const uint32_t *allocn_fast(Vm *vm, const uint32_t *pc, Value *base, Value *top) {
+  return allocn(vm, pc, base, top, false, false);
 }
 
 static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
@@ -270,13 +278,13 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
 // address is the CALL's last word, which holds the caller's frame size.
 static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, const Proto *p) {
-  Value *nb = base + pc[5] + 1;
+  Value *nb = (Value *)((char *)base + pc[6]);
   if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) {
     vm->pc = pc;
     vm->base = base;
     vm_raise_stack_overflow(vm);
   }
-  nb[-1] = (Value)(uintptr_t)(pc + 5);
+  nb[-1] = (Value)(uintptr_t)(pc + 6);
   nb[0] = f;
   const Value *args = base + pc[2];
   for (uint32_t i = 0; i < pc[3]; i++) nb[1 + i] = args[i];
@@ -426,6 +434,12 @@ op_CALL: {
   pc = p->code;
   DISPATCH();
 }
+op_CALLPRIM_NA: {
+  SAVE();
+  R(4) = prims[pc[1]].fn(vm, base + pc[2]);
+  pc += 5;
+  DISPATCH();
+}
 op_CALLPRIM: {
   SAVE();
   Value r = prims[pc[1]].fn(vm, base + pc[2]);
@@ -436,7 +450,7 @@ op_CALLPRIM: {
 op_RET: {
   Value v = R(1);
   const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
-  base = base - 1 - ret[0];
+  base = (Value *)((char *)base - ret[0]);
   base[ret[-1]] = v;
   pc = ret + 1;
   DISPATCH();
@@ -473,7 +487,7 @@ op_ALLOCN: {
   }
   Value *top = vm->young_ptr;
   vm->young_ptr = p;
-  pc = allocn(vm, pc, base, top, false, false);
+  pc = allocn_fast(vm, pc, base, top);
   DISPATCH();
 }
 

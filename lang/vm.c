@@ -27,7 +27,7 @@ Vm *vm_new(const VmOptions *options) {
   }
   vm->stack_end = vm->stack_start + options->stack_words;
   vm->trampoline_code[0] = 0;   // destination register (the return slot)
-  vm->trampoline_code[1] = 0;   // caller frame size
+  vm->trampoline_code[1] = frames_step(0);   // caller frame step
   vm->trampoline_code[2] = BC_EXIT_NESTED;
   vm->trampoline_ret = &vm->trampoline_code[1];
   vm->frames = frames_new();

@@ -101,6 +101,7 @@ typedef struct Vm {
   Memprof *memprof;
   void *counter_data;     // --memprof-count's tracker (memprof/counter.c)
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
+  bool memprof_sampling;  // a profile is running (major allocations ask memprof)
   bool sampling_suspended; // runtime-internal allocations (error messages)
   VmOptions options;
   // --- process ------------------------------------------------------------

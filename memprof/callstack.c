@@ -1,27 +1,35 @@
 // callstack.c - callstacks whose cost does not grow with the depth of the stack.
 //
-// 1. A capture walks the VM stack from the sampling frame outwards with the
-//    frame-descriptor walker, but stops at the first frame whose saved return
-//    address it has already seen: every frame it walks gets its return
-//    address (base[-1]) redirected to a stub of its own, and the call site's
-//    debug entry is recorded beside the stub. Stubs form a stack, outermost
-//    first, mirroring the bottom of the VM stack: stubs[0 .. depth) are
-//    exactly the walked frames still alive, and debug[0 .. depth) is their
-//    part of the callstack, shared by every later capture.
-// 2. A stub is three bytecode words laid out like the end of a CALL:
-//        code = { result register, caller frame size, MEMPROF_RETURN }
-//    and the redirected return address is &code[1], so RET needs no change:
-//    it reads the frame size and register from the stub, then executes
-//    MEMPROF_RETURN, which pops the stub and resumes at the original return
-//    address. The saved return address stays the single source of truth for
-//    a frame; the GC and backtraces map stubs back (memprof_original_ret).
-// 3. Exceptions discard frames without returning: memprof_unwind pops the
-//    stubs of frames above the handler's frame.
-// 4. low_water is the smallest depth since the last capture: the first
+// 1. A capture walks the VM stack from the sampling frame outwards, but stops
+//    at the first frame whose return address it has already redirected:
+//    every frame it walks gets its return address (base[-1]) redirected to
+//    its call site's stub (lang/frames.h part 5), and the original return
+//    address and the frame are pushed on a side stack, outermost first,
+//    mirroring the bottom of the VM stack: rets[0 .. depth) are the return
+//    addresses of exactly the walked frames still alive (their part of the
+//    callstack, shared by every later capture) and frames[0 .. depth) where
+//    those frames are.
+// 2. The walk reads no descriptor: the word at a return address holds the
+//    caller's frame step and the one two words before it the stub, so a
+//    frame costs two dependent loads and three stores. The return addresses
+//    themselves are the frame codes handed to trackers; memprof_frame_debug
+//    resolves one to its debug entry when (and if) a tracker asks.
+// 3. A redirected frame returns through its stub: RET reads the result
+//    register and frame step from the stub, then MEMPROF_RETURN pops the
+//    side stack and resumes after the real call. The GC and backtraces map
+//    stubs back with frames_stub_ret.
+// 4. Exceptions discard frames without returning: memprof_unwind pops the
+//    entries of frames above the handler's frame.
+// 5. low_water is the smallest depth since the last capture: the first
 //    low_water entries are unchanged, which trace writers use to encode a
 //    callstack as a difference from the previous one.
-// Invariant: stubs[i].frame < stubs[i+1].frame, and stubs[depth-1] is the
-// innermost redirected frame; every frame above it has a plain return address.
+// 6. A queued alloc event names its callers as rets[0 .. its depth). Before
+//    a capture overwrites entries that returns or unwinding freed, the events
+//    still reaching into them get their own copy (preserve_queued). Their
+//    largest depth is kept (Memprof.queued_depth), so that a capture above
+//    it, the common case, checks nothing.
+// Invariant: frames[i] < frames[i+1]; frames[depth-1] is the innermost
+// redirected frame and every frame above it has a plain return address.
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,35 +41,48 @@
 #include "../lang/vm.h"
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
+  // A frame is at least its return address and its closure: two words.
   cs->capacity = (uint32_t)(stack_words / 2 + 1);
-  cs->stubs = calloc(cs->capacity, sizeof(StubFrame));
-  cs->debug = calloc(cs->capacity, sizeof(DebugInfo *));
-  return cs->stubs && cs->debug;
+  cs->rets = calloc(cs->capacity, sizeof *cs->rets);
+  cs->frames = calloc(cs->capacity, sizeof *cs->frames);
+  return cs->rets && cs->frames;
 }
 
 void callstacks_free(Callstacks *cs) {
-  free(cs->stubs);
-  free(cs->debug);
-  free(cs->scratch_base);
-  free(cs->scratch_ret);
-  free(cs->scratch_debug);
+  free(cs->rets);
+  free(cs->frames);
+  free(cs->found_rets);
+  free(cs->found_frames);
 }
 
-static bool is_stub(const Callstacks *cs, const uint32_t *ret) {
-  return cs->stubs && (const char *)ret >= (const char *)cs->stubs &&
-         (const char *)ret < (const char *)(cs->stubs + cs->capacity);
+// Doubles the capture's scratch arrays, keeping their last `used` entries
+// at the end.
+static bool grow_found(Callstacks *cs, uint32_t used) {
+  uint32_t old = cs->found_cap, cap = old ? old * 2 : 1024;
+  MemprofFrame *r = malloc(cap * sizeof *r);
+  uint32_t *f = malloc(cap * sizeof *f);
+  if (!r || !f) {
+    free(r);
+    free(f);
+    return false;
+  }
+  if (used) {
+    memcpy(r + cap - used, cs->found_rets + old - used, used * sizeof *r);
+    memcpy(f + cap - used, cs->found_frames + old - used, used * sizeof *f);
+  }
+  free(cs->found_rets);
+  free(cs->found_frames);
+  cs->found_rets = r;
+  cs->found_frames = f;
+  cs->found_cap = cap;
+  return true;
 }
 
-static StubFrame *stub_of(const Callstacks *cs, const uint32_t *code_word, int index) {
-  (void)cs;
-  return (StubFrame *)(uintptr_t)((const char *)code_word - offsetof(StubFrame, code) - (size_t)index * sizeof(uint32_t));
-}
+bool memprof_has_stubs(const Memprof *mp) { return mp->stacks.rets != NULL; }
 
-bool memprof_has_stubs(const Memprof *mp) { return mp->stacks.stubs != NULL; }
-
-const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret) {
-  if (!is_stub(&mp->stacks, ret)) return ret;
-  return stub_of(&mp->stacks, ret, 1)->orig_ret;
+const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
+  const FrameDesc *d = frames_find(vm->frames, frame);
+  return d && d->debug_count > 0 ? d->debug[0] : NULL;
 }
 
 static void pop_to(Callstacks *cs, uint32_t depth) {
@@ -71,84 +92,87 @@ static void pop_to(Callstacks *cs, uint32_t depth) {
 
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
   Callstacks *cs = &vm->memprof->stacks;
-  StubFrame *s = stub_of(cs, stub_pc, 2);
-  if (cs->depth == 0 || s != &cs->stubs[cs->depth - 1]) {
+  const uint32_t *ret = stub_pc + (int32_t)stub_pc[1];
+  uint32_t top = cs->depth - 1;
+  if (cs->depth == 0 || cs->rets[top] != ret) {
     fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
     abort();
   }
-  pop_to(cs, cs->depth - 1);
-  return s->orig_ret;
+  cs->depth = top;
+  if (top < cs->low_water) cs->low_water = top;
+  return ret;
 }
 
 // Queued alloc events whose callers reach above `depth` get their own copy
-// of them: only a capture overwrites stub slots, and those slots above the
-// current depth were freed by returns or unwinding since the event's sample.
+// of them (part 6).
 static void preserve_queued(Memprof *mp, uint32_t depth) {
   Callstacks *cs = &mp->stacks;
   for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
     Event *ev = &mp->events[k];
     if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
-    ev->own = malloc(ev->depth * sizeof *ev->own);
-    if (!ev->own) {
+    MemprofFrame *own = malloc(ev->depth * sizeof *own);
+    if (!own) {
       ev->depth = depth;   // out of memory: keep what is still valid
       continue;
     }
-    memcpy(ev->own, cs->debug, ev->depth * sizeof *ev->own);
+    memcpy(own, cs->rets, ev->depth * sizeof *own);
+    ev->own = own;
   }
+  mp->queued_depth = depth;
 }
 
 void memprof_unwind(Vm *vm, const Value *base) {
   Memprof *mp = vm->memprof;
   Callstacks *cs = &mp->stacks;
-  uint32_t d = cs->depth;
-  while (d > 0 && cs->stubs[d - 1].frame > base) d--;
-  preserve_queued(mp, d);
+  uint32_t d = cs->depth, slot = (uint32_t)(base - vm->stack_start);
+  while (d > 0 && cs->frames[d - 1] > slot) d--;
+  if (d < mp->queued_depth) preserve_queued(mp, d);
   pop_to(cs, d);
 }
 
-static bool grow_scratch(Callstacks *cs) {
-  uint32_t cap = cs->scratch_cap ? cs->scratch_cap * 2 : 256;
-  const Value **b = realloc(cs->scratch_base, cap * sizeof *b);
-  if (b) cs->scratch_base = b;
-  const uint32_t **r = realloc(cs->scratch_ret, cap * sizeof *r);
-  if (r) cs->scratch_ret = r;
-  const DebugInfo **d = realloc(cs->scratch_debug, cap * sizeof *d);
-  if (d) cs->scratch_debug = d;
-  if (!b || !r || !d) return false;
-  cs->scratch_cap = cap;
-  return true;
-}
-
-static void push_stub(Callstacks *cs, const Value *frame, const uint32_t *ret, const DebugInfo *debug) {
-  StubFrame *s = &cs->stubs[cs->depth];
-  s->code[0] = ret[-1];
-  s->code[1] = ret[0];
-  s->code[2] = BC_MEMPROF_RETURN;
-  s->orig_ret = ret;
-  s->frame = frame;
-  cs->debug[cs->depth] = debug;
-  ((Value *)frame)[-1] = (Value)(uintptr_t)&s->code[1];
-  cs->depth++;
-}
-
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
-  preserve_queued(vm->memprof, cs->depth);
-  uint32_t n = 0;
-  const Value *base = vm->base;
-  while (base) {
+  Memprof *mp = vm->memprof;
+  if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
+  // Frames called by the entry function (which runs every module's top
+  // level) end the callstack, as do a C boundary and the first stub.
+  const uint32_t *trampoline = vm->trampoline_ret;
+  const Proto *entry = vm->entry_proto;
+  uintptr_t entry_lo = entry ? (uintptr_t)entry->code : 0;
+  uintptr_t entry_len = entry ? (uintptr_t)entry->code_len * sizeof(uint32_t) : 0;
+  // One pass, innermost frame first: redirect, and record into the end of
+  // the scratch arrays downwards (how many frames are new is known only at
+  // the end); then two block copies put the records in place.
+  uint32_t n = 0, cap = cs->found_cap;
+  MemprofFrame *new_rets = cs->found_rets;
+  uint32_t *new_frames = cs->found_frames;
+  Value *stack = vm->stack_start;
+  for (Value *base = vm->base;;) {
     const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
-    if (ret == vm->trampoline_ret || is_stub(cs, ret)) break;
-    const FrameDesc *d = frames_find(vm->frames, ret);
-    if (!d || d->proto == vm->entry_proto) break;
-    if (n == cs->scratch_cap && !grow_scratch(cs)) return false;
-    cs->scratch_base[n] = base;
-    cs->scratch_ret[n] = ret;
-    cs->scratch_debug[n] = d->debug[0];
+    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
+    if (n == cap) {
+      if (!grow_found(cs, n)) {
+        for (uint32_t i = cap - n; i < cap; i++) stack[new_frames[i] - 1] = (Value)(uintptr_t)new_rets[i];
+        return false;
+      }
+      cap = cs->found_cap;
+      new_rets = cs->found_rets;
+      new_frames = cs->found_frames;
+    }
     n++;
-    base = base - 1 - d->fsize;
+    new_rets[cap - n] = ret;
+    new_frames[cap - n] = (uint32_t)(base - stack);
+    base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
+    base = (Value *)((char *)base - ret[0]);
   }
-  if (cs->depth + n > cs->capacity) return false;
-  for (uint32_t i = n; i > 0; i--) push_stub(cs, cs->scratch_base[i - 1], cs->scratch_ret[i - 1], cs->scratch_debug[i - 1]);
+  if (n > cs->capacity - cs->depth) {   // cannot happen: a frame is >= 2 words
+    for (uint32_t i = cap - n; i < cap; i++) stack[new_frames[i] - 1] = (Value)(uintptr_t)new_rets[i];
+    return false;
+  }
+  if (n > 0) {
+    memcpy(cs->rets + cs->depth, new_rets + cap - n, n * sizeof *new_rets);
+    memcpy(cs->frames + cs->depth, new_frames + cap - n, n * sizeof *new_frames);
+  }
+  cs->depth += n;
   *unchanged = cs->low_water;
   *depth = cs->depth;
   cs->low_water = cs->depth;

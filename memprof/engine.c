@@ -56,6 +56,7 @@ Memprof *memprof_new(Vm *vm) {
   const char *seed = getenv("MINNOW_SEED");
   sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
   mp->running = -1;
+  vm->memprof_sampling = false;
   (void)vm;
   return mp;
 }
@@ -137,6 +138,7 @@ static void push_event(Vm *vm, Event ev) {
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
   mp->events[mp->event_count++] = ev;
+  if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
   vm->memprof_pending = true;
 }
 
@@ -279,7 +281,7 @@ static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   uint32_t depth = ev->own || ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
   MemprofSample s = {
       .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
-      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.debug, .caller_count = depth,
+      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = depth,
       .unchanged = ev->unchanged < depth ? ev->unchanged : depth,
   };
   return p->tracker.alloc && p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
@@ -324,6 +326,7 @@ void memprof_run_callbacks(Vm *vm) {
     mp->delivering_own = NULL;
   }
   mp->event_head = mp->event_count = 0;
+  mp->queued_depth = 0;
   vm->memprof_pending = false;
   mp->in_callback = false;
 }
@@ -364,12 +367,13 @@ void memprof_exception_caught(Vm *vm) {
 int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->running >= 0) return -1;
-  if (!mp->stacks.stubs && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
+  if (!mp->stacks.rets && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
   if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
   int id = (int)mp->profile_count++;
   mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate,
                                .callstack_size = callstack_size, .tracker = *tracker};
   mp->running = id;
+  vm->memprof_sampling = true;
   mp->stacks.low_water = 0;   // a new tracker has seen no previous callstack
   sampler_set_rate(&mp->sampler, rate);
   memprof_renew_trigger(vm);
@@ -385,6 +389,7 @@ bool memprof_stop_profile(Vm *vm) {
     if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == mp->running)
       forget(mp, mp->events[k].entry);
   mp->running = -1;
+  vm->memprof_sampling = false;
   memprof_renew_trigger(vm);
   return true;
 }

@@ -11,7 +11,7 @@
 //   gc/roots.c    memprof_scan_roots
 //   lang/interp.c   memprof_run_callbacks at safe points when vm->memprof_pending,
 //                 memprof_stub_return, memprof_unwind
-//   lang/frames.c   memprof_original_ret
+//   lang/frames.c   memprof_has_stubs
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H
 #define MINNOW_MEMPROF_H
@@ -54,11 +54,9 @@ void memprof_run_callbacks(Vm *vm);
 bool memprof_pending(const Vm *vm);
 
 // --- the stack watermark (memprof/callstack.c) --------------------------------
-// Whether any return address may point into the stub table (a profile has
-// captured a callstack at some point). The walker asks once per walk.
+// Whether any return address may point to a memprof stub (a profile has
+// been started at some point). The walker asks once per walk.
 bool memprof_has_stubs(const Memprof *mp);
-// The real return address behind `ret`, which may point into the stub table.
-const uint32_t *memprof_original_ret(const Memprof *mp, const uint32_t *ret);
 // A frame walked by memprof returned (MEMPROF_RETURN ran): pops its stub and
 // returns the address to resume at.
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);

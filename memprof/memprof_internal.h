@@ -31,28 +31,20 @@ uint64_t sampler_next_u64(Sampler *s);
 
 // ---------------------------------------------------------------------------
 // Callstacks (callstack.c): the stub side-stack. See the design comment there.
-typedef struct StubFrame {
-  uint32_t code[3];            // {dst, caller fsize, MEMPROF_RETURN}; ret = &code[1]
-  uint32_t unused;
-  const uint32_t *orig_ret;    // the return address it replaced
-  const Value *frame;          // base of the frame whose base[-1] was redirected
-} StubFrame;
-
 typedef struct Callstacks {
-  StubFrame *stubs;            // bottom (outermost) first
-  const DebugInfo **debug;     // debug[i]: the call site stubs[i].orig_ret returns to
+  MemprofFrame *rets;          // outermost first: the real return address of
+  uint32_t *frames;            // each redirected frame, and its base - stack_start
   uint32_t depth, capacity;
   uint32_t low_water;          // min depth since the last capture
-  const Value **scratch_base;  // capture: frames found above the stubs
-  const uint32_t **scratch_ret;
-  const DebugInfo **scratch_debug;
-  uint32_t scratch_cap;
+  MemprofFrame *found_rets;    // capture scratch: the new frames' return
+  uint32_t *found_frames;      // addresses and bases, innermost at the end
+  uint32_t found_cap;
 } Callstacks;
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words);
 void callstacks_free(Callstacks *cs);
 // Walks the frames pushed since the last capture, stubs them, and returns the
-// depth of the (complete) caller stack in cs->debug. *unchanged: how many
+// depth of the (complete) caller stack in cs->rets. *unchanged: how many
 // outermost entries are those of the previous capture.
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged);
 
@@ -93,7 +85,7 @@ typedef struct Event {
   uint32_t depth, unchanged;
   // A copy of the callers, made when an exception unwound frames the event
   // still needs (the stub stack no longer holds them); NULL otherwise.
-  const DebugInfo **own;
+  MemprofFrame *own;
   uint64_t allocation;         // which allocation (sub-blocks share it)
 } Event;
 
@@ -113,7 +105,9 @@ struct Memprof {
   uint32_t event_head, event_count, event_cap;
   bool in_callback;
   uint32_t delivering;         // entry whose event is being delivered
-  const DebugInfo **delivering_own;  // that event's own callers copy, if any
+  MemprofFrame *delivering_own;  // that event's own callers copy, if any
+  uint32_t queued_depth;       // >= the depth of every queued alloc event
+                               // without its own callers (callstack.c part 6)
   Event delivering_event;      // the event being delivered
   uint32_t callback_level;     // interpreter level that runs the callbacks
   uint64_t allocations;        // sampled allocations so far (Event.allocation)

@@ -32,25 +32,26 @@ static Value call(Vm *vm, ClosureTracker *t, int which, Value arg) {
 
 // Frames innermost first: the site, then the callers from the innermost one
 // out; inlined chains expanded (an entry, then the code it was inlined into).
-static uint32_t collect_frames(const MemprofSample *s, Value *out, uint32_t limit) {
+// Writes at most `limit` ids to `out` (when out is not NULL); returns how many
+// frames there are up to `limit`. Only the callers it reaches are resolved.
+static uint32_t collect_frames(const Vm *vm, const MemprofSample *s, Value *out, uint32_t limit) {
   uint32_t n = 0;
-  for (int i = -1; i < (int)s->caller_count && n < limit; i++) {
-    const DebugInfo *d = i < 0 ? s->site : s->callers[s->caller_count - 1 - (uint32_t)i];
-    for (; d && n < limit; d = d->inlined_into) out[n++] = d->id;
+  for (int64_t i = -1; i < (int64_t)s->caller_count && n < limit; i++) {
+    const DebugInfo *d = i < 0 ? s->site : memprof_frame_debug(vm, s->callers[s->caller_count - 1 - (uint32_t)i]);
+    for (; d && n < limit; d = d->inlined_into) {
+      if (out) out[n] = d->id;
+      n++;
+    }
   }
   return n;
 }
 
 static Value make_callstack(Vm *vm, const MemprofSample *s, uint32_t limit) {
-  uint32_t max = s->caller_count + 1;
-  for (uint32_t i = 0; i < s->caller_count; i++)
-    for (const DebugInfo *d = s->callers[i]->inlined_into; d; d = d->inlined_into) max++;
-  for (const DebugInfo *d = s->site->inlined_into; d; d = d->inlined_into) max++;
-  if (limit && max > limit) max = limit;
+  uint32_t max = collect_frames(vm, s, NULL, limit ? limit : UINT32_MAX);
   // max >= 1 (the site); the block is filled in place: nothing to free if
   // the allocation raises.
   Value cs = gc_alloc(vm, max, TAG_RAW);
-  collect_frames(s, val_fields(cs), max);
+  collect_frames(vm, s, val_fields(cs), max);
   return cs;
 }
 

@@ -25,20 +25,27 @@ typedef struct MemprofBlock {
   uint64_t user;
 } MemprofBlock;
 
+// A caller in a callstack: the return address of its call, a code that
+// stands for the call site for the whole run (equal codes, equal sites).
+// memprof_frame_debug gives its debug entry; capturing a callstack resolves
+// none, so a tracker pays for the frames it looks at, and a trace writer can
+// write each code's location once.
+typedef const uint32_t *MemprofFrame;
+const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame);
+
 // One sampled block. Its callstack is `site` (the allocating expression,
 // innermost) below `callers` (outermost first: callers[caller_count-1] is the
 // call site in the function that allocated). The first `unchanged` callers
 // are those of the previous sample of the same profile (0 for its first): a
-// consumer that encodes
-// callstacks by difference need not compare them. Inlined debug entries are
-// not expanded here (see DebugInfo.inlined_into).
+// consumer that encodes callstacks by difference need not compare them.
+// Inlined debug entries are not expanded here (see DebugInfo.inlined_into).
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
   uint32_t n_samples;          // >= 1: sampled words, header included
   bool major;                  // born in the major heap
   bool external;               // memory outside the GC heap (source "external")
   const DebugInfo *site;
-  const DebugInfo *const *callers;
+  const MemprofFrame *callers;
   uint32_t caller_count;
   uint32_t unchanged;
 } MemprofSample;

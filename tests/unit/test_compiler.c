@@ -87,11 +87,11 @@ static void test_every_safe_point_has_a_descriptor(void **state) {
         // Keyed by the return address, the call's last word, which holds
         // the caller's frame size.
         assert_null(at_pc);
-        const FrameDesc *d = frames_find(vm->frames, pc + 5);
+        const FrameDesc *d = frames_find(vm->frames, pc + 6);
         assert_non_null(d);
         assert_true(d->is_call);
-        assert_true(d->key == pc + 5);
-        assert_int_equal(pc[5], p->fsize);
+        assert_true(d->key == pc + 6);
+        assert_int_equal(pc[6], frames_step(p->fsize));
         assert_int_equal(d->debug_count, 1);
         check_desc_shape(p, d);
         calls++;
@@ -166,9 +166,10 @@ static Edges edges_of(const uint32_t *pc) {
     e.jump = rel(pc, pc[2]);
   } else if (!strcmp(n, "JMP")) {
     e.jump = rel(pc, pc[1]);
-  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
+  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM") ||
+             !strcmp(n, "CALLPRIM_NA")) {
     e.fall = true;
-    e.fall_w[e.nfall++] = pc[4];
+    e.fall_w[e.nfall++] = strncmp(n, "CALLPRIM", 8) ? pc[5] : pc[4];   // dst
   } else if (!strcmp(n, "FORLOOP")) {
     e.fall = true;
     e.jump = rel(pc, pc[3]);

@@ -330,7 +330,7 @@ typedef struct Rec {
   size_t n, cap;
   uint64_t seq;               // event counter
   int forget_every;           // alloc returns false for every k-th block (0: never)
-  const DebugInfo **prev;     // previous sample's callers
+  MemprofFrame *prev;         // previous sample's callers
   uint32_t prev_n, prev_cap;
   uint64_t callers_total, unchanged_total, walked_checked;
   int releases;
@@ -378,10 +378,11 @@ static void check_against_walker(Vm *vm, Rec *r, const MemprofSample *s) {
                 c.desc->debug[0]->function, c.desc->debug[0]->line);
       return;
     }
-    if (c.desc->debug[0] != s->callers[s->caller_count - 1 - k]) {
+    MemprofFrame f = s->callers[s->caller_count - 1 - k];
+    const DebugInfo *fd = memprof_frame_debug(vm, f);
+    if (f != c.pc || fd != c.desc->debug[0]) {
       rec_error(r, "caller %u of %u: %s:%u, the walker sees %s:%u", k, s->caller_count,
-                s->callers[s->caller_count - 1 - k]->function, s->callers[s->caller_count - 1 - k]->line,
-                c.desc->debug[0]->function, c.desc->debug[0]->line);
+                fd ? fd->function : "?", fd ? fd->line : 0, c.desc->debug[0]->function, c.desc->debug[0]->line);
       return;
     }
     k++;

@@ -86,7 +86,8 @@ Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub);
 
 // Recomputes vm->young_limit = max(young_start, young_trigger) (young_end in
-// stress mode). memprof calls it whenever it moves young_trigger.
+// stress mode, or while memprof has callbacks to deliver). memprof calls it
+// whenever it moves young_trigger or memprof_force_slow changes.
 void gc_update_limit(Vm *vm);
 
 // Blocks are young iff in [young_start, young_end).

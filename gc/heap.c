@@ -30,7 +30,7 @@ void gc_free(Vm *vm) {
 void gc_update_limit(Vm *vm) {
   Value *limit = vm->young_start;
   if (vm->young_trigger > limit) limit = vm->young_trigger;
-  if (vm->options.gc_stress) limit = vm->young_end;
+  if (vm->options.gc_stress || (MEMPROF_BUILT && vm->memprof_force_slow)) limit = vm->young_end;
   vm->young_limit = limit;
 }
 

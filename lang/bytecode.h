@@ -61,9 +61,6 @@
   X(CALLG, 7, 1, "grnirn")    /* as CALL, the function in global g (a     \
                                  top-level fn, never reassigned) */          \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
-  X(CALLPRIM_NA, 5, 1, "prnr") /* as CALLPRIM, for a primitive that never   \
-                                 allocates: no memprof callback can be     \
-                                 pending after it, so none is looked for */\
   X(RET, 2, 0, "r")                                                          \
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
                                  (a cap of 0xffffffff is the closure itself) */ \
@@ -97,6 +94,10 @@
                                  {dst, caller_step, MEMPROF_RETURN, back}  \
                                  (lang/frames.h part 5); the call's return \
                                  address is this word + back */           \
+  X(POLL, 1, 0, "")          /* never compiled: written at run time over \
+                                 the opcode after an instruction that     \
+                                 queued memprof callbacks (lang/interp.c, \
+                                 "Polls"), restored when it runs */        \
   X(HALT, 1, 0, "")
 
 typedef enum Opcode {

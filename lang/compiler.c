@@ -900,7 +900,7 @@ static void compile_prim_call(FnState *fs, Expr *e, const Member *mem, uint32_t 
   }
   uint32_t mark = fs->next_reg;
   uint32_t first = compile_items(fs, args->items, args->count);
-  uint32_t at = emit_op(fs, prim_allocates(mem->prim) ? BC_CALLPRIM : BC_CALLPRIM_NA, e->pos);
+  uint32_t at = emit_op(fs, BC_CALLPRIM, e->pos);
   emit(fs, (uint32_t)mem->prim);
   emit(fs, first);
   emit(fs, (uint32_t)args->count);
@@ -1707,7 +1707,7 @@ static void define_external(FnState *fs, Module *m, Expr *e) {
   w.next_reg = w.max_reg = 1 + p->nparams;
   for (uint32_t r = 0; r < w.next_reg; r++) set_live(&w, r);
   uint32_t dst = alloc_reg(&w);
-  uint32_t at = emit_op(&w, prim_allocates(prim) ? BC_CALLPRIM : BC_CALLPRIM_NA, e->pos);
+  uint32_t at = emit_op(&w, BC_CALLPRIM, e->pos);
   emit(&w, (uint32_t)prim);
   emit(&w, 1);
   emit(&w, p->nparams);

@@ -50,6 +50,59 @@ static inline const Proto *closure_proto(const Vm *vm, Value clos) {
   return vm->protos[val_to_int(val_field(clos, 0))];
 }
 
+// =====================================================================
+// Polls
+// =====================================================================
+// memprof callbacks run at the next safe point after the instruction that
+// queued them, once it is complete. Allocation instructions deliver them at
+// the end of their slow path (the only path that can queue any), so their
+// fast paths test nothing. Every other instruction that may allocate (a
+// primitive call, ++, a closure, float arithmetic) would otherwise test a
+// flag after every execution; instead, when memprof queues callbacks during
+// one of them, vm_request_poll writes POLL over the opcode of the next
+// instruction (these all fall through to it). POLL restores the opcode,
+// delivers the callbacks as if at the end of the queuing instruction (its
+// pc, its result register held as a root) and dispatches the restored
+// instruction. An exception leaving the instruction cancels the poll; memprof
+// then delivers at the next allocation (the VM's young_limit is lowered).
+
+// The result register of an instruction after which a poll may run, or -1.
+static int poll_result(const uint32_t *pc) {
+  switch ((Opcode)pc[0]) {
+    case BC_CALLPRIM: return (int)pc[4];
+    case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
+    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI:
+      return (int)pc[1];
+    default: return -1;
+  }
+}
+
+void vm_request_poll(Vm *vm) {
+  if (vm->poll_at || !vm->pc || poll_result(vm->pc) < 0) return;
+  uint32_t *next = (uint32_t *)(uintptr_t)(vm->pc + bytecode_length(vm->pc));
+  vm->poll_origin = vm->pc;
+  vm->poll_at = next;
+  vm->poll_saved_op = next[0];
+  next[0] = BC_POLL;
+}
+
+void vm_cancel_poll(Vm *vm) {
+  if (!vm->poll_at) return;
+  vm->poll_at[0] = vm->poll_saved_op;
+  vm->poll_at = NULL;
+}
+
+// POLL ran at `pc` in the frame at `base`.
+static void run_poll(Vm *vm, Value *base) {
+  const uint32_t *origin = vm->poll_origin;
+  vm_cancel_poll(vm);
+  vm->pc = origin;
+  vm->base = base;
+  vm_push_root(vm, &base[poll_result(origin)]);
+  memprof_run_callbacks(vm);
+  vm_pop_roots(vm, 1);
+}
+
 // Runs queued memprof callbacks with `v` held as a root; returns v (moved).
 static Value after_alloc(Vm *vm, Value v) {
   if (!MEMPROF_BUILT || likely(!vm->memprof_pending)) return v;
@@ -159,14 +212,14 @@ static const uint32_t *make_closure(Vm *vm, const uint32_t *pc, Value *base) {
     if (gc_is_young(vm, c)) f[1 + i] = v;
     else gc_init_field(vm, c, 1 + i, v);
   }
-  base[pc[1]] = after_alloc(vm, c);
+  base[pc[1]] = c;
   return pc + 4 + ncap;
 }
 
 static Value box_float(Vm *vm, double d) {
   Value v = gc_alloc(vm, 1, TAG_FLOAT);
   memcpy(val_fields(v), &d, sizeof d);
-  return after_alloc(vm, v);
+  return v;
 }
 
 static const char *const op_symbol[] = {
@@ -342,8 +395,7 @@ op_MUL: op_DIV: op_MOD: {
 }
 op_CONCAT: {
   SAVE();
-  Value v = ops_concat(vm, &R(2), &R(3));
-  R(1) = after_alloc(vm, v);
+  R(1) = ops_concat(vm, &R(2), &R(3));
   pc += 4; DISPATCH();
 }
 op_NEG: {
@@ -434,16 +486,10 @@ op_CALL: {
   pc = p->code;
   DISPATCH();
 }
-op_CALLPRIM_NA: {
-  SAVE();
-  R(4) = prims[pc[1]].fn(vm, base + pc[2]);
-  pc += 5;
-  DISPATCH();
-}
 op_CALLPRIM: {
   SAVE();
   Value r = prims[pc[1]].fn(vm, base + pc[2]);
-  R(4) = after_alloc(vm, r);
+  R(4) = r;
   pc += 5;
   DISPATCH();
 }
@@ -565,6 +611,7 @@ op_POPTRY: vm->handler_count--; pc += 1; DISPATCH();
 op_MATCHFAIL: SAVE(); vm_raise_error(vm, "match failure");
 op_EXIT_NESTED: return base[0];
 op_MEMPROF_RETURN: pc = memprof_stub_return(vm, pc) + 1; DISPATCH();
+op_POLL: SAVE(); run_poll(vm, base); DISPATCH();
 op_HALT: return VAL_NIL;
 #undef DISPATCH
 #undef R
@@ -587,6 +634,7 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
     if (vm->handler_count <= b->handler_floor) return false;
     Handler h = vm->handlers[--vm->handler_count];
     vm->root_count = b->root_floor;
+    vm_cancel_poll(vm);
     if (MEMPROF_BUILT && vm->memprof) {
       memprof_exception_caught(vm);
       memprof_unwind(vm, h.base);

@@ -15,14 +15,10 @@ typedef struct Primitive {
   const char *name;   // the C name used in `external ... = "name"`
   int arity;
   PrimFn fn;
-  bool allocates;     // false: never allocates in the GC heap (nor collects)
 } Primitive;
 
 // Index of the primitive called `name`, or -1.
 int prim_lookup(const char *name);
 const Primitive *prim_get(int index);
-// Whether primitive `index` may allocate in the GC heap (the compiler picks
-// CALLPRIM or CALLPRIM_NA with it).
-bool prim_allocates(int index);
 
 #endif

@@ -101,6 +101,11 @@ typedef struct Vm {
   Memprof *memprof;
   void *counter_data;     // --memprof-count's tracker (memprof/counter.c)
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
+  bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
+                          // so that the next allocation takes the slow path
+  uint32_t *poll_at;      // the opcode word POLL was written over, or NULL
+  uint32_t poll_saved_op; // what it held
+  const uint32_t *poll_origin; // the instruction that queued the callbacks
   bool memprof_sampling;  // a profile is running (major allocations ask memprof)
   bool sampling_suspended; // runtime-internal allocations (error messages)
   VmOptions options;
@@ -132,6 +137,14 @@ _Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...)
 // false and leaves the raised value in vm->exn (the caller decides whether to
 // re-raise with vm_raise(vm, vm->exn)).
 bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result);
+
+// memprof queued callbacks during the instruction at vm->pc (which is still
+// running): have them run as soon as it completes, before the next
+// instruction (lang/interp.c, "Polls"). A no-op for an instruction that runs
+// them itself (allocations) or that may not fall through.
+void vm_request_poll(Vm *vm);
+// The callbacks are running or the instruction raised: no poll is needed.
+void vm_cancel_poll(Vm *vm);
 
 // Temporary C roots: the GC updates *slot when it moves the block.
 static inline void vm_push_root(Vm *vm, Value *slot) {

@@ -20,10 +20,14 @@
 //    WHITE after marking. Each outcome becomes an event.
 // 4. Events are queued and delivered by memprof_run_callbacks at the next
 //    safe point, in order, one at a time, with sampling suspended
-//    (in_callback): never inside an allocation or a collection. An alloc
-//    event carries its callstack as (site, depth of the stub stack): no
-//    Minnow code runs between the sample and its delivery, so the stub stack
-//    below the sampling frame is the same.
+//    (in_callback): never inside an allocation or a collection. Allocation
+//    instructions deliver at the end of their slow path; any other
+//    instruction gets a poll written over its successor (set_pending,
+//    lang/interp.c "Polls"), so no fast path tests for pending events. An
+//    alloc event carries its callstack as (site, depth of the side stack):
+//    no Minnow code runs between the sample and its delivery, so the
+//    callstack below the sampling frame is the same (callstack.c part 6
+//    covers the exceptions).
 // 5. Profiles: at most one running. Stopping ends sampling (and cancels alloc
 //    events not yet delivered); the entries keep reporting until discarded.
 #include <stdio.h>
@@ -57,7 +61,6 @@ Memprof *memprof_new(Vm *vm) {
   sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
   mp->running = -1;
   vm->memprof_sampling = false;
-  (void)vm;
   return mp;
 }
 
@@ -88,6 +91,22 @@ void memprof_set_seed(Vm *vm, uint64_t seed) {
 }
 
 bool memprof_pending(const Vm *vm) { return vm->memprof_pending; }
+
+// Whether events wait for delivery. Outside callbacks (whose delivery loop
+// takes new events as they come), the instruction that queued them gets a
+// poll after it (vm_request_poll), and the next allocation takes the slow
+// path, which delivers them, in case the poll does not run (the instruction
+// raised, or is not one that polls).
+static void set_pending(Vm *vm, bool pending) {
+  Memprof *mp = vm->memprof;
+  vm->memprof_pending = pending;
+  bool force = pending && !mp->in_callback;
+  if (force) vm_request_poll(vm);
+  if (force != vm->memprof_force_slow) {
+    vm->memprof_force_slow = force;
+    gc_update_limit(vm);
+  }
+}
 
 static bool sampling(const Memprof *mp) { return mp && mp->running >= 0; }
 
@@ -139,7 +158,7 @@ static void push_event(Vm *vm, Event ev) {
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
   mp->events[mp->event_count++] = ev;
   if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
-  vm->memprof_pending = true;
+  set_pending(vm, true);
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
@@ -317,6 +336,8 @@ void memprof_run_callbacks(Vm *vm) {
   if (!mp || mp->in_callback) return;
   mp->in_callback = true;
   mp->callback_level = vm->level;
+  vm_cancel_poll(vm);
+  set_pending(vm, vm->memprof_pending);   // no forced slow path while delivering
   while (mp->event_head < mp->event_count) {
     Event ev = mp->events[mp->event_head++];
     mp->delivering_event = ev;
@@ -327,8 +348,8 @@ void memprof_run_callbacks(Vm *vm) {
   }
   mp->event_head = mp->event_count = 0;
   mp->queued_depth = 0;
-  vm->memprof_pending = false;
   mp->in_callback = false;
+  set_pending(vm, false);
 }
 
 // The delivery in progress was cut short by an exception (raised by the
@@ -346,8 +367,8 @@ static void abort_delivery(Vm *vm) {
     }
   free((void *)mp->delivering_own);
   mp->delivering_own = NULL;
-  vm->memprof_pending = mp->event_head < mp->event_count;
   mp->in_callback = false;
+  set_pending(vm, mp->event_head < mp->event_count);
 }
 
 void memprof_callback_raised(Vm *vm) {

@@ -5,12 +5,15 @@
 //
 // Who calls what:
 //   gc/heap.c     memprof_sample_young   (allocation reached young_trigger)
-//                 memprof_sample_major   (every major-heap allocation)
+//                 memprof_sample_major   (major-heap allocations while sampling)
 //   gc/minor.c    memprof_minor_gc_done, memprof_renew_trigger
 //   gc/major.c    memprof_major_mark_done
 //   gc/roots.c    memprof_scan_roots
-//   lang/interp.c   memprof_run_callbacks at safe points when vm->memprof_pending,
+//   lang/interp.c   memprof_run_callbacks at the end of allocation slow paths
+//                 when vm->memprof_pending, and from POLL (vm_request_poll),
 //                 memprof_stub_return, memprof_unwind
+// and memprof calls back vm_request_poll / vm_cancel_poll (lang/vm.h) and
+// gc_update_limit when callbacks become pending or are delivered.
 //   lang/frames.c   memprof_has_stubs
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H

@@ -166,10 +166,9 @@ static Edges edges_of(const uint32_t *pc) {
     e.jump = rel(pc, pc[2]);
   } else if (!strcmp(n, "JMP")) {
     e.jump = rel(pc, pc[1]);
-  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM") ||
-             !strcmp(n, "CALLPRIM_NA")) {
+  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
     e.fall = true;
-    e.fall_w[e.nfall++] = strncmp(n, "CALLPRIM", 8) ? pc[5] : pc[4];   // dst
+    e.fall_w[e.nfall++] = strcmp(n, "CALLPRIM") ? pc[5] : pc[4];   // dst
   } else if (!strcmp(n, "FORLOOP")) {
     e.fall = true;
     e.jump = rel(pc, pc[3]);

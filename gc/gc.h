@@ -55,6 +55,8 @@ typedef struct GcState {
   uint64_t stress_counter;
   bool collecting;           // a collection is running (no allocation allowed)
   bool major_requested;      // run a major GC at the end of the next minor GC
+  bool scanning_for_minor;   // gc_scan_roots serves a minor GC: roots known
+                             // not to point into the minor heap may be skipped
 } GcState;
 
 // Sets up the minor and major heaps. Returns false if memory is short.

@@ -76,7 +76,9 @@ void gc_minor(Vm *vm) {
   GcState *gc = &vm->gc;
   if (gc->collecting) return;
   gc->collecting = true;
+  gc->scanning_for_minor = true;
   gc_scan_roots(vm, oldify_root, NULL);
+  gc->scanning_for_minor = false;
   for (uint64_t i = 0; i < gc->remembered_count; i++) oldify(vm, gc->remembered[i]);
   drain_promoted(vm);
   if (vm->memprof) memprof_minor_gc_done(vm);

@@ -1,5 +1,5 @@
 // interp.c - the dispatch loop, calls and returns, allocation instructions,
-// exceptions, and entering Minnow code from C (vm_call).
+// memprof polls, exceptions, and entering Minnow code from C (vm_call).
 //
 // 1. The loop keeps pc and base in locals and writes them to vm->pc/vm->base
 //    (SAVE) before anything that may collect, raise or walk the stack: the
@@ -11,9 +11,10 @@
 //        vm->young_ptr = p                 store
 //        p[0] = header                     store (part of filling)
 //    Sampling needs no test here: memprof lowers young_limit to its trigger.
-// 3. After an allocation took the slow path or a primitive ran, queued memprof
-//    callbacks run (the block is complete and held as a C root); then the
-//    destination register is written. Callbacks never run inside the
+// 3. After an allocation took the slow path, queued memprof callbacks run
+//    (the block is complete and held as a C root); then the destination
+//    register is written. Other instructions that allocate get their
+//    callbacks through a poll ("Polls" below). Callbacks never run inside the
 //    allocation or a collection.
 // 4. Exceptions: vm_raise longjmps to the innermost interpreter level, which
 //    resumes at the top handler if that handler belongs to the level, and

@@ -77,6 +77,7 @@ void memprof_free(Vm *vm) {
   free(mp->entries);
   free(mp->free_entries);
   free(mp->young);
+  free(mp->fresh_states);
   free(mp->events);
   free(mp);
   vm->memprof = NULL;
@@ -237,6 +238,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
 
 void memprof_minor_gc_done(Vm *vm) {
   Memprof *mp = vm->memprof;
+  mp->fresh_count = 0;   // every state is old now
   for (uint32_t k = 0; k < mp->young_count; k++) {
     uint32_t i = mp->young[k];
     Entry *e = &mp->entries[i];
@@ -280,10 +282,20 @@ static void visit_adapter(Vm *vm, Value *slot, void *data) {
   a->visit(vm, slot, a->data);
 }
 
+// Tracker states are roots. A minor GC needs only those that may point into
+// the minor heap: the states set since the previous minor GC (fresh_states,
+// filled after each delivery); the others are scanned by major GCs.
 void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
   Memprof *mp = vm->memprof;
-  for (uint32_t i = 0; i < mp->entry_count; i++)
-    if (mp->entries[i].in_use) visit(vm, &mp->entries[i].user.state, data);
+  if (vm->gc.scanning_for_minor) {
+    for (uint32_t k = 0; k < mp->fresh_count; k++) {
+      Entry *e = &mp->entries[mp->fresh_states[k]];
+      if (e->in_use) visit(vm, &e->user.state, data);
+    }
+  } else {
+    for (uint32_t i = 0; i < mp->entry_count; i++)
+      if (mp->entries[i].in_use && val_is_ptr(mp->entries[i].user.state)) visit(vm, &mp->entries[i].user.state, data);
+  }
   RootAdapter a = {visit, data};
   for (uint32_t i = 0; i < mp->profile_count; i++) {
     Profile *p = &mp->profiles[i];
@@ -329,6 +341,10 @@ static void deliver(Vm *vm, const Event *ev) {
       break;
   }
   if (!keep) forget(mp, ev->entry);
+  else if (gc_is_young(vm, mp->entries[ev->entry].user.state)) {
+    if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
+    mp->fresh_states[mp->fresh_count++] = ev->entry;
+  }
 }
 
 void memprof_run_callbacks(Vm *vm) {

@@ -101,6 +101,8 @@ struct Memprof {
   uint32_t free_count, free_cap;
   uint32_t *young;             // indices of entries whose block is young
   uint32_t young_count, young_cap;
+  uint32_t *fresh_states;      // entries whose tracker state was set to a young
+  uint32_t fresh_count, fresh_cap;  // value since the last minor GC
   Event *events;               // FIFO: events[event_head .. event_count)
   uint32_t event_head, event_count, event_cap;
   bool in_callback;

@@ -9,7 +9,8 @@
 //    memprof.c and jemalloc's prof_sample_threshold_update).
 // 2. log(1 - lambda) is computed once per profile with libm's log1p; the
 //    per-draw log(U) uses sampler_log below. Draws are made GEOM_BATCH at a
-//    time in a loop the compiler vectorises, so a sample costs a few ns.
+//    time in a loop without calls or data-dependent branches (measured cost
+//    per draw: bench/MEMPROF.md, "draw").
 // 3. sampler_log: U = m * 2^e with m in [sqrt(1/2), sqrt(2)); with
 //    s = (m - 1) / (m + 1), log(m) = 2 (s + s^3/3 + s^5/5 + s^7/7 + s^9/9 + R)
 //    where |s| <= 0.1716 and the remainder R < s^11/11 / (1 - s^2) < 3.9e-10,
@@ -51,21 +52,23 @@ void sampler_seed(Sampler *s, uint64_t seed) {
   s->major_next = 0;
 }
 
-double sampler_log(double x) {
+static inline __attribute__((always_inline)) double log_approx(double x) {
   uint64_t bits;
   memcpy(&bits, &x, sizeof bits);
   int e = (int)((bits >> 52) & 0x7ff) - 1023;
   bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;  // m in [1, 2)
   double m;
   memcpy(&m, &bits, sizeof m);
-  if (m > 1.4142135623730951) {
-    m *= 0.5;
-    e += 1;
-  }
+  // Branch-free (random m would mispredict half the time).
+  int big = m > 1.4142135623730951;
+  m = big ? m * 0.5 : m;
+  e += big;
   double s = (m - 1) / (m + 1), s2 = s * s;
   double poly = s * (2 + s2 * (2.0 / 3 + s2 * (2.0 / 5 + s2 * (2.0 / 7 + s2 * (2.0 / 9)))));
   return e * 0.69314718055994530942 + poly;
 }
+
+double sampler_log(double x) { return log_approx(x); }
 
 void sampler_set_rate(Sampler *s, double rate) {
   s->rate = rate;
@@ -79,13 +82,17 @@ static inline double uniform(Sampler *s) {
   return (double)((sampler_next_u64(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
 }
 
+// x = log(U) / log(1 - lambda) >= 0, so floor(x) is a truncation; gaps are
+// capped at 4e18 words (never reached). No call, no data-dependent branch.
 static void refill(Sampler *s) {
   double u[GEOM_BATCH];
+  // The generator is a serial chain; the logarithms are independent of each
+  // other, so the second loop overlaps them.
   for (int i = 0; i < GEOM_BATCH; i++) u[i] = uniform(s);
   double k = s->inv_log1m;
   for (int i = 0; i < GEOM_BATCH; i++) {
-    double g = 1 + floor(sampler_log(u[i]) * k);
-    s->batch[i] = g >= 4.0e18 || k == 0 ? (k == 0 ? 1 : (uint64_t)4e18) : (uint64_t)g;
+    double x = log_approx(u[i]) * k;
+    s->batch[i] = k == 0 ? 1 : x < 4.0e18 ? 1 + (uint64_t)(int64_t)x : (uint64_t)4e18;
   }
   s->batch_left = GEOM_BATCH;
 }

@@ -17,7 +17,9 @@
 // 3. Descriptors. Safe points are recorded while compiling (offset, live
 //    snapshot, debug entries) and turned into FrameDescs when the function is
 //    finished, because the code array may move until then and the frame size
-//    (which every CALL repeats as its last word) is known only at the end.
+//    (every CALL repeats it, as a step in bytes, in its last word) is known
+//    only at the end. Each call also gets its memprof stub, appended after
+//    the function's code (frames.h part 5).
 //
 // 4. Combined allocations. An allocation emitted right after another one,
 //    with no jump target between them, is merged into it (ALLOC1 becomes

@@ -330,7 +330,8 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
 }
 
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
-// address is the CALL's last word, which holds the caller's frame size.
+// address is the CALL's last word, which holds the caller's frame step in
+// bytes (frames.h part 2).
 static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, const Proto *p) {
   Value *nb = (Value *)((char *)base + pc[6]);
   if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) {

@@ -130,6 +130,12 @@ void memprof_unwind(Vm *vm, const Value *base) {
   pop_to(cs, d);
 }
 
+// A capture that fails gives the n frames it redirected their return
+// addresses back.
+static void restore_slots(Value *stack, const MemprofFrame *rets, const uint32_t *frames, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) stack[frames[i] - 1] = (Value)(uintptr_t)rets[i];
+}
+
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   Memprof *mp = vm->memprof;
   if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
@@ -151,7 +157,7 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
     if (n == cap) {
       if (!grow_found(cs, n)) {
-        for (uint32_t i = cap - n; i < cap; i++) stack[new_frames[i] - 1] = (Value)(uintptr_t)new_rets[i];
+        restore_slots(stack, new_rets + cap - n, new_frames + cap - n, n);
         return false;
       }
       cap = cs->found_cap;
@@ -165,7 +171,7 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     base = (Value *)((char *)base - ret[0]);
   }
   if (n > cs->capacity - cs->depth) {   // cannot happen: a frame is >= 2 words
-    for (uint32_t i = cap - n; i < cap; i++) stack[new_frames[i] - 1] = (Value)(uintptr_t)new_rets[i];
+    restore_slots(stack, new_rets + cap - n, new_frames + cap - n, n);
     return false;
   }
   if (n > 0) {

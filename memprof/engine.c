@@ -91,7 +91,6 @@ void memprof_set_seed(Vm *vm, uint64_t seed) {
   memprof_renew_trigger(vm);
 }
 
-bool memprof_pending(const Vm *vm) { return vm->memprof_pending; }
 
 // Whether events wait for delivery. Outside callbacks (whose delivery loop
 // takes new events as they come), the instruction that queued them gets a

@@ -54,7 +54,6 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data);
 // Runs queued callbacks (at a safe point: the allocating instruction is done).
 // May raise: an exception from a callback propagates from here.
 void memprof_run_callbacks(Vm *vm);
-bool memprof_pending(const Vm *vm);
 
 // --- the stack watermark (memprof/callstack.c) --------------------------------
 // Whether any return address may point to a memprof stub (a profile has

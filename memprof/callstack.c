@@ -1,25 +1,33 @@
 // callstack.c - callstacks whose cost does not grow with the depth of the stack.
 //
-// 1. A capture walks the VM stack from the sampling frame outwards, but stops
-//    at the first frame whose return address it has already redirected:
-//    every frame it walks gets its return address (base[-1]) redirected to
-//    its call site's stub (lang/frames.h part 5), and the original return
-//    address and the frame are pushed on a side stack, outermost first,
-//    mirroring the bottom of the VM stack: rets[0 .. depth) are the return
-//    addresses of exactly the walked frames still alive (their part of the
-//    callstack, shared by every later capture) and frames[0 .. depth) where
-//    those frames are.
-// 2. The walk reads no descriptor: the word at a return address holds the
-//    caller's frame step and the one two words before it the stub, so a
-//    frame costs two dependent loads and three stores. The return addresses
+// 1. The side stack rets[0 .. depth) holds, outermost first, the return
+//    addresses of the bottom frames of the VM stack that earlier captures
+//    walked and that are known to be alive: their part of the callstack,
+//    shared by every later capture. A capture walks the VM stack from the
+//    sampling frame outwards only until the first frame whose return address
+//    (base[-1]) it redirected to its call site's stub (lang/frames.h part 5),
+//    and pushes the frames it walked.
+// 2. Not every walked frame gets a stub: the innermost one does, and then
+//    every STUB_SPACING-th going outwards (stubs[], index ascending). A
+//    stubbed frame returns through its stub: RET reads the result register
+//    and frame step from the stub, then MEMPROF_RETURN pops the side stack
+//    down to the next stubbed entry below (memprof_stub_return) and resumes
+//    after the real call. The entries in between belong to frames that are
+//    still alive but could now return unseen, so they are dropped; the next
+//    capture walks them again (fewer than STUB_SPACING frames). Invariant:
+//    the top entry is stubbed (stubs[stub_count - 1].index == depth - 1), so
+//    any return below it is seen; no frame above it holds a stub.
+//    A long unwind thus costs one stub return per STUB_SPACING frames, and a
+//    walk writes the VM stack once per STUB_SPACING frames.
+// 3. The walk reads no descriptor: the word at a return address holds the
+//    caller's frame step and the one two words before it the stub. In a
+//    recursion consecutive frames share the return address, so the loop
+//    reuses the previous frame's step and stub. The return addresses
 //    themselves are the frame codes handed to trackers; memprof_frame_debug
-//    resolves one to its debug entry when (and if) a tracker asks.
-// 3. A redirected frame returns through its stub: RET reads the result
-//    register and frame step from the stub, then MEMPROF_RETURN pops the
-//    side stack and resumes after the real call. The GC and backtraces map
-//    stubs back with frames_stub_ret.
+//    resolves one to its debug entry when (and if) a tracker asks. The GC and
+//    backtraces map stubs back with frames_stub_ret.
 // 4. Exceptions discard frames without returning: memprof_unwind pops the
-//    entries of frames above the handler's frame.
+//    entries down to the highest stubbed frame that survives the unwind.
 // 5. low_water is the smallest depth since the last capture: the first
 //    low_water entries are unchanged, which trace writers use to encode a
 //    callstack as a difference from the previous one.
@@ -28,8 +36,6 @@
 //    still reaching into them get their own copy (preserve_queued). Their
 //    largest depth is kept (Memprof.queued_depth), so that a capture above
 //    it, the common case, checks nothing.
-// Invariant: frames[i] < frames[i+1]; frames[depth-1] is the innermost
-// redirected frame and every frame above it has a plain return address.
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,40 +46,43 @@
 #include "../lang/compiler.h"
 #include "../lang/vm.h"
 
+// Walked frames between two stubs (a power of two): the most frames a
+// capture walks again after a stub return, and the number of returns per
+// stub return during an unwind.
+#define STUB_SPACING 16u
+
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
   // A frame is at least its return address and its closure: two words.
   cs->capacity = (uint32_t)(stack_words / 2 + 1);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
-  cs->frames = calloc(cs->capacity, sizeof *cs->frames);
-  return cs->rets && cs->frames;
+  cs->stubs = calloc(cs->capacity, sizeof *cs->stubs);
+  return cs->rets && cs->stubs;
 }
 
 void callstacks_free(Callstacks *cs) {
   free(cs->rets);
-  free(cs->frames);
+  free(cs->stubs);
   free(cs->found_rets);
-  free(cs->found_frames);
+  free(cs->found_stubs);
 }
 
-// Doubles the capture's scratch arrays, keeping their last `used` entries
-// at the end.
-static bool grow_found(Callstacks *cs, uint32_t used) {
+// Doubles the capture's scratch arrays, keeping their last `used_rets` and
+// `used_stubs` entries at the end.
+static bool grow_found(Callstacks *cs, uint32_t used_rets, uint32_t used_stubs) {
   uint32_t old = cs->found_cap, cap = old ? old * 2 : 1024;
   MemprofFrame *r = malloc(cap * sizeof *r);
-  uint32_t *f = malloc(cap * sizeof *f);
+  StubbedFrame *f = malloc(cap * sizeof *f);
   if (!r || !f) {
     free(r);
     free(f);
     return false;
   }
-  if (used) {
-    memcpy(r + cap - used, cs->found_rets + old - used, used * sizeof *r);
-    memcpy(f + cap - used, cs->found_frames + old - used, used * sizeof *f);
-  }
+  if (used_rets) memcpy(r + cap - used_rets, cs->found_rets + old - used_rets, used_rets * sizeof *r);
+  if (used_stubs) memcpy(f + cap - used_stubs, cs->found_stubs + old - used_stubs, used_stubs * sizeof *f);
   free(cs->found_rets);
-  free(cs->found_frames);
+  free(cs->found_stubs);
   cs->found_rets = r;
-  cs->found_frames = f;
+  cs->found_stubs = f;
   cs->found_cap = cap;
   return true;
 }
@@ -85,21 +94,22 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
   return d && d->debug_count > 0 ? d->debug[0] : NULL;
 }
 
-static void pop_to(Callstacks *cs, uint32_t depth) {
-  cs->depth = depth;
-  if (depth < cs->low_water) cs->low_water = depth;
+// Keeps the first `count` stubbed entries and the entries up to the last.
+static void pop_to_stub(Callstacks *cs, uint32_t count) {
+  cs->stub_count = count;
+  cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
+  if (cs->depth < cs->low_water) cs->low_water = cs->depth;
 }
 
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
   Callstacks *cs = &vm->memprof->stacks;
   const uint32_t *ret = stub_pc + (int32_t)stub_pc[1];
-  uint32_t top = cs->depth - 1;
-  if (cs->depth == 0 || cs->rets[top] != ret) {
+  uint32_t top = cs->stub_count - 1;
+  if (cs->stub_count == 0 || cs->rets[cs->stubs[top].index] != ret) {
     fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
     abort();
   }
-  cs->depth = top;
-  if (top < cs->low_water) cs->low_water = top;
+  pop_to_stub(cs, top);
   return ret;
 }
 
@@ -124,16 +134,18 @@ static void preserve_queued(Memprof *mp, uint32_t depth) {
 void memprof_unwind(Vm *vm, const Value *base) {
   Memprof *mp = vm->memprof;
   Callstacks *cs = &mp->stacks;
-  uint32_t d = cs->depth, slot = (uint32_t)(base - vm->stack_start);
-  while (d > 0 && cs->frames[d - 1] > slot) d--;
+  uint32_t k = cs->stub_count, slot = (uint32_t)(base - vm->stack_start);
+  while (k > 0 && cs->stubs[k - 1].frame > slot) k--;
+  uint32_t d = k ? cs->stubs[k - 1].index + 1 : 0;
   if (d < mp->queued_depth) preserve_queued(mp, d);
-  pop_to(cs, d);
+  pop_to_stub(cs, k);
 }
 
-// A capture that fails gives the n frames it redirected their return
-// addresses back.
-static void restore_slots(Value *stack, const MemprofFrame *rets, const uint32_t *frames, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) stack[frames[i] - 1] = (Value)(uintptr_t)rets[i];
+// A capture that fails gives the frames it stubbed their return addresses
+// back: `stubs` are n_stubs scratch records, `rets` ends at the innermost
+// walked frame (walk position 0).
+static void restore_slots(Value *stack, const MemprofFrame *rets_end, const StubbedFrame *stubs, uint32_t n_stubs) {
+  for (uint32_t i = 0; i < n_stubs; i++) stack[stubs[i].frame - 1] = (Value)(uintptr_t)rets_end[-1 - (int64_t)stubs[i].index];
 }
 
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
@@ -145,38 +157,59 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   const Proto *entry = vm->entry_proto;
   uintptr_t entry_lo = entry ? (uintptr_t)entry->code : 0;
   uintptr_t entry_len = entry ? (uintptr_t)entry->code_len * sizeof(uint32_t) : 0;
-  // One pass, innermost frame first: redirect, and record into the end of
-  // the scratch arrays downwards (how many frames are new is known only at
-  // the end); then two block copies put the records in place.
-  uint32_t n = 0, cap = cs->found_cap;
+  // One pass, innermost frame first: record into the end of the scratch
+  // arrays downwards, and stub every STUB_SPACING-th frame from the
+  // innermost (how many frames are new is known only at the end); then
+  // block copies put the records in place.
+  uint32_t n = 0, n_stubs = 0, cap = cs->found_cap;
   MemprofFrame *new_rets = cs->found_rets;
-  uint32_t *new_frames = cs->found_frames;
+  StubbedFrame *new_stubs = cs->found_stubs;
   Value *stack = vm->stack_start;
+  // A recursion repeats one return address: its stop test, step and stub are
+  // those of the frame before, and the next frame's address does not wait
+  // for the load of this return address (the predicted branch decides).
+  const uint32_t *last = NULL;
+  uintptr_t step = 0;
+  Value stub = 0;
   for (Value *base = vm->base;;) {
     const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
-    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
-    if (n == cap) {
-      if (!grow_found(cs, n)) {
-        restore_slots(stack, new_rets + cap - n, new_frames + cap - n, n);
-        return false;
+    if (__builtin_expect(ret != last, 0)) {
+      if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
+      last = ret;
+      step = ret[0];
+      stub = (Value)(uintptr_t)frames_stub_of(ret);
+    }
+    if (__builtin_expect((n & (STUB_SPACING - 1)) == 0, 0)) {
+      // Room for this frame's group of STUB_SPACING is checked once.
+      if (cap - n < STUB_SPACING) {
+        if (!grow_found(cs, n, n_stubs)) {
+          restore_slots(stack, new_rets + cap, new_stubs + cap - n_stubs, n_stubs);
+          return false;
+        }
+        cap = cs->found_cap;
+        new_rets = cs->found_rets;
+        new_stubs = cs->found_stubs;
       }
-      cap = cs->found_cap;
-      new_rets = cs->found_rets;
-      new_frames = cs->found_frames;
+      n_stubs++;
+      new_stubs[cap - n_stubs] = (StubbedFrame){n, (uint32_t)(base - stack)};
+      base[-1] = stub;
     }
     n++;
     new_rets[cap - n] = ret;
-    new_frames[cap - n] = (uint32_t)(base - stack);
-    base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-    base = (Value *)((char *)base - ret[0]);
+    base = (Value *)((char *)base - step);
   }
   if (n > cs->capacity - cs->depth) {   // cannot happen: a frame is >= 2 words
-    restore_slots(stack, new_rets + cap - n, new_frames + cap - n, n);
+    restore_slots(stack, new_rets + cap, new_stubs + cap - n_stubs, n_stubs);
     return false;
   }
   if (n > 0) {
     memcpy(cs->rets + cs->depth, new_rets + cap - n, n * sizeof *new_rets);
-    memcpy(cs->frames + cs->depth, new_frames + cap - n, n * sizeof *new_frames);
+    // Scratch stubs run outermost first from cap - n_stubs; a walk position
+    // k becomes the entry depth + n - 1 - k.
+    StubbedFrame *dst = cs->stubs + cs->stub_count;
+    const StubbedFrame *src = new_stubs + cap - n_stubs;
+    for (uint32_t i = 0; i < n_stubs; i++) dst[i] = (StubbedFrame){cs->depth + n - 1 - src[i].index, src[i].frame};
+    cs->stub_count += n_stubs;
   }
   cs->depth += n;
   *unchanged = cs->low_water;

@@ -31,14 +31,21 @@ uint64_t sampler_next_u64(Sampler *s);
 
 // ---------------------------------------------------------------------------
 // Callstacks (callstack.c): the stub side-stack. See the design comment there.
+// A side-stack entry whose frame's return address was redirected to its stub.
+typedef struct StubbedFrame {
+  uint32_t index;              // its entry in rets[]
+  uint32_t frame;              // its base - stack_start
+} StubbedFrame;
+
 typedef struct Callstacks {
   MemprofFrame *rets;          // outermost first: the real return address of
-  uint32_t *frames;            // each redirected frame, and its base - stack_start
-  uint32_t depth, capacity;
+  uint32_t depth, capacity;    // each walked frame still known to be alive
   uint32_t low_water;          // min depth since the last capture
-  MemprofFrame *found_rets;    // capture scratch: the new frames' return
-  uint32_t *found_frames;      // addresses and bases, innermost at the end
-  uint32_t found_cap;
+  StubbedFrame *stubs;         // the stubbed entries, index ascending;
+  uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
+  MemprofFrame *found_rets;    // capture scratch, innermost at the end: the
+  StubbedFrame *found_stubs;   // new frames' return addresses, and those of
+  uint32_t found_cap;          // them that get stubs (index: walk position)
 } Callstacks;
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words);

@@ -53,8 +53,11 @@
   X(JNGE, 4, 0, "rro")        /* jump unless a >= b */                       \
   X(JNEQ, 4, 0, "rro")        /* jump unless a == b */                       \
   X(JNNE, 4, 0, "rro")        /* jump unless a != b */                       \
+  X(JNEQK, 4, 0, "rko")       /* jump unless a == constant k */              \
+  X(JNNEK, 4, 0, "rko")       /* jump unless a != constant k */              \
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
   X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
+  X(IADD, 4, 0, "rri")        /* dst a imm: imm + a (literal on the left) */ \
   X(CALL, 7, 1, "rrnirn")     /* fn first_arg argc stub dst caller_step;  \
                                  stub: memprof's stub for this call site  \
                                  is at return address + stub */           \

@@ -946,14 +946,22 @@ static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
   uint32_t mark = fs->next_reg;
   const Member *known = callee_function(fs, e->u.call.callee);
   uint32_t fn = known ? UINT32_MAX : compile_to_reg(fs, e->u.call.callee);
-  uint32_t first = compile_items(fs, e->u.call.args.items, e->u.call.args.count);
+  // A single argument held by a local is passed from its register (CALL
+  // copies arguments from `first` on); others are evaluated into fresh
+  // consecutive registers.
+  Expr *only = e->u.call.args.count == 1 ? e->u.call.args.items[0] : NULL;
+  const Local *arg_local = only && only->kind == EX_VAR ? find_local(fs, only->u.name) : NULL;
+  uint32_t args_from = fs->next_reg;
+  uint32_t first = arg_local ? arg_local->reg : compile_items(fs, e->u.call.args.items, e->u.call.args.count);
   uint32_t at = emit_op(fs, known ? BC_CALLG : BC_CALL, e->pos);
   emit(fs, known ? known->global : fn);
   emit(fs, first);
   emit(fs, (uint32_t)e->u.call.args.count);
   emit(fs, 0);   // stub offset (finish_function)
   emit(fs, dst);
-  uint32_t skip_from = !known && fn >= mark ? fn : first;
+  // Registers from skip_from on (callee and argument temporaries) are dead
+  // once the callee has its copies.
+  uint32_t skip_from = !known && fn >= mark ? fn : arg_local ? args_from : first;
   add_safepoint(fs, at, true, e->pos, skip_from, fs->next_reg);
   emit_fsize_placeholder(fs);
   free_to(fs, mark);
@@ -984,7 +992,18 @@ static void compile_binary(FnState *fs, Expr *e, uint32_t dst) {
     return;
   }
   uint32_t mark = fs->next_reg;
-  uint32_t a = compile_to_reg(fs, e->u.binary.left);
+  Expr *left = e->u.binary.left;
+  if (op == OP_ADD && left->kind == EX_INT && left->u.int_val > -(1 << 30) && left->u.int_val < (1 << 30)) {
+    uint32_t a = compile_to_reg(fs, e->u.binary.right);
+    emit_op(fs, BC_IADD, e->pos);
+    emit(fs, dst);
+    emit(fs, a);
+    emit(fs, (uint32_t)(int32_t)left->u.int_val);
+    free_to(fs, mark);
+    set_live(fs, dst);
+    return;
+  }
+  uint32_t a = compile_to_reg(fs, left);
   Expr *right = e->u.binary.right;
   if ((op == OP_ADD || op == OP_SUB) && right->kind == EX_INT && right->u.int_val > -(1 << 30) &&
       right->u.int_val < (1 << 30)) {
@@ -1051,12 +1070,29 @@ static const Opcode jump_unless[] = {
 
 static bool is_comparison(BinOp op) { return op >= OP_EQ && op <= OP_GE; }
 
+// The constant index of a nil, bool or int literal (compared by identity).
+static bool literal_constant(FnState *fs, const Expr *e, int64_t *k) {
+  switch (e->kind) {
+    case EX_NIL: *k = K_NIL; return true;
+    case EX_BOOL: *k = e->u.boolean ? K_TRUE : K_FALSE; return true;
+    case EX_EMPTY_LIST: *k = K_EMPTY; return true;
+    case EX_INT: *k = add_constant(fs->vm, val_of_int(e->u.int_val)); return true;
+    default: return false;
+  }
+}
+
 // Emits a conditional jump taken when `cond` is false; returns it for patching.
 // A comparison fuses with the jump (one instruction, no bool materialised).
 static uint32_t compile_condition(FnState *fs, Expr *cond) {
   uint32_t mark = fs->next_reg;
   uint32_t j;
-  if (cond->kind == EX_BINARY && is_comparison(cond->u.binary.op)) {
+  int64_t k;
+  if (cond->kind == EX_BINARY && (cond->u.binary.op == OP_EQ || cond->u.binary.op == OP_NE) &&
+      literal_constant(fs, cond->u.binary.right, &k)) {
+    // x == literal: the literal's constant is an operand (no register load).
+    uint32_t a = compile_to_reg(fs, cond->u.binary.left);
+    j = emit_jump(fs, cond->u.binary.op == OP_EQ ? BC_JNEQK : BC_JNNEK, cond->pos, a, (uint32_t)k, 2);
+  } else if (cond->kind == EX_BINARY && is_comparison(cond->u.binary.op)) {
     uint32_t a = compile_to_reg(fs, cond->u.binary.left);
     uint32_t b = compile_to_reg(fs, cond->u.binary.right);
     j = emit_jump(fs, jump_unless[cond->u.binary.op], cond->pos, a, b, 2);
@@ -1452,8 +1488,17 @@ static void compile_let(FnState *fs, Expr *e) {
   }
   uint32_t mark = fs->next_reg;
   uint32_t locals_before = fs->local_count;
-  uint32_t v = alloc_reg(fs);
-  compile_expr(fs, e->u.let.value, v);
+  // Destructuring an immutable local reads its register (no copy): the
+  // pattern only reads v, and nothing can reassign it.
+  Local *src = e->u.let.value->kind == EX_VAR ? find_local(fs, e->u.let.value->u.name) : NULL;
+  uint32_t v;
+  if (src && !src->is_var) {
+    v = src->reg;
+  } else {
+    v = alloc_reg(fs);
+    compile_expr(fs, e->u.let.value, v);
+  }
+  uint32_t first = mark + (v == mark);   // the pattern's registers start here
   Fails fails = {0};
   compile_pattern(fs, p, v, &fails);
   if (fails.count > 0) {
@@ -1461,7 +1506,7 @@ static void compile_let(FnState *fs, Expr *e) {
     for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
     // A failing test may come before the pattern wrote its registers: they
     // are not live at the match failure (restored once the paths join).
-    uint32_t first = v + 1, n = fs->next_reg - first;
+    uint32_t n = fs->next_reg - first;
     uint8_t *saved = xrealloc(NULL, n);
     for (uint32_t i = 0; i < n; i++) saved[i] = is_live(fs, first + i), clear_live(fs, first + i);
     uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);

@@ -72,7 +72,7 @@ static int poll_result(const uint32_t *pc) {
   switch ((Opcode)pc[0]) {
     case BC_CALLPRIM: return (int)pc[4];
     case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
-    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI:
+    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD:
       return (int)pc[1];
     default: return -1;
   }
@@ -390,9 +390,23 @@ op_SUB: {
   else { SAVE(); R(1) = arith_slow(vm, BC_SUB, a, b); }
   pc += 4; DISPATCH();
 }
-op_MUL: op_DIV: op_MOD: {
-  SAVE();
-  R(1) = arith_slow(vm, (Opcode)pc[0], R(2), R(3));
+op_MUL: {
+  Value a = R(2), b = R(3);
+  // (2x+1 - 1) / 2 * (2y+1 - 1) + 1 = 2xy + 1, wrapping like int_arith.
+  if (likely(a & b & 1)) R(1) = (Value)((uint64_t)((int64_t)a >> 1) * (uint64_t)(b - 1) + 1);
+  else { SAVE(); R(1) = arith_slow(vm, BC_MUL, a, b); }
+  pc += 4; DISPATCH();
+}
+op_DIV: {
+  Value a = R(2), b = R(3);
+  if (likely(a & b & 1) && (int64_t)b > 1) R(1) = val_of_int(val_to_int(a) / val_to_int(b));
+  else { SAVE(); R(1) = arith_slow(vm, BC_DIV, a, b); }
+  pc += 4; DISPATCH();
+}
+op_MOD: {
+  Value a = R(2), b = R(3);
+  if (likely(a & b & 1) && (int64_t)b > 1) R(1) = val_of_int(val_to_int(a) % val_to_int(b));
+  else { SAVE(); R(1) = arith_slow(vm, BC_MOD, a, b); }
   pc += 4; DISPATCH();
 }
 op_CONCAT: {
@@ -455,11 +469,19 @@ COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
 op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNEQK: { Value a = R(1), b = vm->constants[pc[2]]; pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNNEK: { Value a = R(1), b = vm->constants[pc[2]]; pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
 op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
 op_ADDI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
   else { SAVE(); R(1) = arith_slow(vm, BC_ADD, a, val_of_int((int32_t)pc[3])); }
+  pc += 4; DISPATCH();
+}
+op_IADD: {
+  Value a = R(2);
+  if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
+  else { SAVE(); R(1) = arith_slow(vm, BC_ADD, val_of_int((int32_t)pc[3]), a); }
   pc += 4; DISPATCH();
 }
 op_SUBI: {

@@ -139,7 +139,7 @@ static Edges edges_of(const uint32_t *pc) {
   const char *n = bytecode_names[pc[0]];
   static const char *const dst1[] = {"MOVE", "LOADK", "LOADI", "GETGLOBAL", "GETUPVAL", "ADD", "SUB",
                                      "MUL", "DIV", "MOD", "CONCAT", "NEG", "NOT", "EQ", "NE", "LT",
-                                     "LE", "GT", "GE", "ADDI", "SUBI", "CLOSURE", "ALLOC1",
+                                     "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "CLOSURE", "ALLOC1",
                                      "ALLOCBIG", "GETFIELD", "INDEX", "GETF"};
   for (size_t i = 0; i < sizeof dst1 / sizeof dst1[0]; i++)
     if (strcmp(n, dst1[i]) == 0) {
@@ -153,8 +153,8 @@ static Edges edges_of(const uint32_t *pc) {
       e.fall = true;
       return e;
     }
-  static const char *const branch3[] = {"JNLT", "JNLE", "JNGT", "JNGE", "JNEQ", "JNNE",
-                                        "TESTTUPLE", "TESTEQ", "FORPREP"};
+  static const char *const branch3[] = {"JNLT", "JNLE", "JNGT", "JNGE", "JNEQ", "JNNE", "JNEQK",
+                                        "JNNEK", "TESTTUPLE", "TESTEQ", "FORPREP"};
   for (size_t i = 0; i < sizeof branch3 / sizeof branch3[0]; i++)
     if (strcmp(n, branch3[i]) == 0) {
       e.fall = true;

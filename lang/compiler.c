@@ -147,7 +147,20 @@ typedef struct FnState {
   bool last_alloc_valid;
   uint32_t try_depth;
   Loop *loop;
+  struct LetFail *let_fails;   // MATCHFAILs of `let` patterns, emitted at the end
+  uint32_t let_fail_count, let_fail_cap;
 } FnState;
+
+// A refutable `let` pattern's failure: its jumps, position and the registers
+// live there, emitted as a MATCHFAIL after the function's code
+// (finish_function) so that the success path runs straight on.
+typedef struct LetFail {
+  uint32_t *jumps;
+  uint32_t jump_count;
+  SrcPos pos;
+  uint32_t *live;
+  uint32_t live_count;
+} LetFail;
 
 typedef struct Compiler {
   Vm *vm;
@@ -1502,18 +1515,14 @@ static void compile_let(FnState *fs, Expr *e) {
   Fails fails = {0};
   compile_pattern(fs, p, v, &fails);
   if (fails.count > 0) {
-    uint32_t jok = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
-    for (uint32_t f = 0; f < fails.count; f++) patch_here(fs, fails.at[f]);
-    // A failing test may come before the pattern wrote its registers: they
-    // are not live at the match failure (restored once the paths join).
-    uint32_t n = fs->next_reg - first;
-    uint8_t *saved = xrealloc(NULL, n);
-    for (uint32_t i = 0; i < n; i++) saved[i] = is_live(fs, first + i), clear_live(fs, first + i);
-    uint32_t at = emit_op(fs, BC_MATCHFAIL, e->pos);
-    add_safepoint(fs, at, false, e->pos, 0, 0);
-    patch_here(fs, jok);
-    for (uint32_t i = 0; i < n; i++) if (saved[i]) set_live(fs, first + i);
-    free(saved);
+    // A failing test may come before the pattern wrote its registers: live
+    // at the failure are only the registers live below them.
+    GROW(fs->let_fails, fs->let_fail_count, fs->let_fail_cap);
+    LetFail *lf = &fs->let_fails[fs->let_fail_count++];
+    *lf = (LetFail){fails.at, fails.count, e->pos, xrealloc(NULL, (first + 1) * sizeof(uint32_t)), 0};
+    for (uint32_t r = 0; r < first && r < fs->next_reg; r++)
+      if (is_live(fs, r)) lf->live[lf->live_count++] = r;
+    fails.at = NULL;
   }
   free(fails.at);
   if (top_scope(fs)) {
@@ -1640,6 +1649,17 @@ static void thread_jumps(Proto *p) {
 
 static void finish_function(FnState *fs) {
   Proto *p = fs->proto;
+  for (uint32_t i = 0; i < fs->let_fail_count; i++) {
+    LetFail *lf = &fs->let_fails[i];
+    for (uint32_t j = 0; j < lf->jump_count; j++) patch_here(fs, lf->jumps[j]);
+    uint32_t at = emit_op(fs, BC_MATCHFAIL, lf->pos);
+    PendingDesc *d = add_safepoint(fs, at, false, lf->pos, 0, 0);
+    free(d->live);   // the registers live where the pattern failed, not here
+    d->live = lf->live;
+    d->live_count = lf->live_count;
+    free(lf->jumps);
+  }
+  free(fs->let_fails);
   thread_jumps(p);
   p->fsize = fs->max_reg;
   // Each call's return address gets the caller's frame step and, past the

@@ -34,7 +34,8 @@
 // 5. Every call site has a memprof stub of four words past the end of its
 //    function's code: { dst, caller step, MEMPROF_RETURN, back }. The CALL
 //    word ra[-2] is the distance from ra to the stub's return address
-//    &stub[1]. Memprof redirects a walked frame's return address there: RET
+//    &stub[1]. Memprof redirects some walked frames' return addresses there
+//    (memprof/callstack.c part 2): RET
 //    runs unchanged (it reads dst and step from the stub), then
 //    MEMPROF_RETURN resumes after the real call. A return address is a stub
 //    iff the word after it is MEMPROF_RETURN: no instruction follows a call

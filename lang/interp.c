@@ -113,7 +113,12 @@ static Value after_alloc(Vm *vm, Value v) {
   return v;
 }
 
-static void fill_fields(Value *fields, const uint32_t *src, uint32_t n, const Value *base) {
+static inline void fill_fields(Value *fields, const uint32_t *src, uint32_t n, const Value *base) {
+  if (n == 2) {   // pairs and cons cells
+    fields[0] = base[src[0]];
+    fields[1] = base[src[1]];
+    return;
+  }
   for (uint32_t i = 0; i < n; i++) fields[i] = base[src[i]];
 }
 
@@ -342,7 +347,16 @@ static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f
   nb[-1] = (Value)(uintptr_t)(pc + 6);
   nb[0] = f;
   const Value *args = base + pc[2];
-  for (uint32_t i = 0; i < pc[3]; i++) nb[1 + i] = args[i];
+  uint32_t argc = pc[3];
+  if (likely(argc <= 3)) {
+    // Three slots whatever argc: the extra ones are dead registers of the
+    // callee (written before any use), within the stack's slack words.
+    nb[1] = args[0];
+    nb[2] = args[1];
+    nb[3] = args[2];
+  } else {
+    for (uint32_t i = 0; i < argc; i++) nb[1 + i] = args[i];
+  }
   return nb;
 }
 
@@ -469,8 +483,9 @@ COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
 op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
-op_JNEQK: { Value a = R(1), b = vm->constants[pc[2]]; pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
-op_JNNEK: { Value a = R(1), b = vm->constants[pc[2]]; pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
+// The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
+op_JNEQK: pc += R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]; DISPATCH();
+op_JNNEK: pc += R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4; DISPATCH();
 op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
 op_ADDI: {
   Value a = R(2);

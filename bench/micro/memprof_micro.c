@@ -7,7 +7,7 @@
 // Parts measured (each figure is a median over --reps interleaved repetitions):
 //  1. draw     ns per sampler_geometric() call (batch refills included), in a
 //              C loop: the cost of choosing the next sampled word.
-//  2. walk     ns per new frame walked and stubbed by callstacks_capture,
+//  2. walk     ns per new frame walked by callstacks_capture (every 16th stubbed),
 //              timed inside the capture. The capture is driven from Minnow: a
 //              non-tail recursion to depth D calls Gc.verify() at the bottom,
 //              and this binary is linked with -Wl,--wrap=prim_gc_verify so
@@ -27,8 +27,8 @@
 //              profile at rate 1 (one sampled block per descent), minus the
 //              same program without a profile, at depths D1 and D2:
 //              ((on(D2) - off(D2)) - (on(D1) - off(D1))) / (descents * (D2 - D1)).
-//              This adds to part 2 the return of every stubbed frame through
-//              MEMPROF_RETURN.
+//              This adds to part 2 the returns of the stubbed frames (one in
+//              16) through MEMPROF_RETURN.
 //  5. slow path and tracking, from a flat loop allocating 2-field tuples,
 //              run (a) without a profile, (b) under a profile at rate 1 with
 //              vm->sampling_suspended set (every allocation takes the slow

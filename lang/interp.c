@@ -587,8 +587,10 @@ op_GETFIELD: {
 }
 op_SETFIELD: {
   Value r = R(1);
-  SAVE();
-  uint64_t i = field_index(vm, (uint32_t *)pc + 4, r, pc[2]);
+  uint32_t *cache = (uint32_t *)pc + 4;
+  uint64_t i;
+  if (likely(val_has_tag(r, TAG_RECORD) && (uint32_t)val_to_int(val_field(r, 0)) == cache[0])) i = cache[1];
+  else { SAVE(); i = field_index(vm, cache, r, pc[2]); }
   gc_write(vm, r, i, R(3));
   pc += 6; DISPATCH();
 }
@@ -600,10 +602,12 @@ op_INDEX: {
   pc += 4; DISPATCH();
 }
 op_SETINDEX: {
-  Value a = R(1);
-  SAVE();
-  int64_t i = index_of(vm, a, R(2));
-  gc_write(vm, a, (uint64_t)i, R(3));
+  Value a = R(1), i = R(2);
+  uint64_t k;
+  if (likely(val_has_tag(a, TAG_ARRAY) && val_is_int(i) && (uint64_t)val_to_int(i) < val_wosize(a)))
+    k = (uint64_t)val_to_int(i);
+  else { SAVE(); k = (uint64_t)index_of(vm, a, i); }
+  gc_write(vm, a, k, R(3));
   pc += 4; DISPATCH();
 }
 op_GETF: R(1) = val_field(R(2), pc[3]); pc += 4; DISPATCH();

@@ -58,10 +58,10 @@
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
   X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
   X(IADD, 4, 0, "rri")        /* dst a imm: imm + a (literal on the left) */ \
-  X(CALL, 7, 1, "rrnirn")     /* fn first_arg argc stub dst caller_step;  \
+  X(CALL, 0, 1, "rn*irn")     /* fn argc arg_regs... stub dst caller_step; \
                                  stub: memprof's stub for this call site  \
                                  is at return address + stub */           \
-  X(CALLG, 7, 1, "grnirn")    /* as CALL, the function in global g (a     \
+  X(CALLG, 0, 1, "gn*irn")    /* as CALL, the function in global g (a     \
                                  top-level fn, never reassigned) */          \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
   X(RET, 2, 0, "r")                                                          \
@@ -122,5 +122,11 @@ extern const char *const bytecode_names[OPCODE_COUNT];
 uint32_t bytecode_length(const uint32_t *pc);
 // Whether instructions with this opcode are safe points.
 int bytecode_is_safe_point(Opcode op);
+
+// CALL and CALLG: { op, fn, argc, arg_reg[argc], stub, dst, caller_step }.
+// The return address is the last word (lang/frames.h part 2).
+static inline uint32_t call_length(const uint32_t *pc) { return 6 + pc[2]; }
+static inline const uint32_t *call_ret(const uint32_t *pc) { return pc + 5 + pc[2]; }
+static inline uint32_t call_dst(const uint32_t *pc) { return call_ret(pc)[-1]; }
 
 #endif

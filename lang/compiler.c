@@ -950,6 +950,13 @@ static const Member *callee_function(FnState *fs, Expr *callee) {
   return NULL;
 }
 
+static bool is_literal(const Expr *e) {
+  switch (e->kind) {
+    case EX_NIL: case EX_BOOL: case EX_INT: case EX_FLOAT: case EX_STRING: case EX_EMPTY_LIST: return true;
+    default: return false;
+  }
+}
+
 static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
   const Member *ext = callee_external(fs, e->u.call.callee);
   if (ext) {
@@ -959,22 +966,36 @@ static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
   uint32_t mark = fs->next_reg;
   const Member *known = callee_function(fs, e->u.call.callee);
   uint32_t fn = known ? UINT32_MAX : compile_to_reg(fs, e->u.call.callee);
-  // A single argument held by a local is passed from its register (CALL
-  // copies arguments from `first` on); others are evaluated into fresh
-  // consecutive registers.
-  Expr *only = e->u.call.args.count == 1 ? e->u.call.args.items[0] : NULL;
-  const Local *arg_local = only && only->kind == EX_VAR ? find_local(fs, only->u.name) : NULL;
+  // CALL names each argument's register. An argument held by a local is
+  // passed from the local's register, unless it is a `var` that a later
+  // argument could assign (anything but a variable or a literal); the others
+  // are evaluated, left to right, into fresh registers.
+  int argc = e->u.call.args.count;
+  Expr **items = e->u.call.args.items;
   uint32_t args_from = fs->next_reg;
-  uint32_t first = arg_local ? arg_local->reg : compile_items(fs, e->u.call.args.items, e->u.call.args.count);
+  uint32_t *regs = xrealloc(NULL, ((size_t)argc + 1) * sizeof *regs);
+  for (int i = 0; i < argc; i++) {
+    const Local *l = items[i]->kind == EX_VAR ? find_local(fs, items[i]->u.name) : NULL;
+    bool later_pure = true;
+    for (int j = i + 1; l && l->is_var && j < argc; j++)
+      if (items[j]->kind != EX_VAR && !is_literal(items[j])) later_pure = false;
+    if (l && later_pure) {
+      regs[i] = l->reg;
+    } else {
+      regs[i] = alloc_reg(fs);
+      compile_expr(fs, items[i], regs[i]);
+    }
+  }
   uint32_t at = emit_op(fs, known ? BC_CALLG : BC_CALL, e->pos);
   emit(fs, known ? known->global : fn);
-  emit(fs, first);
-  emit(fs, (uint32_t)e->u.call.args.count);
+  emit(fs, (uint32_t)argc);
+  for (int i = 0; i < argc; i++) emit(fs, regs[i]);
+  free(regs);
   emit(fs, 0);   // stub offset (finish_function)
   emit(fs, dst);
   // Registers from skip_from on (callee and argument temporaries) are dead
   // once the callee has its copies.
-  uint32_t skip_from = !known && fn >= mark ? fn : arg_local ? args_from : first;
+  uint32_t skip_from = !known && fn >= mark ? fn : args_from;
   add_safepoint(fs, at, true, e->pos, skip_from, fs->next_reg);
   emit_fsize_placeholder(fs);
   free_to(fs, mark);
@@ -1681,7 +1702,7 @@ static void finish_function(FnState *fs) {
   for (uint32_t i = 0; i < fs->desc_count; i++) {
     PendingDesc *d = &fs->descs[i];
     FrameDesc desc = {
-        .key = p->code + d->offset + (d->is_call ? 6 : 0),
+        .key = d->is_call ? call_ret(p->code + d->offset) : p->code + d->offset,
         .proto = p,
         .fsize = p->fsize,
         .live_count = d->live_count,
@@ -1974,8 +1995,7 @@ static Proto *make_entry(Vm *vm) {
     emit_loadk(&fs, f, k, pos);
     uint32_t at = emit_op(&fs, BC_CALL, pos);
     emit(&fs, f);
-    emit(&fs, f + 1);
-    emit(&fs, 0);
+    emit(&fs, 0);   // no argument
     emit(&fs, 0);   // stub offset (finish_function)
     emit(&fs, f);
     add_safepoint(&fs, at, true, pos, f, f + 1);

@@ -336,26 +336,24 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
 
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
 // address is the CALL's last word, which holds the caller's frame step in
-// bytes (frames.h part 2).
+// bytes (frames.h part 2); the arguments are copied from their registers.
 static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, const Proto *p) {
-  Value *nb = (Value *)((char *)base + pc[6]);
+  uint32_t argc = pc[2];
+  const uint32_t *ret = pc + 5 + argc;
+  Value *nb = (Value *)((char *)base + ret[0]);
   if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) {
     vm->pc = pc;
     vm->base = base;
     vm_raise_stack_overflow(vm);
   }
-  nb[-1] = (Value)(uintptr_t)(pc + 6);
+  nb[-1] = (Value)(uintptr_t)ret;
   nb[0] = f;
-  const Value *args = base + pc[2];
-  uint32_t argc = pc[3];
-  if (likely(argc <= 3)) {
-    // Three slots whatever argc: the extra ones are dead registers of the
-    // callee (written before any use), within the stack's slack words.
-    nb[1] = args[0];
-    nb[2] = args[1];
-    nb[3] = args[2];
+  const uint32_t *args = pc + 3;
+  if (likely(argc <= 2)) {
+    if (argc > 0) nb[1] = base[args[0]];
+    if (argc > 1) nb[2] = base[args[1]];
   } else {
-    for (uint32_t i = 0; i < argc; i++) nb[1 + i] = args[i];
+    for (uint32_t i = 0; i < argc; i++) nb[1 + i] = base[args[i]];
   }
   return nb;
 }
@@ -508,7 +506,7 @@ op_SUBI: {
 
 op_CALLG: {
   Value f = vm->globals[pc[1]];
-  uint32_t argc = pc[3];
+  uint32_t argc = pc[2];
   const Proto *p = closure_proto(vm, f);
   if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
   base = push_frame(vm, pc, base, f, p);
@@ -517,7 +515,7 @@ op_CALLG: {
 }
 op_CALL: {
   Value f = R(1);
-  uint32_t argc = pc[3];
+  uint32_t argc = pc[2];
   if (unlikely(!val_has_tag(f, TAG_CLOSURE))) { SAVE(); call_error(vm, f, argc); }
   const Proto *p = closure_proto(vm, f);
   if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }

@@ -18,7 +18,7 @@ Vm *vm_new(const VmOptions *options) {
   Vm *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
   vm->options = *options;
-  vm->stack_start = calloc(options->stack_words + VM_STACK_SLACK, sizeof(Value));
+  vm->stack_start = calloc(options->stack_words, sizeof(Value));
   if (!vm->stack_start || !gc_init(vm, options->minor_words)) {
     fprintf(stderr, "minnow: cannot allocate the stack and heap\n");
     free(vm->stack_start);

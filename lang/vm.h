@@ -41,9 +41,6 @@ typedef struct Boundary {
   uint32_t root_floor;   // C roots below this index belong to outer levels
 } Boundary;
 
-// Words allocated past stack_end: a call copies its first three argument
-// slots whether or not the callee takes that many (lang/interp.c push_frame).
-#define VM_STACK_SLACK 4
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
 
 typedef struct VmOptions {

@@ -87,11 +87,12 @@ static void test_every_safe_point_has_a_descriptor(void **state) {
         // Keyed by the return address, the call's last word, which holds
         // the caller's frame size.
         assert_null(at_pc);
-        const FrameDesc *d = frames_find(vm->frames, pc + 6);
+        const FrameDesc *d = frames_find(vm->frames, call_ret(pc));
         assert_non_null(d);
         assert_true(d->is_call);
-        assert_true(d->key == pc + 6);
-        assert_int_equal(pc[6], frames_step(p->fsize));
+        assert_true(d->key == call_ret(pc));
+        assert_true(call_ret(pc) == pc + bytecode_length(pc) - 1);
+        assert_int_equal(call_ret(pc)[0], frames_step(p->fsize));
         assert_int_equal(d->debug_count, 1);
         check_desc_shape(p, d);
         calls++;
@@ -168,7 +169,7 @@ static Edges edges_of(const uint32_t *pc) {
     e.jump = rel(pc, pc[1]);
   } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
     e.fall = true;
-    e.fall_w[e.nfall++] = strcmp(n, "CALLPRIM") ? pc[5] : pc[4];   // dst
+    e.fall_w[e.nfall++] = strcmp(n, "CALLPRIM") ? call_dst(pc) : pc[4];   // dst
   } else if (!strcmp(n, "FORLOOP")) {
     e.fall = true;
     e.jump = rel(pc, pc[3]);

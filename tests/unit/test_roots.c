@@ -196,7 +196,7 @@ static void test_scan_during_a_run(void **state) {
                             "}\n"
                             "fn outer(x) {\n"
                             "  let y = [x]\n"
-                            "  let r = probe(y, x)\n"
+                            "  let r = probe([x], x + 1)\n"
                             "  r\n"
                             "}\n"
                             "let z = outer(5)\n");
@@ -229,9 +229,10 @@ static void test_scan_during_a_run(void **state) {
   assert_int_equal(times_visited(&p.visits, &ob[0]), 1);
   assert_int_equal(times_visited(&p.visits, &ob[1]), 1);
   assert_int_equal(times_visited(&p.visits, &ob[y_reg]), 1);
-  assert_int_equal(times_visited(&p.visits, &ob[call[2]]), 0);
-  assert_int_equal(times_visited(&p.visits, &ob[call[2] + 1]), 0);
-  assert_int_equal(times_visited(&p.visits, &ob[call[5]]), 0);         // r: not yet written
+  assert_int_equal(call[2], 2);                                           // argc
+  assert_int_equal(times_visited(&p.visits, &ob[call[3]]), 0);          // [x]: a temporary
+  assert_int_equal(times_visited(&p.visits, &ob[call[4]]), 0);          // x + 1: a temporary
+  assert_int_equal(times_visited(&p.visits, &ob[call_dst(call)]), 0);   // r: not yet written
   // Every visited stack slot once; every global once.
   for (uint32_t i = 0; i < p.visits.count; i++) {
     Value *s = p.visits.slots[i];
@@ -272,23 +273,22 @@ static void test_dead_temporaries_not_in_call_descriptors(void **state) {
   uint32_t inner_cons_reg = list_alloc[3];          // sub-block 0 (the last cell)
   for (int c = 0; c < 2; c++) {
     const uint32_t *call = calls[c];
-    const FrameDesc *d = frames_find(vm->frames, call + 6);
+    const FrameDesc *d = frames_find(vm->frames, call_ret(call));
     assert_non_null(d);
     assert_true(ts_lists(d, 0));                     // the closure
     assert_true(ts_lists(d, 1));                     // a: a parameter, live throughout
     // The first call's argument is a temporary; the second passes the
     // local n from its own register (no copy), which stays n's.
-    if (c == 0)
-      for (uint32_t i = 0; i < call[3]; i++) assert_false(ts_lists(d, call[2] + i));
-    else
-      assert_int_equal(call[2], calls[0][5]);
-    assert_false(ts_lists(d, call[5]));
+    assert_int_equal(call[2], 1);
+    if (c == 0) assert_false(ts_lists(d, call[3]));
+    else assert_int_equal(call[3], call_dst(calls[0]));
+    assert_false(ts_lists(d, call_dst(call)));
     assert_false(ts_lists(d, tail_reg));
     assert_false(ts_lists(d, inner_cons_reg));
   }
   // n (the first call's result, a local) is live at the second call.
-  const FrameDesc *d2 = frames_find(vm->frames, calls[1] + 6);
-  assert_true(ts_lists(d2, calls[0][5]));
+  const FrameDesc *d2 = frames_find(vm->frames, call_ret(calls[1]));
+  assert_true(ts_lists(d2, call_dst(calls[0])));
 }
 
 // A match arm's guard runs before the arm writes the match's destination:
@@ -328,7 +328,7 @@ static void test_match_guard_call_descriptor(void **state) {
   const uint32_t *first_body = ts_find_op(f, BC_LOADK, 0);
   assert_non_null(first_body);
   uint32_t match_dst = first_body[1];
-  const FrameDesc *d = frames_find(vm->frames, call + 6);
+  const FrameDesc *d = frames_find(vm->frames, call_ret(call));
   assert_non_null(d);
   assert_false(ts_lists(d, match_dst));
 }

@@ -253,7 +253,7 @@ TS_HELPER bool ts_is_alloc(uint32_t op) {
 
 // The descriptor of the instruction at pc (return-address key for calls).
 TS_HELPER const FrameDesc *ts_desc_at(Vm *vm, const uint32_t *pc) {
-  return frames_find(vm->frames, ts_is_call(pc[0]) ? pc + 6 : pc);
+  return frames_find(vm->frames, ts_is_call(pc[0]) ? call_ret(pc) : pc);
 }
 
 TS_HELPER bool ts_lists(const FrameDesc *d, uint32_t slot) {

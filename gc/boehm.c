@@ -43,7 +43,7 @@ bool gc_init(Vm *vm, uint64_t minor_words) {
   previous_push = GC_get_push_other_roots();
   GC_set_push_other_roots(push_vm_roots);
   static Value dummy[2];
-  vm->young_start = vm->young_end = vm->young_ptr = vm->young_limit = dummy + 1;
+  vm->young_start = vm->young_end = vm->young_ptr = vm->young_limit = vm->young_limit_c = dummy + 1;
   return true;
 }
 

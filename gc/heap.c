@@ -30,7 +30,9 @@ void gc_free(Vm *vm) {
 void gc_update_limit(Vm *vm) {
   Value *limit = vm->young_start;
   if (vm->young_trigger > limit) limit = vm->young_trigger;
-  if (vm->options.gc_stress || (MEMPROF_BUILT && vm->memprof_force_slow)) limit = vm->young_end;
+  if (vm->options.gc_stress) limit = vm->young_end;
+  vm->young_limit_c = limit;
+  if (MEMPROF_BUILT && vm->memprof_force_slow) limit = vm->young_end;
   vm->young_limit = limit;
 }
 
@@ -92,7 +94,7 @@ Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
   uint64_t whsize = wosize + 1;
   Value *p = vm->young_ptr - whsize;
-  if (p < vm->young_limit) {
+  if (p < vm->young_limit_c) {
     uint32_t sub = (uint32_t)whsize;
     p = gc_young_slow(vm, whsize, &sub, 1);
   }

@@ -59,6 +59,9 @@ typedef struct Vm {
   Value *young_ptr;       // header of the youngest block; allocation moves it down
   Value *young_limit;     // allocation takes the slow path when young_ptr < limit;
                           // = max(young_start, memprof trigger) or young_end in stress mode
+                          // or while memprof has callbacks to deliver
+  Value *young_limit_c;   // the same for C allocations (gc_alloc), which cannot
+                          // deliver callbacks: never raised for them
   Value *young_start;     // lowest word of the minor heap
   Value *young_end;       // one past the highest word
   Value *young_trigger;   // memprof: the allocation reaching below this word

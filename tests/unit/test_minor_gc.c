@@ -28,6 +28,27 @@ static void test_young_alloc_bumps_down(void **state) {
   assert_true(gc_verify(vm));
 }
 
+// While memprof has callbacks queued it raises young_limit to young_end so
+// that the interpreter's next allocation takes the slow path and delivers
+// them; C allocations cannot deliver, so their limit stays where it was.
+static void test_forced_slow_path_spares_c_allocations(void **state) {
+  Vm *vm = ts_vm(state);
+  Value *limit_before = vm->young_limit;
+  assert_true(vm->young_limit_c == limit_before);
+  vm->memprof_force_slow = true;
+  gc_update_limit(vm);
+  assert_true(vm->young_limit == vm->young_end);
+  assert_true(vm->young_limit_c == limit_before);
+  Value a = gc_alloc(vm, 2, TAG_TUPLE);
+  assert_true(gc_is_young(vm, a));
+  assert_int_equal(ts_young_used(vm), 3);
+  vm->memprof_force_slow = false;
+  gc_update_limit(vm);
+  assert_true(vm->young_limit == limit_before && vm->young_limit_c == limit_before);
+  val_fields(a)[0] = val_fields(a)[1] = val_of_int(0);
+  assert_true(gc_verify(vm));
+}
+
 static void test_zero_and_max_young_sizes(void **state) {
   Vm *vm = ts_vm(state);
   // No block of 0 fields is ever made: the shared empty array stands for all.
@@ -237,6 +258,7 @@ static void test_long_list_young_to_old_chain(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_young_alloc_bumps_down, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_forced_slow_path_spares_c_allocations, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_zero_and_max_young_sizes, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_rooted_block_promoted_dead_block_not, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_forwarding_keeps_sharing, ts_setup, ts_teardown),

@@ -52,8 +52,10 @@
 #define STUB_SPACING 16u
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
-  // A frame is at least its return address and its closure: two words.
-  cs->capacity = (uint32_t)(stack_words / 2 + 1);
+  // A frame is at least its return address and its closure: two words. The
+  // entries are live frames, so depth never exceeds stack_words / 2; the
+  // slack lets a capture check its room once per STUB_SPACING frames.
+  cs->capacity = (uint32_t)(stack_words / 2 + STUB_SPACING);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
   cs->stubs = calloc(cs->capacity, sizeof *cs->stubs);
   return cs->rets && cs->stubs;
@@ -62,29 +64,6 @@ bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
 void callstacks_free(Callstacks *cs) {
   free(cs->rets);
   free(cs->stubs);
-  free(cs->found_rets);
-  free(cs->found_stubs);
-}
-
-// Doubles the capture's scratch arrays, keeping their last `used_rets` and
-// `used_stubs` entries at the end.
-static bool grow_found(Callstacks *cs, uint32_t used_rets, uint32_t used_stubs) {
-  uint32_t old = cs->found_cap, cap = old ? old * 2 : 1024;
-  MemprofFrame *r = malloc(cap * sizeof *r);
-  StubbedFrame *f = malloc(cap * sizeof *f);
-  if (!r || !f) {
-    free(r);
-    free(f);
-    return false;
-  }
-  if (used_rets) memcpy(r + cap - used_rets, cs->found_rets + old - used_rets, used_rets * sizeof *r);
-  if (used_stubs) memcpy(f + cap - used_stubs, cs->found_stubs + old - used_stubs, used_stubs * sizeof *f);
-  free(cs->found_rets);
-  free(cs->found_stubs);
-  cs->found_rets = r;
-  cs->found_stubs = f;
-  cs->found_cap = cap;
-  return true;
 }
 
 bool memprof_has_stubs(const Memprof *mp) { return mp->stacks.rets != NULL; }
@@ -142,10 +121,9 @@ void memprof_unwind(Vm *vm, const Value *base) {
 }
 
 // A capture that fails gives the frames it stubbed their return addresses
-// back: `stubs` are n_stubs scratch records, `rets` ends at the innermost
-// walked frame (walk position 0).
-static void restore_slots(Value *stack, const MemprofFrame *rets_end, const StubbedFrame *stubs, uint32_t n_stubs) {
-  for (uint32_t i = 0; i < n_stubs; i++) stack[stubs[i].frame - 1] = (Value)(uintptr_t)rets_end[-1 - (int64_t)stubs[i].index];
+// back: stubs[0 .. n_stubs) hold their walk positions into rets.
+static void restore_slots(Value *stack, const MemprofFrame *rets, const StubbedFrame *stubs, uint32_t n_stubs) {
+  for (uint32_t i = 0; i < n_stubs; i++) stack[stubs[i].frame - 1] = (Value)(uintptr_t)rets[stubs[i].index];
 }
 
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
@@ -157,60 +135,72 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   const Proto *entry = vm->entry_proto;
   uintptr_t entry_lo = entry ? (uintptr_t)entry->code : 0;
   uintptr_t entry_len = entry ? (uintptr_t)entry->code_len * sizeof(uint32_t) : 0;
-  // One pass, innermost frame first: record into the end of the scratch
-  // arrays downwards, and stub every STUB_SPACING-th frame from the
-  // innermost (how many frames are new is known only at the end); then
-  // block copies put the records in place.
-  uint32_t n = 0, n_stubs = 0, cap = cs->found_cap;
-  MemprofFrame *new_rets = cs->found_rets;
-  StubbedFrame *new_stubs = cs->found_stubs;
+  // One pass, innermost frame first, writing the new entries in walk order
+  // right above the old ones (walk position k at out[k]) and stubbing every
+  // STUB_SPACING-th frame from the innermost; how many frames are new is
+  // known only at the end, when both runs are reversed in place into
+  // outermost-first order. No scratch, no copy.
+  MemprofFrame *out = cs->rets + cs->depth;
+  StubbedFrame *out_stubs = cs->stubs + cs->stub_count;
+  uint32_t room = cs->capacity - cs->depth;
+  uint32_t n_stubs = 0;
   Value *stack = vm->stack_start;
   // A recursion repeats one return address: its stop test, step and stub are
   // those of the frame before, and the next frame's address does not wait
-  // for the load of this return address (the predicted branch decides).
+  // for the load of this return address (the predicted branch decides). The
+  // frames come in groups of STUB_SPACING, the first of each stubbed; the
+  // rest of a group is unrolled, leaving per frame a load, a compare, a
+  // store and a subtraction.
   const uint32_t *last = NULL;
   uintptr_t step = 0;
   Value stub = 0;
-  for (Value *base = vm->base;;) {
-    const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
-    if (__builtin_expect(ret != last, 0)) {
-      if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
-      last = ret;
-      step = ret[0];
-      stub = (Value)(uintptr_t)frames_stub_of(ret);
+  MemprofFrame *next = out;
+  Value *base = vm->base;
+#define NEXT_FRAME()                                                                              \
+  const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];                                   \
+  if (__builtin_expect(ret != last, 0)) {                                                         \
+    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) goto done; \
+    last = ret;                                                                                   \
+    step = ret[0];                                                                                \
+    stub = (Value)(uintptr_t)frames_stub_of(ret);                                                 \
+  }
+  for (;;) {
+    NEXT_FRAME();
+    // Room for the group, checked once; cannot fail while the entries are
+    // live frames (callstacks_init).
+    uint32_t k = (uint32_t)(next - out);
+    if (room - k < STUB_SPACING) {
+      restore_slots(stack, out, out_stubs, n_stubs);
+      return false;
     }
-    if (__builtin_expect((n & (STUB_SPACING - 1)) == 0, 0)) {
-      // Room for this frame's group of STUB_SPACING is checked once.
-      if (cap - n < STUB_SPACING) {
-        if (!grow_found(cs, n, n_stubs)) {
-          restore_slots(stack, new_rets + cap, new_stubs + cap - n_stubs, n_stubs);
-          return false;
-        }
-        cap = cs->found_cap;
-        new_rets = cs->found_rets;
-        new_stubs = cs->found_stubs;
-      }
-      n_stubs++;
-      new_stubs[cap - n_stubs] = (StubbedFrame){n, (uint32_t)(base - stack)};
-      base[-1] = stub;
-    }
-    n++;
-    new_rets[cap - n] = ret;
+    out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(base - stack)};
+    base[-1] = stub;
+    *next++ = ret;
     base = (Value *)((char *)base - step);
+#pragma GCC unroll 16
+    for (uint32_t i = 1; i < STUB_SPACING; i++) {
+      NEXT_FRAME();
+      *next++ = ret;
+      base = (Value *)((char *)base - step);
+    }
   }
-  if (n > cs->capacity - cs->depth) {   // cannot happen: a frame is >= 2 words
-    restore_slots(stack, new_rets + cap, new_stubs + cap - n_stubs, n_stubs);
-    return false;
+#undef NEXT_FRAME
+done:;
+  uint32_t n = (uint32_t)(next - out);
+  for (MemprofFrame *lo = out, *hi = next - 1; lo < hi; lo++, hi--) {
+    MemprofFrame t = *lo;
+    *lo = *hi;
+    *hi = t;
   }
-  if (n > 0) {
-    memcpy(cs->rets + cs->depth, new_rets + cap - n, n * sizeof *new_rets);
-    // Scratch stubs run outermost first from cap - n_stubs; a walk position
-    // k becomes the entry depth + n - 1 - k.
-    StubbedFrame *dst = cs->stubs + cs->stub_count;
-    const StubbedFrame *src = new_stubs + cap - n_stubs;
-    for (uint32_t i = 0; i < n_stubs; i++) dst[i] = (StubbedFrame){cs->depth + n - 1 - src[i].index, src[i].frame};
-    cs->stub_count += n_stubs;
+  // Walk position k becomes the entry depth + n - 1 - k; the stubs were
+  // found innermost first, and are kept index ascending.
+  uint32_t top = cs->depth + n - 1;
+  for (uint32_t i = 0, j = n_stubs - 1; i < (n_stubs + 1) / 2; i++, j--) {
+    StubbedFrame a = out_stubs[i], b = out_stubs[j];
+    out_stubs[i] = (StubbedFrame){top - b.index, b.frame};
+    out_stubs[j] = (StubbedFrame){top - a.index, a.frame};
   }
+  cs->stub_count += n_stubs;
   cs->depth += n;
   *unchanged = cs->low_water;
   *depth = cs->depth;

@@ -43,9 +43,6 @@ typedef struct Callstacks {
   uint32_t low_water;          // min depth since the last capture
   StubbedFrame *stubs;         // the stubbed entries, index ascending;
   uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
-  MemprofFrame *found_rets;    // capture scratch, innermost at the end: the
-  StubbedFrame *found_stubs;   // new frames' return addresses, and those of
-  uint32_t found_cap;          // them that get stubs (index: walk position)
 } Callstacks;
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words);

@@ -88,12 +88,12 @@ Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub);
 
 // Recomputes vm->young_limit = max(young_start, young_trigger) (young_end in
-// stress mode, or while memprof has callbacks to deliver) and
-// vm->young_limit_c, the limit of gc_alloc, which is the same but for the
-// callbacks: only interpreter allocations deliver them, so a C primitive that
-// allocates many blocks after queuing some (String.split across a minor GC)
-// keeps its fast path. memprof calls it
-// whenever it moves young_trigger or memprof_force_slow changes.
+// stress mode, or while memprof has callbacks to deliver), and
+// vm->young_limit_c, gc_alloc's limit: the same except while callbacks wait,
+// since only interpreter allocations deliver them (a C primitive allocating
+// many blocks after queuing some, String.split across a minor GC, keeps its
+// fast path). memprof calls it whenever it moves young_trigger or
+// memprof_force_slow changes.
 void gc_update_limit(Vm *vm);
 
 // Blocks are young iff in [young_start, young_end).

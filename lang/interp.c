@@ -65,7 +65,8 @@ static inline const Proto *closure_proto(const Vm *vm, Value clos) {
 // delivers the callbacks as if at the end of the queuing instruction (its
 // pc, its result register held as a root) and dispatches the restored
 // instruction. An exception leaving the instruction cancels the poll; memprof
-// then delivers at the next allocation (the VM's young_limit is lowered).
+// then delivers at the next interpreter allocation (young_limit is raised
+// to young_end for it; C allocations keep young_limit_c).
 
 // The result register of an instruction after which a poll may run, or -1.
 static int poll_result(const uint32_t *pc) {

@@ -335,14 +335,25 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
   vm->handlers[vm->handler_count++] = (Handler){base, handler_pc, reg, vm->level};
 }
 
+// =====================================================================
+// Calls
+// =====================================================================
+// CALL and CALLG read the callee's code, arity and frame size from a
+// CallTarget (vm.h), so that the path to the callee's first instruction is
+// short: CALL loads the closure's proto id and fn_targets[id].code; CALLG
+// loads global_targets[g].code and never the closure or its proto (the new
+// frame's slot 0 still gets the closure, read from the global, which the GC
+// keeps up to date). A global's target is unresolved (nparams UINT32_MAX)
+// until the first CALLG that finds the global holding its closure.
+
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
 // address is the CALL's last word, which holds the caller's frame step in
 // bytes (frames.h part 2); the arguments are copied from their registers.
-static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, const Proto *p) {
+static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, uint32_t fsize) {
   uint32_t argc = pc[2];
   const uint32_t *ret = pc + 5 + argc;
   Value *nb = (Value *)((char *)base + ret[0]);
-  if (unlikely(nb + p->fsize + 1 >= vm->stack_end)) {
+  if (unlikely(nb + fsize + 1 >= vm->stack_end)) {
     vm->pc = pc;
     vm->base = base;
     vm_raise_stack_overflow(vm);
@@ -364,6 +375,36 @@ static _Noreturn void call_error(Vm *vm, Value f, uint32_t argc) {
   const Proto *p = closure_proto(vm, f);
   vm_raise_error(vm, "arity error: %s expects %u argument%s, got %u", p->name, p->nparams,
                  p->nparams == 1 ? "" : "s", argc);
+}
+
+// CALLG at pc found global_targets[g] unresolved or of another arity: the
+// global holds nil before its `fn` has run. Returns the filled target.
+static const CallTarget *resolve_callg(Vm *vm, const uint32_t *pc) {
+  Value f = vm->globals[pc[1]];
+  uint32_t argc = pc[2];
+  if (!val_has_tag(f, TAG_CLOSURE)) call_error(vm, f, argc);
+  const CallTarget *t = &vm->fn_targets[val_to_int(val_field(f, 0))];
+  if (argc != t->nparams) call_error(vm, f, argc);
+  vm->global_targets[pc[1]] = *t;
+  return t;
+}
+
+// The call targets of every proto and an unresolved entry for every global.
+// Code does not move once compiled, so the pointers stay valid.
+static void link_calls(Vm *vm) {
+  free(vm->fn_targets);
+  free(vm->global_targets);
+  vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
+  vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
+  if (!vm->fn_targets || !vm->global_targets) {
+    fprintf(stderr, "minnow: out of memory\n");
+    exit(2);
+  }
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    const Proto *p = vm->protos[i];
+    vm->fn_targets[i] = (CallTarget){p->code, p->nparams, p->fsize};
+  }
+  for (uint32_t g = 0; g < vm->global_count; g++) vm->global_targets[g].nparams = UINT32_MAX;
 }
 
 // =====================================================================
@@ -506,22 +547,20 @@ op_SUBI: {
 }
 
 op_CALLG: {
-  Value f = vm->globals[pc[1]];
-  uint32_t argc = pc[2];
-  const Proto *p = closure_proto(vm, f);
-  if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
-  base = push_frame(vm, pc, base, f, p);
-  pc = p->code;
+  const CallTarget *t = &vm->global_targets[pc[1]];
+  if (unlikely(pc[2] != t->nparams)) { SAVE(); t = resolve_callg(vm, pc); }
+  base = push_frame(vm, pc, base, vm->globals[pc[1]], t->fsize);
+  pc = t->code;
   DISPATCH();
 }
 op_CALL: {
   Value f = R(1);
   uint32_t argc = pc[2];
   if (unlikely(!val_has_tag(f, TAG_CLOSURE))) { SAVE(); call_error(vm, f, argc); }
-  const Proto *p = closure_proto(vm, f);
-  if (unlikely(argc != p->nparams)) { SAVE(); call_error(vm, f, argc); }
-  base = push_frame(vm, pc, base, f, p);
-  pc = p->code;
+  const CallTarget *t = &vm->fn_targets[val_to_int(val_field(f, 0))];
+  if (unlikely(argc != t->nparams)) { SAVE(); call_error(vm, f, argc); }
+  base = push_frame(vm, pc, base, f, t->fsize);
+  pc = t->code;
   DISPATCH();
 }
 op_CALLPRIM: {
@@ -754,6 +793,7 @@ _Noreturn void vm_raise_stack_overflow(Vm *vm) {
 }
 
 Value interp_run_entry(Vm *vm, const Proto *entry, bool *ok) {
+  link_calls(vm);
   Value clos = gc_alloc_static(vm, 1, TAG_CLOSURE);
   val_fields(clos)[0] = val_of_int(entry->id);
   Value result = VAL_NIL;

@@ -53,6 +53,8 @@ void vm_free(Vm *vm) {
   free(vm->global_names);
   free(vm->globals);
   free(vm->protos);
+  free(vm->fn_targets);
+  free(vm->global_targets);
   free(vm->constants);
   free(vm->handlers);
   frames_free(vm->frames);

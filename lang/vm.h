@@ -43,6 +43,14 @@ typedef struct Boundary {
 
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
 
+// Where a call lands, read by CALL and CALLG without going through the Proto:
+// the callee's first instruction, its arity and its frame size.
+typedef struct CallTarget {
+  const uint32_t *code;
+  uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
+  uint32_t fsize;
+} CallTarget;
+
 typedef struct VmOptions {
   uint64_t stack_words;   // VM stack size in words
   uint64_t minor_words;   // minor heap size in words
@@ -77,6 +85,11 @@ typedef struct Vm {
   char **global_names;    // "List.map" ..., for messages
   Proto **protos;         // function id -> proto
   uint32_t proto_count, proto_cap;
+  // Call targets (interp.c, "Calls"): fn_targets[proto id] for every proto, and
+  // global_targets[g] for the top-level fn in global g, filled by its first
+  // CALLG once the global holds the closure (it is never reassigned after).
+  CallTarget *fn_targets;
+  CallTarget *global_targets;
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   FrameTable *frames;

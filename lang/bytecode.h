@@ -84,8 +84,9 @@
   X(TESTEQ, 4, 0, "rko")      /* jump unless r == constant k (structural) */          \
   X(TESTFIELD, 5, 0, "rsro")  /* jump unless r is a record with field s;     \
                                  else dst = that field */                    \
-  X(ITERNEXT, 5, 0, "rrro")   /* coll idx x exit: next element of a list or  \
-                                 array into x, or jump to exit */            \
+  X(ITERLOOP, 5, 0, "rrro")   /* coll idx x back: next element of a list or  \
+                                 array into x and jump back, or fall through \
+                                 at the end */                               \
   X(FORPREP, 4, 0, "rro")     /* i hi exit: both ints (else type error);    \
                                  jump to exit unless i < hi */               \
   X(FORLOOP, 4, 0, "rro")     /* i hi back: i += 1; jump back if i < hi */   \

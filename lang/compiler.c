@@ -1360,6 +1360,8 @@ static void compile_for_range(FnState *fs, Expr *e) {
   end_scope(fs, mark);
 }
 
+// for x in coll { body }: the test sits at the bottom, so that an iteration
+// runs the body and one ITERLOOP (which jumps back while there is an element).
 static void compile_for_each(FnState *fs, Expr *e) {
   uint32_t mark = fs->next_reg;
   begin_scope(fs);
@@ -1373,22 +1375,24 @@ static void compile_for_each(FnState *fs, Expr *e) {
   uint32_t x = alloc_reg(fs);
   Loop loop;
   push_loop(fs, &loop);
+  uint32_t jtest = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
   mark_label(fs);
-  uint32_t top = here(fs);
-  uint32_t at = emit_op(fs, BC_ITERNEXT, e->pos);
-  emit(fs, coll);
-  emit(fs, idx);
-  emit(fs, x);
-  emit(fs, 0);
+  uint32_t body = here(fs);
   set_live(fs, x);
   add_local(fs, e->u.for_.var, x, false);
   uint32_t body_mark = fs->next_reg;
   compile_stmt(fs, e->u.for_.body);
   free_to(fs, body_mark);
-  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
-  patch_to(fs, j, top);
-  patch_here(fs, at);
-  pop_loop(fs, &loop, top);
+  mark_label(fs);
+  uint32_t test = here(fs);
+  patch_to(fs, jtest, test);
+  uint32_t at = emit_op(fs, BC_ITERLOOP, e->pos);
+  emit(fs, coll);
+  emit(fs, idx);
+  emit(fs, x);
+  emit(fs, 0);
+  patch_to(fs, at, body);
+  pop_loop(fs, &loop, test);
   end_scope(fs, mark);
 }
 
@@ -1617,9 +1621,35 @@ static void compile_assign(FnState *fs, Expr *e) {
   free_to(fs, mark);
 }
 
+// A block or `if` whose value nobody reads (a statement, a loop body):
+// compiled without the register write of its value (no `nil` loaded at the
+// end of a block ending in a statement, no `nil` for a missing else).
+static void compile_effect(FnState *fs, Expr *e) {
+  uint32_t mark = fs->next_reg;
+  if (e->kind == EX_BLOCK) {
+    begin_scope(fs);
+    for (int i = 0; i < e->u.block.count; i++) compile_stmt(fs, e->u.block.items[i]);
+    end_scope(fs, mark);
+    return;
+  }
+  // EX_IF
+  uint32_t jelse = compile_condition(fs, e->u.if_.cond);
+  compile_stmt(fs, e->u.if_.then_);
+  if (e->u.if_.else_) {
+    uint32_t jend = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+    patch_here(fs, jelse);
+    compile_stmt(fs, e->u.if_.else_);
+    patch_here(fs, jend);
+  } else {
+    patch_here(fs, jelse);
+  }
+  free_to(fs, mark);
+}
+
 static void compile_stmt(FnState *fs, Expr *e) {
   uint32_t mark = fs->next_reg;
   switch (e->kind) {
+    case EX_BLOCK: case EX_IF: compile_effect(fs, e); break;
     case EX_LET: compile_let(fs, e); return;
     case EX_VAR_DECL: compile_var_decl(fs, e); return;
     case EX_ASSIGN: compile_assign(fs, e); break;
@@ -1655,15 +1685,34 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // Functions and descriptors
 // =====================================================================
 
-// Jump threading: a JMP landing on a RET becomes that RET (both 2 words).
+// The word of the jump offset of the instruction at `ins`, or 0 if none.
+static uint32_t jump_operand(const uint32_t *ins) {
+  switch ((Opcode)ins[0]) {
+    case BC_JMP: return 1;
+    case BC_JMPIF: case BC_JMPIFNOT: case BC_TESTCONS: case BC_TESTEMPTY: return 2;
+    case BC_JNLT: case BC_JNLE: case BC_JNGT: case BC_JNGE: case BC_JNEQ: case BC_JNNE:
+    case BC_JNEQK: case BC_JNNEK: case BC_TESTTUPLE: case BC_TESTEQ: case BC_FORPREP:
+    case BC_FORLOOP: return 3;
+    case BC_TESTFIELD: case BC_ITERLOOP: return 4;
+    default: return 0;
+  }
+}
+
+// Jump threading: a jump landing on a JMP goes straight to that JMP's
+// target (a chain is followed a few links, so that a cycle of JMPs stays);
+// then a JMP landing on a RET becomes that RET (both 2 words).
 static void thread_jumps(Proto *p) {
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;
-    if (ins[0] != BC_JMP) continue;
-    const uint32_t *target = ins + (int32_t)ins[1];
-    if (target[0] == BC_RET) {
+    uint32_t k = jump_operand(ins);
+    if (k == 0) continue;
+    int64_t target = (int64_t)at + (int32_t)ins[k];
+    for (int hops = 0; hops < 8 && p->code[target] == BC_JMP; hops++)
+      target += (int32_t)p->code[target + 1];
+    ins[k] = (uint32_t)(int32_t)(target - (int64_t)at);
+    if (ins[0] == BC_JMP && p->code[target] == BC_RET) {
       ins[0] = BC_RET;
-      ins[1] = target[1];
+      ins[1] = p->code[target + 1];
     }
   }
 }

@@ -307,7 +307,7 @@ static bool test_field(Vm *vm, Value r, uint32_t symbol, Value *out) {
   return true;
 }
 
-// ITERNEXT: the next element of the list or array in *coll, or false.
+// ITERLOOP: the next element of the list or array in *coll, or false.
 static bool iter_next(Vm *vm, Value *coll, Value *idx, Value *x) {
   Value c = *coll;
   if (val_has_tag(c, TAG_CONS)) {
@@ -667,9 +667,16 @@ op_TESTFIELD: {
   else pc += (int32_t)pc[4];
   DISPATCH();
 }
-op_ITERNEXT: {
+op_ITERLOOP: {
+  Value c = R(1);
+  if (likely(val_has_tag(c, TAG_CONS))) {
+    R(3) = val_field(c, 0);
+    R(1) = val_field(c, 1);
+    pc += (int32_t)pc[4];
+    DISPATCH();
+  }
   SAVE();
-  pc += iter_next(vm, &R(1), &R(2), &R(3)) ? 5 : (int32_t)pc[4];
+  pc += iter_next(vm, &R(1), &R(2), &R(3)) ? (int32_t)pc[4] : 5;
   DISPATCH();
 }
 op_FORPREP: {

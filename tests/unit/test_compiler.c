@@ -178,10 +178,10 @@ static Edges edges_of(const uint32_t *pc) {
     e.fall = true;
     e.fall_w[e.nfall++] = pc[3];
     e.jump = rel(pc, pc[4]);
-  } else if (!strcmp(n, "ITERNEXT")) {       // success writes the element
+  } else if (!strcmp(n, "ITERLOOP")) {       // jumping back writes the element
     e.fall = true;
-    e.fall_w[e.nfall++] = pc[3];
     e.jump = rel(pc, pc[4]);
+    e.jump_w[e.njump++] = pc[3];
   } else if (!strcmp(n, "TRY")) {            // the handler receives the raised value
     e.fall = true;
     e.jump = rel(pc, pc[1]);

@@ -81,6 +81,10 @@
   X(TESTCONS, 3, 0, "ro")     /* jump unless r is a cons */                  \
   X(TESTEMPTY, 3, 0, "ro")    /* jump unless r is [] */                      \
   X(TESTTUPLE, 4, 0, "rno")   /* jump unless r is a tuple of n fields */     \
+  X(UNCONS, 5, 0, "rrro")    /* r head tail fail: jump unless r is a cons; \
+                                 else load both fields */                    \
+  X(UNPAIR, 5, 0, "rrro")    /* r a b fail: jump unless r is a tuple of 2  \
+                                 fields; else load both */                   \
   X(TESTEQ, 4, 0, "rko")      /* jump unless r == constant k (structural) */          \
   X(TESTFIELD, 5, 0, "rsro")  /* jump unless r is a record with field s;     \
                                  else dst = that field */                    \

@@ -1192,6 +1192,30 @@ static void compile_subpattern(FnState *fs, Pattern *p, uint32_t reg, uint32_t i
   else compile_pattern(fs, p, r, fails);
 }
 
+// A cons or pair pattern whose two sub-patterns both need their field:
+// one UNCONS / UNPAIR tests the block and loads both fields, then the
+// sub-patterns are bound or matched.
+static bool compile_pair_pattern(FnState *fs, Opcode op, Pattern *a, Pattern *b, uint32_t reg, SrcPos pos,
+                                 Fails *fails) {
+  if (a->kind == PAT_WILD || b->kind == PAT_WILD) return false;
+  uint32_t ra = alloc_reg(fs), rb = alloc_reg(fs);
+  uint32_t at = emit_op(fs, op, pos);
+  emit(fs, reg);
+  emit(fs, ra);
+  emit(fs, rb);
+  emit(fs, 0);
+  add_fail(fails, at);
+  set_live(fs, ra);
+  set_live(fs, rb);
+  Pattern *subs[2] = {a, b};
+  uint32_t regs[2] = {ra, rb};
+  for (int i = 0; i < 2; i++) {
+    if (subs[i]->kind == PAT_VAR) add_local(fs, subs[i]->u.name, regs[i], false);
+    else compile_pattern(fs, subs[i], regs[i], fails);
+  }
+  return true;
+}
+
 static void compile_pattern(FnState *fs, Pattern *p, uint32_t reg, Fails *fails) {
   switch (p->kind) {
     case PAT_WILD: return;
@@ -1209,6 +1233,7 @@ static void compile_pattern(FnState *fs, Pattern *p, uint32_t reg, Fails *fails)
     }
     case PAT_EMPTY: add_fail(fails, emit_jump(fs, BC_TESTEMPTY, p->pos, reg, 0, 1)); return;
     case PAT_CONS:
+      if (compile_pair_pattern(fs, BC_UNCONS, p->u.cons.head, p->u.cons.tail, reg, p->pos, fails)) return;
       add_fail(fails, emit_jump(fs, BC_TESTCONS, p->pos, reg, 0, 1));
       compile_subpattern(fs, p->u.cons.head, reg, 0, fails);
       compile_subpattern(fs, p->u.cons.tail, reg, 1, fails);
@@ -1230,6 +1255,9 @@ static void compile_pattern(FnState *fs, Pattern *p, uint32_t reg, Fails *fails)
       return;
     }
     case PAT_TUPLE:
+      if (p->u.items.count == 2 &&
+          compile_pair_pattern(fs, BC_UNPAIR, p->u.items.items[0], p->u.items.items[1], reg, p->pos, fails))
+        return;
       add_fail(fails, emit_jump(fs, BC_TESTTUPLE, p->pos, reg, (uint32_t)p->u.items.count, 2));
       for (int i = 0; i < p->u.items.count; i++)
         compile_subpattern(fs, p->u.items.items[i], reg, (uint32_t)i, fails);
@@ -1693,7 +1721,7 @@ static uint32_t jump_operand(const uint32_t *ins) {
     case BC_JNLT: case BC_JNLE: case BC_JNGT: case BC_JNGE: case BC_JNEQ: case BC_JNNE:
     case BC_JNEQK: case BC_JNNEK: case BC_TESTTUPLE: case BC_TESTEQ: case BC_FORPREP:
     case BC_FORLOOP: return 3;
-    case BC_TESTFIELD: case BC_ITERLOOP: return 4;
+    case BC_TESTFIELD: case BC_ITERLOOP: case BC_UNCONS: case BC_UNPAIR: return 4;
     default: return 0;
   }
 }

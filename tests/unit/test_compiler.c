@@ -178,6 +178,11 @@ static Edges edges_of(const uint32_t *pc) {
     e.fall = true;
     e.fall_w[e.nfall++] = pc[3];
     e.jump = rel(pc, pc[4]);
+  } else if (!strcmp(n, "UNCONS") || !strcmp(n, "UNPAIR")) {   // success writes both fields
+    e.fall = true;
+    e.fall_w[e.nfall++] = pc[2];
+    e.fall_w[e.nfall++] = pc[3];
+    e.jump = rel(pc, pc[4]);
   } else if (!strcmp(n, "ITERLOOP")) {       // jumping back writes the element
     e.fall = true;
     e.jump = rel(pc, pc[4]);

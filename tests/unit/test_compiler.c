@@ -559,8 +559,59 @@ static void test_dump_shows_combined_and_call_descriptors(void **state) {
   free(buf);
 }
 
+// The dump of the function `name` (up to the next function), malloc'ed.
+static char *dump_function(Vm *vm, const char *name) {
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&buf, &size);
+  assert_non_null(out);
+  compiler_dump(vm, out);
+  fclose(out);
+  char header[128];
+  snprintf(header, sizeof header, "function %s (", name);
+  char *start = strstr(buf, header);
+  assert_non_null(start);
+  char *end = strstr(start + 1, "\nfunction ");
+  if (end) end[1] = '\0';
+  char *copy = strdup(start);
+  free(buf);
+  return copy;
+}
+
+// Loops and patterns compile to the instructions the interpreter's fast
+// paths expect: a for-each tests at the bottom, and no nil is loaded for
+// a loop body's value; cons and pair patterns binding both parts use
+// UNCONS / UNPAIR, and a wildcard part keeps the plain test.
+static void test_loops_and_pair_patterns(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn sum(l) { var s = 0\n for x in l { if x > 0 { s = s + x } }\n s }\n"
+             "fn len(l) { match l { [] => 0, _ :: t => 1 + len(t) } }\n"
+             "fn firsts(l) { match l { [] => [], (a, b) :: t => a :: firsts(t) } }\n");
+  char *sum = dump_function(vm, "sum");
+  assert_non_null(strstr(sum, "ITERLOOP"));
+  assert_null(strstr(sum, "LOADK"));   // no nil for the body or the missing else
+  // The loop is entered by a jump to its test, which jumps back to the body.
+  const char *jmp = strstr(sum, "JMP ");
+  const char *test = strstr(sum, "ITERLOOP");
+  assert_non_null(jmp);
+  assert_true(jmp < test);
+  free(sum);
+  char *len = dump_function(vm, "len");
+  assert_null(strstr(len, "UNCONS"));
+  assert_non_null(strstr(len, "TESTCONS"));
+  free(len);
+  char *firsts = dump_function(vm, "firsts");
+  assert_non_null(strstr(firsts, "UNCONS"));
+  assert_non_null(strstr(firsts, "UNPAIR"));
+  assert_null(strstr(firsts, "TESTCONS"));
+  assert_null(strstr(firsts, "TESTTUPLE"));
+  free(firsts);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_loops_and_pair_patterns, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_every_safe_point_has_a_descriptor, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_live_slots_are_written_on_every_path, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_let_pattern_failure_lists_only_written_slots, ts_setup, ts_teardown),

@@ -58,6 +58,12 @@
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
   X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
   X(IADD, 4, 0, "rri")        /* dst a imm: imm + a (literal on the left) */ \
+  X(MULI, 4, 0, "rri")        /* dst a imm: a * imm */                       \
+  X(DIVI, 4, 0, "rri")        /* dst a imm: a / imm, imm >= 1 */             \
+  X(MODI, 4, 0, "rri")        /* dst a imm: a % imm, imm >= 1 */             \
+  X(EQK, 4, 0, "rrk")         /* dst a k: a == constant k (an immediate:     \
+                                 nil, bool, [] or int; identity) */          \
+  X(NEK, 4, 0, "rrk")         /* dst a k: a != constant k */                 \
   X(CALL, 0, 1, "rn*irn")     /* fn argc arg_regs... stub dst caller_step; \
                                  stub: memprof's stub for this call site  \
                                  is at return address + stub */           \

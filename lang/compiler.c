@@ -617,6 +617,7 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos);
 
 static void compile_expr(FnState *fs, Expr *e, uint32_t dst);
 static void compile_stmt(FnState *fs, Expr *e);
+static bool literal_constant(FnState *fs, const Expr *e, int64_t *k);
 static uint32_t compile_to_reg(FnState *fs, Expr *e);
 static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char *name);
 
@@ -1039,12 +1040,31 @@ static void compile_binary(FnState *fs, Expr *e, uint32_t dst) {
   }
   uint32_t a = compile_to_reg(fs, left);
   Expr *right = e->u.binary.right;
-  if ((op == OP_ADD || op == OP_SUB) && right->kind == EX_INT && right->u.int_val > -(1 << 30) &&
-      right->u.int_val < (1 << 30)) {
-    emit_op(fs, op == OP_ADD ? BC_ADDI : BC_SUBI, e->pos);
+  // An int literal on the right is an immediate operand. Division and
+  // remainder take only divisors >= 1 (no zero or -1 case in the fast path).
+  bool small = right->kind == EX_INT && right->u.int_val > -(1 << 30) && right->u.int_val < (1 << 30);
+  Opcode imm_code = OPCODE_COUNT;
+  if (small && op == OP_ADD) imm_code = BC_ADDI;
+  if (small && op == OP_SUB) imm_code = BC_SUBI;
+  if (small && op == OP_MUL) imm_code = BC_MULI;
+  if (small && right->u.int_val >= 1 && op == OP_DIV) imm_code = BC_DIVI;
+  if (small && right->u.int_val >= 1 && op == OP_MOD) imm_code = BC_MODI;
+  if (imm_code != OPCODE_COUNT) {
+    emit_op(fs, imm_code, e->pos);
     emit(fs, dst);
     emit(fs, a);
     emit(fs, (uint32_t)(int32_t)right->u.int_val);
+    free_to(fs, mark);
+    set_live(fs, dst);
+    return;
+  }
+  int64_t k;
+  if ((op == OP_EQ || op == OP_NE) && literal_constant(fs, right, &k)) {
+    // x == literal: compared by identity with the literal's constant.
+    emit_op(fs, op == OP_EQ ? BC_EQK : BC_NEK, e->pos);
+    emit(fs, dst);
+    emit(fs, a);
+    emit(fs, (uint32_t)k);
     free_to(fs, mark);
     set_live(fs, dst);
     return;

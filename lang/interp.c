@@ -73,7 +73,8 @@ static int poll_result(const uint32_t *pc) {
   switch ((Opcode)pc[0]) {
     case BC_CALLPRIM: return (int)pc[4];
     case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
-    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD:
+    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD: case BC_MULI: case BC_DIVI:
+    case BC_MODI:
       return (int)pc[1];
     default: return -1;
   }
@@ -539,6 +540,29 @@ op_IADD: {
   else { SAVE(); R(1) = arith_slow(vm, BC_ADD, val_of_int((int32_t)pc[3]), a); }
   pc += 4; DISPATCH();
 }
+op_MULI: {
+  Value a = R(2);
+  int64_t imm = (int32_t)pc[3];
+  if (likely(val_is_int(a))) R(1) = val_of_int((int64_t)((uint64_t)val_to_int(a) * (uint64_t)imm));
+  else { SAVE(); R(1) = arith_slow(vm, BC_MUL, a, val_of_int(imm)); }
+  pc += 4; DISPATCH();
+}
+op_DIVI: {
+  Value a = R(2);
+  int64_t imm = (int32_t)pc[3];
+  if (likely(val_is_int(a))) R(1) = val_of_int(val_to_int(a) / imm);
+  else { SAVE(); R(1) = arith_slow(vm, BC_DIV, a, val_of_int(imm)); }
+  pc += 4; DISPATCH();
+}
+op_MODI: {
+  Value a = R(2);
+  int64_t imm = (int32_t)pc[3];
+  if (likely(val_is_int(a))) R(1) = val_of_int(val_to_int(a) % imm);
+  else { SAVE(); R(1) = arith_slow(vm, BC_MOD, a, val_of_int(imm)); }
+  pc += 4; DISPATCH();
+}
+op_EQK: R(1) = val_of_bool(R(2) == vm->constants[pc[3]]); pc += 4; DISPATCH();
+op_NEK: R(1) = val_of_bool(R(2) != vm->constants[pc[3]]); pc += 4; DISPATCH();
 op_SUBI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a - ((Value)(int64_t)(int32_t)pc[3] << 1);

@@ -140,7 +140,7 @@ static Edges edges_of(const uint32_t *pc) {
   const char *n = bytecode_names[pc[0]];
   static const char *const dst1[] = {"MOVE", "LOADK", "LOADI", "GETGLOBAL", "GETUPVAL", "ADD", "SUB",
                                      "MUL", "DIV", "MOD", "CONCAT", "NEG", "NOT", "EQ", "NE", "LT",
-                                     "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "CLOSURE", "ALLOC1",
+                                     "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "MULI", "DIVI", "MODI", "EQK", "NEK", "CLOSURE", "ALLOC1",
                                      "ALLOCBIG", "GETFIELD", "INDEX", "GETF"};
   for (size_t i = 0; i < sizeof dst1 / sizeof dst1[0]; i++)
     if (strcmp(n, dst1[i]) == 0) {

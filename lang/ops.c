@@ -71,6 +71,22 @@ static void pair_free(PairStack *st) {
   Value name##_inline[64][2];     \
   PairStack name = {name##_inline, 0, 64, name##_inline}
 
+// Two headers agree on wosize and tag (colors may differ: one block may be
+// marked, or static).
+static inline bool same_shape(Header ha, Header hb) { return ((ha ^ hb) & ~(Header)0x300) == 0; }
+
+// Equality of two string blocks of the same wosize n, a word at a time. Exact
+// because the padding is a function of the length (value.h: zero bytes, then
+// the count in the last byte): equal lengths give equal padding words, and
+// different lengths in the same wosize give different last bytes.
+static inline bool string_words_equal(Value a, Value b, uint64_t n) {
+  const Value *fa = val_fields(a), *fb = val_fields(b);
+  if (n > 8) return memcmp(fa, fb, n * 8) == 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (fa[i] != fb[i]) return false;
+  return true;
+}
+
 // One step of ==: false if a and b differ at the top; pushes their fields.
 static bool equal_step(PairStack *st, Value a, Value b) {
   if (a == b) return true;
@@ -78,9 +94,9 @@ static bool equal_step(PairStack *st, Value a, Value b) {
   Header ha = val_hd(a), hb = val_hd(b);
   unsigned tag = hd_tag(ha);
   uint64_t n = hd_wosize(ha);
-  if (tag != hd_tag(hb) || n != hd_wosize(hb)) return false;
+  if (!same_shape(ha, hb)) return false;
   if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
-  if (tag == TAG_STRING) return memcmp(val_fields(a), val_fields(b), n * 8) == 0;
+  if (tag == TAG_STRING) return string_words_equal(a, b, n);
   if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
   for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
   return true;
@@ -88,6 +104,9 @@ static bool equal_step(PairStack *st, Value a, Value b) {
 
 bool ops_equal(Value a, Value b) {
   if (a == b) return true;
+  if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
+  Header ha = val_hd(a);
+  if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
   PAIR_STACK(st);
   bool eq = equal_step(&st, a, b);
   while (eq && st.count > 0) {
@@ -150,6 +169,7 @@ static int compare_step(Vm *vm, PairStack *st, Value a, Value b) {
 }
 
 int ops_compare(Vm *vm, Value a, Value b) {
+  if (val_has_tag(a, TAG_STRING) && val_has_tag(b, TAG_STRING)) return compare_strings(a, b);
   PAIR_STACK(st);
   int c = compare_step(vm, &st, a, b);
   while (c == 0 && st.count > 0) {
@@ -169,6 +189,13 @@ static uint64_t mix(uint64_t h, uint64_t x) {
   return h * 0x100000001b3ull;
 }
 
+static uint64_t hash_string(Value v) {
+  uint64_t h = mix(0xcbf29ce484222325ull, TAG_STRING);
+  const unsigned char *s = (const unsigned char *)str_bytes(v);
+  for (size_t i = 0, len = str_len(v); i < len; i++) h = mix(h, s[i]);
+  return h;
+}
+
 static uint64_t hash_rec(Value v, int *budget) {
   uint64_t h = 0xcbf29ce484222325ull;
   if (--*budget < 0) return h;
@@ -176,12 +203,7 @@ static uint64_t hash_rec(Value v, int *budget) {
   unsigned tag = val_tag(v);
   uint64_t n = val_wosize(v);
   h = mix(h, tag);
-  if (tag == TAG_STRING) {
-    const unsigned char *s = (const unsigned char *)str_bytes(v);
-    size_t len = str_len(v);
-    for (size_t i = 0; i < len; i++) h = mix(h, s[i]);
-    return h;
-  }
+  if (tag == TAG_STRING) return hash_string(v);
   if (tag == TAG_FLOAT) {
     double d = float_of_val(v);
     if (d == 0) d = 0;  // -0.0 == 0.0
@@ -195,6 +217,7 @@ static uint64_t hash_rec(Value v, int *budget) {
 }
 
 uint64_t ops_hash(Value v) {
+  if (val_has_tag(v, TAG_STRING)) return hash_string(v) & (((uint64_t)1 << 62) - 1);
   int budget = 16;
   return hash_rec(v, &budget) & (((uint64_t)1 << 62) - 1);
 }
@@ -202,6 +225,35 @@ uint64_t ops_hash(Value v) {
 // =====================================================================
 // Printing
 // =====================================================================
+
+// "00" "01" ... "99": two digits per division.
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+size_t ops_format_int(int64_t n, char *buf) {
+  char tmp[OPS_INT_CHARS];
+  char *p = tmp + sizeof tmp;
+  uint64_t u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+  while (u >= 100) {
+    unsigned r = (unsigned)(u % 100);
+    u /= 100;
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * r, 2);
+  }
+  if (u >= 10) {
+    p -= 2;
+    memcpy(p, DIGIT_PAIRS + 2 * u, 2);
+  } else {
+    *--p = (char)('0' + u);
+  }
+  if (n < 0) *--p = '-';
+  size_t len = (size_t)(tmp + sizeof tmp - p);
+  memcpy(buf, p, len);
+  buf[len] = 0;
+  return len;
+}
 
 // Shortest digits that read back (%.*e with the least precision that
 // round-trips), printed in fixed notation when the exponent is in [-4, 16)
@@ -229,22 +281,42 @@ void ops_format_float(double d, char *buf, size_t size) {
   }
 }
 
+// Where printing goes: a stream, or a growing byte buffer that starts in
+// `small` (buf == small until it outgrows it, then malloc'ed).
 typedef struct Out {
   FILE *file;        // when printing to a stream
   char *buf;         // when building a string
   size_t len, cap;
+  char small[256];
 } Out;
+
+static void out_init_buffer(Out *o) {
+  o->file = NULL;
+  o->buf = o->small;
+  o->len = 0;
+  o->cap = sizeof o->small;
+}
+
+static void out_free(Out *o) {
+  if (o->buf != o->small) free(o->buf);
+}
+
+static void out_grow(Out *o, size_t need) {
+  size_t cap = o->cap;
+  while (need > cap) cap *= 2;
+  char *p = o->buf == o->small ? malloc(cap) : realloc(o->buf, cap);
+  if (!p) exit(1);
+  if (o->buf == o->small) memcpy(p, o->small, o->len);
+  o->buf = p;
+  o->cap = cap;
+}
 
 static void out_bytes(Out *o, const char *s, size_t n) {
   if (o->file) {
     fwrite(s, 1, n, o->file);
     return;
   }
-  if (o->len + n > o->cap) {
-    while (o->len + n > o->cap) o->cap = o->cap ? o->cap * 2 : 64;
-    o->buf = realloc(o->buf, o->cap);
-    if (!o->buf) exit(1);
-  }
+  if (o->len + n > o->cap) out_grow(o, o->len + n);
   memcpy(o->buf + o->len, s, n);
   o->len += n;
 }
@@ -322,7 +394,7 @@ static void print_record(Vm *vm, Out *o, Value v, int depth) {
 static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
   char buf[64];
   if (depth > 1000) { out_str(o, "..."); return; }
-  if (val_is_int(v)) { snprintf(buf, sizeof buf, "%lld", (long long)val_to_int(v)); out_str(o, buf); return; }
+  if (val_is_int(v)) { out_bytes(o, buf, ops_format_int(val_to_int(v), buf)); return; }
   if (v == VAL_NIL) { out_str(o, "nil"); return; }
   if (v == VAL_TRUE) { out_str(o, "true"); return; }
   if (v == VAL_FALSE) { out_str(o, "false"); return; }
@@ -347,25 +419,44 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
 }
 
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
-  Out o = {.file = out};
   if (v == vm->empty_array) { fputs("[||]", out); return; }
+  if (val_is_int(v)) {
+    char buf[OPS_INT_CHARS];
+    fwrite(buf, 1, ops_format_int(val_to_int(v), buf), out);
+    return;
+  }
+  Out o = {.file = out};
   print_rec(vm, &o, v, quoted, 0);
 }
 
+// The padding lies in the last word (len >= 8 * (wosize - 1)): that word is
+// zeroed, then its last byte gets the count; bytes below len are the caller's.
+Value ops_string_uninit(Vm *vm, size_t len) {
+  uint64_t n = str_wosize_for(len);
+  Value s = gc_alloc(vm, n, TAG_STRING);
+  val_fields(s)[n - 1] = 0;
+  ((unsigned char *)val_fields(s))[n * 8 - 1] = (unsigned char)(n * 8 - 1 - len);
+  return s;
+}
+
 Value ops_string(Vm *vm, const char *bytes, size_t len) {
-  Value s = gc_alloc(vm, str_wosize_for(len), TAG_STRING);
+  Value s = ops_string_uninit(vm, len);
   memcpy(val_fields(s), bytes, len);
-  str_finish(s, len);
   return s;
 }
 
 Value ops_to_string(Vm *vm, Value v) {
   if (val_has_tag(v, TAG_STRING)) return v;
+  if (val_is_int(v)) {
+    char buf[OPS_INT_CHARS];
+    return ops_string(vm, buf, ops_format_int(val_to_int(v), buf));
+  }
   if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
-  Out o = {0};
+  Out o;
+  out_init_buffer(&o);
   print_rec(vm, &o, v, false, 0);
-  Value s = ops_string(vm, o.buf ? o.buf : "", o.len);
-  free(o.buf);
+  Value s = ops_string(vm, o.buf, o.len);
+  out_free(&o);
   return s;
 }
 
@@ -373,12 +464,13 @@ Value ops_to_string(Vm *vm, Value v) {
 // ++
 // =====================================================================
 
+// One allocation, one copy per operand (a and b are re-read after it).
 static Value concat_strings(Vm *vm, Value *a, Value *b) {
   size_t la = str_len(*a), lb = str_len(*b);
-  Value s = gc_alloc(vm, str_wosize_for(la + lb), TAG_STRING);
-  memcpy(val_fields(s), str_bytes(*a), la);
-  memcpy((char *)val_fields(s) + la, str_bytes(*b), lb);
-  str_finish(s, la + lb);
+  Value s = ops_string_uninit(vm, la + lb);
+  char *p = (char *)val_fields(s);
+  memcpy(p, str_bytes(*a), la);
+  memcpy(p + la, str_bytes(*b), lb);
   return s;
 }
 

@@ -23,12 +23,18 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 Value ops_to_string(Vm *vm, Value v);
 // A new string holding len bytes. May GC.
 Value ops_string(Vm *vm, const char *bytes, size_t len);
+// A new string of len bytes whose padding and length byte are written but
+// whose bytes [0, len) are not: the caller fills them before the next
+// allocation (the GC never looks inside a string). May GC.
+Value ops_string_uninit(Vm *vm, size_t len);
+// Writes n in decimal ('-' first if negative) and a NUL into buf, which
+// holds at least OPS_INT_CHARS bytes; returns the length without the NUL.
+enum { OPS_INT_CHARS = 24 };
+size_t ops_format_int(int64_t n, char *buf);
 // a ++ b for strings or lists; a and b are root slots (re-read after GC).
 Value ops_concat(Vm *vm, Value *a, Value *b);
 // Shortest decimal form of d that reads back, with a '.' or exponent.
 void ops_format_float(double d, char *buf, size_t size);
-
-
 
 // A new record {names[0]: vals[0], ...}. The vals are roots during the
 // allocation (the array is updated if they move). May GC.

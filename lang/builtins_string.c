@@ -27,9 +27,8 @@ Value prim_string_sub(Vm *vm, Value *args) {
   int64_t start = builtins_int(vm, args[1], "String.sub"), n = builtins_int(vm, args[2], "String.sub");
   if (start < 0 || n < 0 || (uint64_t)start + (uint64_t)n > len)
     vm_raise_error(vm, "String.sub: range %lld+%lld out of bounds (length %zu)", (long long)start, (long long)n, len);
-  Value s = gc_alloc(vm, str_wosize_for((size_t)n), TAG_STRING);
+  Value s = ops_string_uninit(vm, (size_t)n);
   memcpy(val_fields(s), str_bytes(args[0]) + start, (size_t)n);
-  str_finish(s, (size_t)n);
   return s;
 }
 
@@ -41,20 +40,34 @@ Value prim_string_concat(Vm *vm, Value *args) {
     total += str_len(builtins_string(vm, val_field(l, 0), "String.concat"));
   }
   if (count > 1) total += sep * (count - 1);
-  Value s = gc_alloc(vm, str_wosize_for(total), TAG_STRING);
+  Value s = ops_string_uninit(vm, total);
   char *out = (char *)val_fields(s);
+  const char *sep_bytes = str_bytes(args[0]);
   size_t at = 0;
   for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1)) {
-    if (at > 0 || l != args[1]) {
-      memcpy(out + at, str_bytes(args[0]), sep);
+    if (l != args[1]) {
+      memcpy(out + at, sep_bytes, sep);
       at += sep;
     }
     Value piece = val_field(l, 0);
-    memcpy(out + at, str_bytes(piece), str_len(piece));
-    at += str_len(piece);
+    size_t n = str_len(piece);
+    memcpy(out + at, str_bytes(piece), n);
+    at += n;
   }
-  str_finish(s, total);
   return s;
+}
+
+// Start of the last occurrence of sep (sep_len >= 1) that ends at or before
+// i in s, or SIZE_MAX: candidates are found by memrchr on sep's first byte.
+static size_t find_last(const char *s, size_t i, const char *sep, size_t sep_len) {
+  if (i < sep_len) return SIZE_MAX;
+  size_t count = i - sep_len + 1;   // candidate starts [0, count)
+  for (;;) {
+    const char *p = memrchr(s, sep[0], count);
+    if (!p) return SIZE_MAX;
+    if (memcmp(p + 1, sep + 1, sep_len - 1) == 0) return (size_t)(p - s);
+    count = (size_t)(p - s);
+  }
 }
 
 // Pieces between occurrences of sep, built from the end into a list.
@@ -67,10 +80,7 @@ Value prim_string_split(Vm *vm, Value *args) {
   vm_push_root(vm, &piece);
   size_t end = str_len(args[0]);
   for (size_t i = end; ; ) {
-    // find the last occurrence of sep ending at or before i
-    size_t found = SIZE_MAX;
-    for (size_t j = i; j >= sep_len; j--)
-      if (memcmp(str_bytes(args[0]) + j - sep_len, str_bytes(args[1]), sep_len) == 0) { found = j - sep_len; break; }
+    size_t found = find_last(str_bytes(args[0]), i, str_bytes(args[1]), sep_len);
     size_t from = found == SIZE_MAX ? 0 : found + sep_len;
     piece = ops_string(vm, str_bytes(args[0]) + from, i - from);
     Value cell = gc_alloc(vm, 2, TAG_CONS);
@@ -85,9 +95,8 @@ Value prim_string_split(Vm *vm, Value *args) {
 }
 
 Value prim_string_of_int(Vm *vm, Value *args) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", (long long)builtins_int(vm, args[0], "String.of_int"));
-  return ops_string(vm, buf, strlen(buf));
+  char buf[OPS_INT_CHARS];
+  return ops_string(vm, buf, ops_format_int(builtins_int(vm, args[0], "String.of_int"), buf));
 }
 
 Value prim_string_of_float(Vm *vm, Value *args) {
@@ -120,9 +129,17 @@ Value prim_string_repeat(Vm *vm, Value *args) {
   int64_t n = builtins_int(vm, args[1], "String.repeat");
   if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
   if (len && (uint64_t)n > ((uint64_t)1 << 40) / len) vm_raise_error(vm, "out of memory");
-  Value s = gc_alloc(vm, str_wosize_for(len * (size_t)n), TAG_STRING);
-  for (int64_t i = 0; i < n; i++) memcpy((char *)val_fields(s) + (size_t)i * len, str_bytes(args[0]), len);
-  str_finish(s, len * (size_t)n);
+  size_t total = len * (size_t)n;
+  Value s = ops_string_uninit(vm, total);
+  char *p = (char *)val_fields(s);
+  if (total == 0) return s;
+  memcpy(p, str_bytes(args[0]), len);
+  // [0, done) holds done / len copies; each step doubles it.
+  for (size_t done = len; done < total; ) {
+    size_t chunk = done < total - done ? done : total - done;
+    memcpy(p + done, p, chunk);
+    done += chunk;
+  }
   return s;
 }
 
@@ -143,7 +160,7 @@ Value prim_string_of_byte(Vm *vm, Value *args) {
 Value prim_string_index_of(Vm *vm, Value *args) {
   size_t len = str_len(builtins_string(vm, args[0], "String.index_of"));
   size_t n = str_len(builtins_string(vm, args[1], "String.index_of"));
-  for (size_t i = 0; i + n <= len; i++)
-    if (memcmp(str_bytes(args[0]) + i, str_bytes(args[1]), n) == 0) return val_of_int((int64_t)i);
-  return val_of_int(-1);
+  const char *s = str_bytes(args[0]);
+  const char *hit = memmem(s, len, str_bytes(args[1]), n);
+  return val_of_int(hit ? (int64_t)(hit - s) : -1);
 }

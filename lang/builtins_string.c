@@ -46,12 +46,12 @@ Value prim_string_concat(Vm *vm, Value *args) {
   size_t at = 0;
   for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1)) {
     if (l != args[1]) {
-      memcpy(out + at, sep_bytes, sep);
+      ops_copy_bytes(out + at, sep_bytes, sep);
       at += sep;
     }
     Value piece = val_field(l, 0);
     size_t n = str_len(piece);
-    memcpy(out + at, str_bytes(piece), n);
+    ops_copy_bytes(out + at, str_bytes(piece), n);
     at += n;
   }
   return s;
@@ -95,8 +95,7 @@ Value prim_string_split(Vm *vm, Value *args) {
 }
 
 Value prim_string_of_int(Vm *vm, Value *args) {
-  char buf[OPS_INT_CHARS];
-  return ops_string(vm, buf, ops_format_int(builtins_int(vm, args[0], "String.of_int"), buf));
+  return ops_string_of_int(vm, builtins_int(vm, args[0], "String.of_int"));
 }
 
 Value prim_string_of_float(Vm *vm, Value *args) {

@@ -232,27 +232,50 @@ static const char DIGIT_PAIRS[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-size_t ops_format_int(int64_t n, char *buf) {
-  char tmp[OPS_INT_CHARS];
-  char *p = tmp + sizeof tmp;
-  uint64_t u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+// Powers of ten below 2^62 (MINNOW_INT_MAX has 19 digits).
+static const uint64_t POW10[19] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull};
+
+// Decimal digits of u (u < 10^19).
+static inline size_t digit_count(uint64_t u) {
+  size_t d = 1;
+  while (d < 19 && u >= POW10[d]) d++;
+  return d;
+}
+
+// Writes the digits of u so that the last one is at end[-1].
+static inline void write_digits(char *end, uint64_t u) {
   while (u >= 100) {
     unsigned r = (unsigned)(u % 100);
     u /= 100;
-    p -= 2;
-    memcpy(p, DIGIT_PAIRS + 2 * r, 2);
+    end -= 2;
+    memcpy(end, DIGIT_PAIRS + 2 * r, 2);
   }
-  if (u >= 10) {
-    p -= 2;
-    memcpy(p, DIGIT_PAIRS + 2 * u, 2);
-  } else {
-    *--p = (char)('0' + u);
-  }
-  if (n < 0) *--p = '-';
-  size_t len = (size_t)(tmp + sizeof tmp - p);
-  memcpy(buf, p, len);
+  if (u >= 10) memcpy(end - 2, DIGIT_PAIRS + 2 * u, 2);
+  else end[-1] = (char)('0' + u);
+}
+
+// |n| as unsigned: exact for MINNOW_INT_MIN too.
+static inline uint64_t magnitude(int64_t n) { return n < 0 ? 0 - (uint64_t)n : (uint64_t)n; }
+
+size_t ops_format_int(int64_t n, char *buf) {
+  size_t len = digit_count(magnitude(n)) + (n < 0);
+  write_digits(buf + len, magnitude(n));
+  if (n < 0) buf[0] = '-';
   buf[len] = 0;
   return len;
+}
+
+Value ops_string_of_int(Vm *vm, int64_t n) {
+  size_t len = digit_count(magnitude(n)) + (n < 0);
+  Value s = ops_string_uninit(vm, len);
+  char *p = (char *)val_fields(s);
+  write_digits(p + len, magnitude(n));
+  if (n < 0) p[0] = '-';
+  return s;
 }
 
 // Shortest digits that read back (%.*e with the least precision that
@@ -441,16 +464,13 @@ Value ops_string_uninit(Vm *vm, size_t len) {
 
 Value ops_string(Vm *vm, const char *bytes, size_t len) {
   Value s = ops_string_uninit(vm, len);
-  memcpy(val_fields(s), bytes, len);
+  ops_copy_bytes((char *)val_fields(s), bytes, len);
   return s;
 }
 
 Value ops_to_string(Vm *vm, Value v) {
   if (val_has_tag(v, TAG_STRING)) return v;
-  if (val_is_int(v)) {
-    char buf[OPS_INT_CHARS];
-    return ops_string(vm, buf, ops_format_int(val_to_int(v), buf));
-  }
+  if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
   if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
   Out o;
   out_init_buffer(&o);
@@ -469,15 +489,16 @@ static Value concat_strings(Vm *vm, Value *a, Value *b) {
   size_t la = str_len(*a), lb = str_len(*b);
   Value s = ops_string_uninit(vm, la + lb);
   char *p = (char *)val_fields(s);
-  memcpy(p, str_bytes(*a), la);
-  memcpy(p + la, str_bytes(*b), lb);
+  ops_copy_bytes(p, str_bytes(*a), la);
+  ops_copy_bytes(p + la, str_bytes(*b), lb);
   return s;
 }
 
 // Copies the list *a in front of *b: the copy is built front to back, each
 // new cell linked from the previous one (all of them young or initialised
-// through the barrier).
-static Value concat_lists(Vm *vm, Value *a, Value *b) {
+// through the barrier). Out of line: its roots would cost the string path a
+// stack frame.
+static __attribute__((noinline)) Value concat_lists(Vm *vm, Value *a, Value *b) {
   if (*a == VAL_EMPTY) return *b;
   Value end = *a;
   while (val_has_tag(end, TAG_CONS)) end = val_field(end, 1);
@@ -499,10 +520,14 @@ static Value concat_lists(Vm *vm, Value *a, Value *b) {
   return head;
 }
 
+static _Noreturn __attribute__((noinline)) void concat_error(Vm *vm, Value a, Value b) {
+  vm_raise_error(vm, "type error: cannot apply ++ to %s and %s", vm_type_name(a), vm_type_name(b));
+}
+
 Value ops_concat(Vm *vm, Value *a, Value *b) {
   if (val_has_tag(*a, TAG_STRING) && val_has_tag(*b, TAG_STRING)) return concat_strings(vm, a, b);
   if (is_list(*a) && is_list(*b)) return concat_lists(vm, a, b);
-  vm_raise_error(vm, "type error: cannot apply ++ to %s and %s", vm_type_name(*a), vm_type_name(*b));
+  concat_error(vm, *a, *b);
 }
 
 // =====================================================================

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "value.h"
 
@@ -27,6 +28,30 @@ Value ops_string(Vm *vm, const char *bytes, size_t len);
 // whose bytes [0, len) are not: the caller fills them before the next
 // allocation (the GC never looks inside a string). May GC.
 Value ops_string_uninit(Vm *vm, size_t len);
+// Copies n bytes from src to dst (not overlapping), touching no byte outside
+// either range: short copies are two overlapping moves of 8, 4, 2 or 1
+// bytes, long ones memcpy.
+static inline void ops_copy_bytes(char *dst, const char *src, size_t n) {
+  uint64_t w8[2];
+  uint32_t w4[2];
+  uint16_t w2[2];
+  if (n > 16) {
+    memcpy(dst, src, n);
+  } else if (n >= 8) {
+    memcpy(&w8[0], src, 8); memcpy(&w8[1], src + n - 8, 8);
+    memcpy(dst, &w8[0], 8); memcpy(dst + n - 8, &w8[1], 8);
+  } else if (n >= 4) {
+    memcpy(&w4[0], src, 4); memcpy(&w4[1], src + n - 4, 4);
+    memcpy(dst, &w4[0], 4); memcpy(dst + n - 4, &w4[1], 4);
+  } else if (n >= 2) {
+    memcpy(&w2[0], src, 2); memcpy(&w2[1], src + n - 2, 2);
+    memcpy(dst, &w2[0], 2); memcpy(dst + n - 2, &w2[1], 2);
+  } else if (n == 1) {
+    *dst = *src;
+  }
+}
+// str(n) for an int n, written straight into a new string. May GC.
+Value ops_string_of_int(Vm *vm, int64_t n);
 // Writes n in decimal ('-' first if negative) and a NUL into buf, which
 // holds at least OPS_INT_CHARS bytes; returns the length without the NUL.
 enum { OPS_INT_CHARS = 24 };

@@ -102,11 +102,9 @@ static bool equal_step(PairStack *st, Value a, Value b) {
   return true;
 }
 
-bool ops_equal(Value a, Value b) {
-  if (a == b) return true;
-  if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
-  Header ha = val_hd(a);
-  if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
+// The walk over nested values; out of line so that the string test of
+// ops_equal needs no stack frame.
+static __attribute__((noinline)) bool equal_walk(Value a, Value b) {
   PAIR_STACK(st);
   bool eq = equal_step(&st, a, b);
   while (eq && st.count > 0) {
@@ -115,6 +113,14 @@ bool ops_equal(Value a, Value b) {
   }
   pair_free(&st);
   return eq;
+}
+
+bool ops_equal(Value a, Value b) {
+  if (a == b) return true;
+  if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
+  Header ha = val_hd(a);
+  if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
+  return equal_walk(a, b);
 }
 
 static _Noreturn void incomparable(Vm *vm, PairStack *st, Value a, Value b) {
@@ -168,8 +174,7 @@ static int compare_step(Vm *vm, PairStack *st, Value a, Value b) {
   }
 }
 
-int ops_compare(Vm *vm, Value a, Value b) {
-  if (val_has_tag(a, TAG_STRING) && val_has_tag(b, TAG_STRING)) return compare_strings(a, b);
+static __attribute__((noinline)) int compare_walk(Vm *vm, Value a, Value b) {
   PAIR_STACK(st);
   int c = compare_step(vm, &st, a, b);
   while (c == 0 && st.count > 0) {
@@ -178,6 +183,11 @@ int ops_compare(Vm *vm, Value a, Value b) {
   }
   pair_free(&st);
   return c;
+}
+
+int ops_compare(Vm *vm, Value a, Value b) {
+  if (val_has_tag(a, TAG_STRING) && val_has_tag(b, TAG_STRING)) return compare_strings(a, b);
+  return compare_walk(vm, a, b);
 }
 
 // =====================================================================

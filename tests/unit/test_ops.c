@@ -22,11 +22,11 @@ static void test_format_int_matches_printf(void **state) {
   check_int(MINNOW_INT_MIN);
   check_int(INT64_MAX);
   check_int(INT64_MIN);
-  int64_t p = 1;
+  uint64_t p = 1;   // unsigned: the last step reaches 10^19
   for (int k = 0; k < 19; k++, p *= 10)
     for (int64_t d = -1; d <= 1; d++) {
-      check_int(p + d);
-      check_int(-(p + d));
+      check_int((int64_t)p + d);
+      check_int(-((int64_t)p + d));
     }
   for (int64_t n = -1000; n <= 1000; n++) check_int(n);
 }

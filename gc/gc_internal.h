@@ -1,11 +1,16 @@
 // gc_internal.h - shared between the files of gc/ only.
 // The major heap: size-segregated pages for blocks of at most MAX_YOUNG_WOSIZE
-// fields, one malloc'ed LargeBlock per bigger block.
+// fields, one malloc'ed LargeBlock per bigger block (design: gc/major.c).
 //
-//   Page (PAGE_BYTES, one size class `whsize`):
-//   +------+------------------+------------------+-----+
-//   | Page | hd | fields ...  | hd | fields ...  | ... |   nblocks blocks
-//   +------+------------------+------------------+-----+
+//   Page (PAGE_BYTES, one size class `whsize`, room for `capacity` blocks):
+//   +------+-------------+-------------+-----+-------------------------+
+//   | Page | hd | fields | hd | fields | ... | not carved yet          |
+//   +------+-------------+-------------+-----+-------------------------+
+//          '---------- nblocks blocks -------'
+//
+// Only words[0 .. nblocks*whsize) hold blocks (each starts with a header);
+// the rest of the page was never written and has no headers: every walk over
+// a page (sweep, major_each_block, verifier) stops at nblocks.
 //
 // Block colours (value.h): WHITE allocated and unmarked, BLACK marked during a
 // major GC (and whitened again by the sweep), FREE on a free list (field 0
@@ -23,11 +28,18 @@ enum {
 };
 
 typedef struct Page {
-  struct Page *next;
-  uint32_t whsize;
-  uint32_t nblocks;
+  struct Page *next;      // next page of the class, or of the pool
+  uint32_t whsize;        // size class (meaningless while pooled)
+  uint32_t nblocks;       // blocks carved: 0 < nblocks <= capacity in a class
+  uint32_t capacity;      // page_capacity(whsize)
+  uint32_t unused;
   Value words[];
 } Page;
+
+// Blocks of whsize words that fit in one page.
+static inline uint32_t page_capacity(uint32_t whsize) {
+  return (uint32_t)((PAGE_BYTES - sizeof(Page)) / sizeof(Value) / whsize);
+}
 
 typedef struct LargeBlock {
   struct LargeBlock *next;
@@ -40,9 +52,21 @@ typedef struct StaticBlock {
   Value words[];
 } StaticBlock;
 
+// Page ownership: every page is in exactly one of pages[c] (it holds blocks
+// of class c) or the pool (it holds nothing; any class may take it).
+// carving[c] is NULL or the one page of pages[c] with nblocks < capacity;
+// every other page of pages[c] is carved to capacity (gc_verify checks both).
+// Gc.stat()'s heap_words counts capacity * whsize words for each page of
+// pages[] (carved or not: the page is the class's) plus every large block's
+// whsize; pooled pages are not counted: they hold no blocks, the pool is
+// bounded by the last major cycle (gc/major.c part 5), and heap_words stays
+// what max_heap_words limits, the room given to blocks.
 struct MajorHeap {
   Page *pages[SIZE_CLASSES];
   Value free_list[SIZE_CLASSES];   // a free block (Value of field 0), or 0
+  Page *carving[SIZE_CLASSES];     // page still being carved, or NULL
+  Page *pool;                      // empty pages of no class (LIFO)
+  uint64_t pool_pages;             // length of the pool list
   LargeBlock *large;
   StaticBlock *statics;
   Value *mark_stack;               // bounded; see gc/major.c part 2
@@ -53,11 +77,13 @@ struct MajorHeap {
 };
 
 // Allocates in the major heap without collecting or sampling (promotion and
-// the public funnels use it). Never returns NULL (exits on OOM... see heap.c).
+// the public funnels use it). Returns 0 when the system has no memory left.
 Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag);
 // Runs the mark and sweep of a major cycle (the minor heap must be empty).
 void major_collect(Vm *vm);
 void major_free_all(MajorHeap *heap);
+// Most pages the pool keeps after a major cycle (gc/major.c part 5).
+uint64_t major_pool_limit_pages(const Vm *vm);
 // Iterates the blocks of the major heap: calls fn(vm, v, data) for each
 // non-free block (used by the verifier and by mark-stack overflow rescans).
 void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data);

@@ -1,8 +1,11 @@
 // major.c - the major heap: size-segregated pages, free lists, mark and sweep.
 //
 // 1. Allocation: blocks of at most MAX_YOUNG_WOSIZE fields come from the free
-//    list of their exact size class (whsize); an empty list gets a new page
-//    carved into blocks of that class. Bigger blocks are malloc'ed one by one.
+//    list of their exact size class (whsize); when it is empty, the next
+//    block is carved from the class's carving page (page->nblocks grows by
+//    one: a page is written only as its blocks are handed out, never all at
+//    once), and when that page is full a page is taken from the pool of
+//    empty pages, or from the system. Bigger blocks are malloc'ed one by one.
 //    The heap never moves a block.
 // 2. Mark (stop-the-world, from the roots of gc_scan_roots): a WHITE block
 //    reached turns BLACK and, if it holds values, goes on the mark stack. The
@@ -12,9 +15,15 @@
 //    a pass ends without overflow.
 // 3. memprof learns which tracked old blocks stayed WHITE (dead) before the
 //    sweep reuses them (memprof_major_mark_done).
-// 4. Sweep: WHITE blocks become FREE and join their class's free list; BLACK
-//    ones turn WHITE; a page with no live block is returned to the system;
-//    dead large blocks are freed.
+// 4. Sweep, over the carved blocks of each page: WHITE blocks become FREE and
+//    join their class's free list; BLACK ones turn WHITE; a page with no live
+//    block leaves its class for the pool; dead large blocks are freed.
+// 5. The pool is then cut down to major_pool_limit_pages, the words the next
+//    cycle may promote before it collects (major_live_threshold): the pool
+//    exists so that a program which promotes and drops the same amount cycle
+//    after cycle takes its pages back from the pool instead of the system,
+//    and a bigger pool would only sit idle. It does not raise the peak
+//    footprint: before the next major the heap grows by that much anyway.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +35,36 @@
 // Allocation
 // =====================================================================
 
-static Page *new_page(Vm *vm, uint32_t whsize) {
-  Page *p = malloc(PAGE_BYTES);
-  if (!p) return NULL;
+// Moves a page from the pool, or from the system, to class whsize and makes
+// it the class's carving page. Returns NULL when the system has no memory.
+static Page *take_page(Vm *vm, uint32_t whsize) {
   MajorHeap *h = vm->gc.major;
+  Page *p = h->pool;
+  if (p) {
+    h->pool = p->next;
+    h->pool_pages--;
+  } else if (!(p = malloc(PAGE_BYTES))) {
+    return NULL;
+  }
   p->whsize = whsize;
-  p->nblocks = (uint32_t)((PAGE_BYTES - sizeof(Page)) / sizeof(Value) / whsize);
+  p->capacity = page_capacity(whsize);
+  p->nblocks = 0;
   p->next = h->pages[whsize];
   h->pages[whsize] = p;
-  for (uint32_t i = p->nblocks; i > 0; i--) {
-    Value *hd = p->words + (uint64_t)(i - 1) * whsize;
-    hd[0] = hd_make(whsize - 1, 0, COLOR_FREE);
-    hd[1] = h->free_list[whsize];
-    h->free_list[whsize] = val_of_ptr(hd + 1);
-  }
-  vm->gc.stats.heap_words += (uint64_t)p->nblocks * whsize;
+  h->carving[whsize] = p;
+  vm->gc.stats.heap_words += (uint64_t)p->capacity * whsize;
   return p;
+}
+
+// The next never-used block of class whsize (its header is the caller's to
+// write). Returns 0 when the system has no memory.
+static Value carve(Vm *vm, uint32_t whsize) {
+  MajorHeap *h = vm->gc.major;
+  Page *p = h->carving[whsize];
+  if (!p && !(p = take_page(vm, whsize))) return 0;
+  Value *hd = p->words + (uint64_t)p->nblocks * whsize;
+  if (++p->nblocks == p->capacity) h->carving[whsize] = NULL;
+  return val_of_ptr(hd + 1);
 }
 
 static Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
@@ -59,9 +82,9 @@ Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize > MAX_YOUNG_WOSIZE) return alloc_large(vm, wosize, tag);
   uint32_t whsize = (uint32_t)wosize + 1;
   MajorHeap *h = vm->gc.major;
-  if (!h->free_list[whsize] && !new_page(vm, whsize)) return 0;
   Value v = h->free_list[whsize];
-  h->free_list[whsize] = val_field(v, 0);
+  if (v) h->free_list[whsize] = val_field(v, 0);
+  else if (!(v = carve(vm, whsize))) return 0;
   *val_hd_ptr(v) = hd_make(wosize, tag, COLOR_WHITE);
   return v;
 }
@@ -83,12 +106,16 @@ void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *dat
   for (LargeBlock *b = h->large; b; b = b->next) fn(vm, val_of_ptr(b->words + 1), data);
 }
 
+static void free_pages(Page *p) {
+  for (Page *next; p; p = next) {
+    next = p->next;
+    free(p);
+  }
+}
+
 void major_free_all(MajorHeap *h) {
-  for (uint32_t c = 0; c < SIZE_CLASSES; c++)
-    for (Page *p = h->pages[c], *next; p; p = next) {
-      next = p->next;
-      free(p);
-    }
+  for (uint32_t c = 0; c < SIZE_CLASSES; c++) free_pages(h->pages[c]);
+  free_pages(h->pool);
   for (LargeBlock *b = h->large, *next; b; b = next) {
     next = b->next;
     free(b);
@@ -191,8 +218,11 @@ static uint64_t sweep_class(Vm *vm, uint32_t c) {
     uint64_t page_live = sweep_page(p, &list);
     if (page_live == 0) {
       *link = p->next;
-      vm->gc.stats.heap_words -= (uint64_t)p->nblocks * p->whsize;
-      free(p);
+      vm->gc.stats.heap_words -= (uint64_t)p->capacity * p->whsize;
+      if (h->carving[c] == p) h->carving[c] = NULL;
+      p->next = h->pool;
+      h->pool = p;
+      h->pool_pages++;
       continue;
     }
     live += page_live;
@@ -220,6 +250,22 @@ static uint64_t sweep_large(Vm *vm) {
   return live;
 }
 
+uint64_t major_pool_limit_pages(const Vm *vm) {
+  return major_live_threshold(vm) * sizeof(Value) / PAGE_BYTES;
+}
+
+// Gives the pool's pages beyond major_pool_limit_pages back to the system.
+static void trim_pool(Vm *vm) {
+  MajorHeap *h = vm->gc.major;
+  uint64_t limit = major_pool_limit_pages(vm);
+  while (h->pool_pages > limit) {
+    Page *p = h->pool;
+    h->pool = p->next;
+    h->pool_pages--;
+    free(p);
+  }
+}
+
 void major_collect(Vm *vm) {
   mark(vm);
   if (vm->memprof) memprof_major_mark_done(vm);
@@ -227,6 +273,7 @@ void major_collect(Vm *vm) {
   for (uint32_t c = 2; c < SIZE_CLASSES; c++) live += sweep_class(vm, c);
   live += sweep_large(vm);
   vm->gc.stats.live_words = live;
+  trim_pool(vm);
   vm->gc.stats.major_collections++;
   vm->gc.major_since_cycle = 0;
 }

@@ -2,7 +2,8 @@
 // Checks: every block of the major heap has a sane header; every value field
 // of a live block points to a live block (major, static) or, when young, is
 // recorded in the remembered set; the minor heap's blocks are well formed;
-// every root points to a live block.
+// every root points to a live block; the pages obey gc_internal.h (ownership,
+// carving, nblocks) and heap_words is exactly what they and the large blocks hold.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,30 @@ static void check_minor(Vm *vm, Check *c) {
   }
 }
 
+static void check_pages(Vm *vm, Check *c) {
+  const MajorHeap *h = vm->gc.major;
+  uint64_t words = 0;
+  for (uint32_t k = 0; k < SIZE_CLASSES; k++) {
+    if (h->carving[k] && (h->carving[k]->whsize != k || h->carving[k]->nblocks >= h->carving[k]->capacity))
+      fail(c, "carving page of the wrong class or full", k, 0);
+    for (const Page *p = h->pages[k]; p; p = p->next) {
+      if (p->whsize != k || p->capacity != page_capacity(k) || p->nblocks == 0 || p->nblocks > p->capacity)
+        fail(c, "page with a bad class, capacity or block count", val_of_ptr(p), p->nblocks);
+      else if (p->nblocks < p->capacity && p != h->carving[k])
+        fail(c, "partly carved page that is not its class's carving page", val_of_ptr(p), p->nblocks);
+      words += (uint64_t)p->capacity * k;
+    }
+  }
+  uint64_t pooled = 0;
+  for (const Page *p = h->pool; p; p = p->next) pooled++;
+  if (pooled != h->pool_pages) fail(c, "pool length differs from pool_pages", 0, pooled);
+  for (const LargeBlock *b = h->large; b; b = b->next) words += b->whsize;
+  if (words != vm->gc.stats.heap_words) fail(c, "heap_words differs from the pages and large blocks", 0, words);
+}
+
 bool gc_verify(Vm *vm) {
   Check c = {0};
+  check_pages(vm, &c);
   major_each_block(vm, collect, &c);
   if (c.count > 0) qsort(c.blocks, c.count, sizeof(Value), cmp_value);  // blocks is NULL when empty
   major_each_block(vm, check_major_block, &c);

@@ -1,6 +1,7 @@
 // test_major_gc.c - cmocka tests for gc/major.c and the major funnels of
 // gc/heap.c: size-class pages and large blocks, mark and sweep (what is freed,
-// what is kept), free-list reuse, empty pages given back, the bounded mark
+// what is kept), free-list reuse, empty pages leaving their class for the pool (the
+// pool itself and lazy carving: test_major_pages.c), the bounded mark
 // stack's overflow rescan, gc_full_major, and the heap limit.
 #include "test_support.h"
 #include "gc_internal.h"
@@ -192,15 +193,18 @@ static void test_free_list_reuse(void **state) {
   vm_pop_roots(vm, 1);
 }
 
-static void test_empty_pages_returned(void **state) {
+static void test_empty_pages_pooled(void **state) {
   Vm *vm = ts_vm(state);
   for (int i = 0; i < 20000; i++) ts_major_tuple(vm, val_of_int(i), val_of_int(i));
   for (int i = 0; i < 3000; i++) gc_alloc_major(vm, 7, TAG_STRING);
+  uint64_t pages = page_count(vm, 3) + page_count(vm, 8);
   assert_true(page_count(vm, 3) >= 2);
   assert_true(vm->gc.stats.heap_words >= 20000 * 3 + 3000 * 8);
+  assert_int_equal(vm->gc.major->pool_pages, 0);
   gc_major(vm);
   assert_int_equal(page_count(vm, 3), 0);
   assert_int_equal(page_count(vm, 8), 0);
+  assert_int_equal(vm->gc.major->pool_pages, pages);   // under the pool's limit
   assert_true(vm->gc.major->free_list[3] == 0);
   assert_int_equal(vm->gc.stats.heap_words, 0);
   assert_int_equal(vm->gc.stats.live_words, 0);
@@ -343,7 +347,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_major_keeps_reachable_structure, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_unreachable_cycle_freed_reachable_kept, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_free_list_reuse, ts_setup, ts_teardown),
-      cmocka_unit_test_setup_teardown(test_empty_pages_returned, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_empty_pages_pooled, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_mark_stack_overflow_rescan, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_mark_stack_overflow_deep_chains, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_full_major, ts_setup, ts_teardown),

@@ -23,6 +23,7 @@
 
 enum {
   PAGE_BYTES = 64 * 1024,
+  CHUNK_BYTES = 2 * 1024 * 1024,         // pages come from the system in aligned chunks
   SIZE_CLASSES = MAX_YOUNG_WOSIZE + 2,   // indexed by whsize (2 .. 257)
   MARK_STACK_ENTRIES = 1 << 16,
 };
@@ -52,8 +53,10 @@ typedef struct StaticBlock {
   Value words[];
 } StaticBlock;
 
-// Page ownership: every page is in exactly one of pages[c] (it holds blocks
-// of class c) or the pool (it holds nothing; any class may take it).
+// Page ownership: every page of every chunk is in exactly one of pages[c]
+// (it holds blocks of class c), the pool (empty, resident: any class may take
+// it), `released` (empty, its memory given back to the system) or the
+// never-used tail [chunk_next, chunk_end) of the newest chunk.
 // carving[c] is NULL or the one page of pages[c] with nblocks < capacity;
 // every other page of pages[c] is carved to capacity (gc_verify checks both).
 // Gc.stat()'s heap_words counts capacity * whsize words for each page of
@@ -67,6 +70,11 @@ struct MajorHeap {
   Page *carving[SIZE_CLASSES];     // page still being carved, or NULL
   Page *pool;                      // empty pages of no class (LIFO)
   uint64_t pool_pages;             // length of the pool list
+  Page **released;                 // empty pages without memory (MADV_DONTNEED):
+  uint64_t released_pages, released_cap;   // kept off the pages, which stay untouched
+  char *chunk_next, *chunk_end;    // never-used pages of the newest chunk
+  void **chunks;                   // every chunk mapped, unmapped at exit
+  uint64_t chunk_count, chunk_cap;
   LargeBlock *large;
   StaticBlock *statics;
   Value *mark_stack;               // bounded; see gc/major.c part 2

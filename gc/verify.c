@@ -102,9 +102,14 @@ static void check_pages(Vm *vm, Check *c) {
       words += (uint64_t)p->capacity * k;
     }
   }
-  uint64_t pooled = 0;
+  uint64_t pooled = 0, in_classes = 0;
   for (const Page *p = h->pool; p; p = p->next) pooled++;
   if (pooled != h->pool_pages) fail(c, "pool length differs from pool_pages", 0, pooled);
+  for (uint32_t k = 0; k < SIZE_CLASSES; k++)
+    for (const Page *p = h->pages[k]; p; p = p->next) in_classes++;
+  uint64_t unused = (uint64_t)(h->chunk_end - h->chunk_next) / PAGE_BYTES;
+  if (in_classes + pooled + h->released_pages + unused != h->chunk_count * (CHUNK_BYTES / PAGE_BYTES))
+    fail(c, "pages in classes, pool, released and unused differ from the chunks'", 0, in_classes);
   for (const LargeBlock *b = h->large; b; b = b->next) words += b->whsize;
   if (words != vm->gc.stats.heap_words) fail(c, "heap_words differs from the pages and large blocks", 0, words);
 }

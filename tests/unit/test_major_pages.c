@@ -1,7 +1,9 @@
 // test_major_pages.c - cmocka tests for the page life cycle of gc/major.c:
 // lazy carving (only carved blocks are ever walked), the pool of empty pages
-// (reused before the system, cut down after a major), heap_words accounting,
-// and the verifier's page checks.
+// (reused before the system, cut down after a major, the rest released to
+// the system), chunks, heap_words accounting, and the verifier's page checks.
+#include <sys/mman.h>
+
 #include "test_support.h"
 #include "gc_internal.h"
 
@@ -41,6 +43,13 @@ static Value raw_string(Vm *vm) {
   Value v = major_alloc_raw(vm, 256, TAG_STRING);
   assert_true(v != 0);
   return v;
+}
+
+// Whether the first 4 KiB of page p are in memory (mincore).
+static bool resident(const Page *p) {
+  unsigned char vec[1];
+  assert_int_equal(mincore((void *)(uintptr_t)p, 4096, vec), 0);
+  return vec[0] & 1;
 }
 
 // --- lazy carving -----------------------------------------------------------------
@@ -152,6 +161,8 @@ static void test_pool_reused_across_cycles(void **state) {
     assert_true(vm->gc.major->pool_pages >= 40);
     if (round == 0) held = pages_held(vm);
     assert_int_equal(pages_held(vm), held);
+    assert_int_equal(vm->gc.major->chunk_count, 1 + 40 / (CHUNK_BYTES / PAGE_BYTES));
+    assert_int_equal(vm->gc.major->released_pages, 0);
     assert_true(gc_verify(vm));
   }
 }
@@ -182,10 +193,24 @@ static void test_pool_bounded_after_major(void **state) {
   assert_int_equal(floor_pages, (uint64_t)(1u << 20) * sizeof(Value) / PAGE_BYTES);
   for (uint64_t i = 0; i < 2 * floor_pages * page_capacity(257); i++) raw_string(vm);
   assert_int_equal(page_count(vm, 257), 2 * floor_pages);
+  uint64_t chunks = vm->gc.major->chunk_count;
+  assert_int_equal(chunks, 2 * floor_pages / (CHUNK_BYTES / PAGE_BYTES));
   gc_major(vm);
   assert_int_equal(vm->gc.stats.live_words, 0);
   assert_int_equal(vm->gc.major->pool_pages, floor_pages);
+  assert_int_equal(vm->gc.major->released_pages, floor_pages);
   assert_int_equal(vm->gc.stats.heap_words, 0);
+  // The released pages' memory went back to the system; pooled pages kept theirs.
+  for (uint64_t i = 0; i < floor_pages; i++) assert_false(resident(vm->gc.major->released[i]));
+  for (Page *p = vm->gc.major->pool; p; p = p->next) assert_true(resident(p));
+  assert_true(gc_verify(vm));
+  // Allocating them all again takes the pool, then the released pages: no new chunk.
+  for (uint64_t i = 0; i < 2 * floor_pages * page_capacity(257); i++) raw_string(vm);
+  assert_int_equal(vm->gc.major->pool_pages, 0);
+  assert_int_equal(vm->gc.major->released_pages, 0);
+  assert_int_equal(vm->gc.major->chunk_count, chunks);
+  raw_string(vm);
+  assert_int_equal(vm->gc.major->chunk_count, chunks + 1);
   assert_true(gc_verify(vm));
 }
 
@@ -234,6 +259,9 @@ static void test_verify_catches_page_errors(void **state) {
   vm->gc.major->pool_pages += 1;                // pool length wrong
   assert_false(gc_verify(vm));
   vm->gc.major->pool_pages -= 1;
+  vm->gc.major->chunk_next += PAGE_BYTES;       // a page lost from every list
+  assert_false(gc_verify(vm));
+  vm->gc.major->chunk_next -= PAGE_BYTES;
   assert_true(gc_verify(vm));
 }
 

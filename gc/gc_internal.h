@@ -23,7 +23,8 @@
 
 enum {
   PAGE_BYTES = 64 * 1024,
-  CHUNK_BYTES = 2 * 1024 * 1024,         // pages come from the system in aligned chunks
+  HUGE_PAGE_BYTES = 2 * 1024 * 1024,     // x86-64's transparent huge page
+  CHUNK_BYTES = HUGE_PAGE_BYTES,         // pages come from the system in aligned chunks
   SIZE_CLASSES = MAX_YOUNG_WOSIZE + 2,   // indexed by whsize (2 .. 257)
   MARK_STACK_ENTRIES = 1 << 16,
 };

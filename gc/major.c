@@ -82,8 +82,8 @@ static Page *empty_page(MajorHeap *h) {
 }
 
 // Moves an empty page to class whsize and makes it the class's carving page.
-// Returns NULL when the system has no memory.
-static Page *take_page(Vm *vm, uint32_t whsize) {
+// Returns NULL when the system has no memory. Out of line: once per page.
+static __attribute__((noinline)) Page *take_page(Vm *vm, uint32_t whsize) {
   MajorHeap *h = vm->gc.major;
   Page *p = empty_page(h);
   if (!p) return NULL;
@@ -108,7 +108,7 @@ static Value carve(Vm *vm, uint32_t whsize) {
   return val_of_ptr(hd + 1);
 }
 
-static Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
+static __attribute__((noinline)) Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
   LargeBlock *b = malloc(sizeof(LargeBlock) + (wosize + 1) * sizeof(Value));
   if (!b) return 0;
   b->whsize = wosize + 1;

@@ -42,7 +42,7 @@ typedef struct GcStats {
   double major_words;        // allocated in the major heap, promotions included
   uint64_t minor_collections;
   uint64_t major_collections;
-  uint64_t heap_words;       // words of major heap chunks and large blocks
+  uint64_t heap_words;       // words of size-class pages and large blocks (not pooled pages: gc_internal.h)
   uint64_t live_words;       // live major words after the last major GC
 } GcStats;
 

@@ -9,8 +9,10 @@
 //          '---------- nblocks blocks -------'
 //
 // Only words[0 .. nblocks*whsize) hold blocks (each starts with a header);
-// the rest of the page was never written and has no headers: every walk over
-// a page (sweep, major_each_block, verifier) stops at nblocks.
+// the rest holds nothing meaningful (never written, zeroes, or stale blocks
+// of the class that used the page before the pool): every walk over a page
+// (sweep, major_each_block, verifier) stops at nblocks. Pages are the
+// CHUNK_BYTES / PAGE_BYTES consecutive slices of aligned chunks.
 //
 // Block colours (value.h): WHITE allocated and unmarked, BLACK marked during a
 // major GC (and whitened again by the sweep), FREE on a free list (field 0
@@ -62,9 +64,9 @@ typedef struct StaticBlock {
 // every other page of pages[c] is carved to capacity (gc_verify checks both).
 // Gc.stat()'s heap_words counts capacity * whsize words for each page of
 // pages[] (carved or not: the page is the class's) plus every large block's
-// whsize; pooled pages are not counted: they hold no blocks, the pool is
-// bounded by the last major cycle (gc/major.c part 5), and heap_words stays
-// what max_heap_words limits, the room given to blocks.
+// whsize; pooled, released and unused pages are not counted: they hold no
+// blocks, the pool is bounded by the last major cycle (gc/major.c part 5),
+// and heap_words stays what max_heap_words limits, the room given to blocks.
 struct MajorHeap {
   Page *pages[SIZE_CLASSES];
   Value free_list[SIZE_CLASSES];   // a free block (Value of field 0), or 0

@@ -93,7 +93,7 @@ static void check_pages(Vm *vm, Check *c) {
   uint64_t words = 0;
   for (uint32_t k = 0; k < SIZE_CLASSES; k++) {
     if (h->carving[k] && (h->carving[k]->whsize != k || h->carving[k]->nblocks >= h->carving[k]->capacity))
-      fail(c, "carving page of the wrong class or full", k, 0);
+      fail(c, "carving page of the wrong class or full", val_of_ptr(h->carving[k]), k);
     for (const Page *p = h->pages[k]; p; p = p->next) {
       if (p->whsize != k || p->capacity != page_capacity(k) || p->nblocks == 0 || p->nblocks > p->capacity)
         fail(c, "page with a bad class, capacity or block count", val_of_ptr(p), p->nblocks);

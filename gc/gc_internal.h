@@ -47,9 +47,27 @@ static inline uint32_t page_capacity(uint32_t whsize) {
 
 typedef struct LargeBlock {
   struct LargeBlock *next;
-  uint64_t whsize;
+  uint64_t whsize;        // of the block it holds (heap_words counts this)
+  uint64_t capacity;      // words malloc'ed for it: large_bin_capacity(bin)
   Value words[];          // words[0] is the header
 } LargeBlock;
+
+// Large blocks are malloc'ed with their size rounded up to the top of a bin:
+// bins are quarter powers of two, [(4+q) << (e-2), (5+q) << (e-2)) words, so a
+// block wastes under a fifth of its size. The sweep keeps dead blocks of the
+// bins below LARGE_BINS in per-bin free lists (gc/major.c part 6).
+enum { LARGE_BINS = 48 };   // bins up to 2^20 words (8 MiB) are reused
+
+static inline uint32_t large_bin(uint64_t whsize) {
+  uint32_t e = 63u - (uint32_t)__builtin_clzll(whsize);   // whsize >= 258: e >= 8
+  uint32_t q = (uint32_t)(whsize >> (e - 2)) & 3u;
+  return (e - 8) * 4 + q;
+}
+
+static inline uint64_t large_bin_capacity(uint32_t bin) {
+  uint32_t e = bin / 4 + 8, q = bin % 4;
+  return ((uint64_t)(5 + q) << (e - 2)) - 1;
+}
 
 typedef struct StaticBlock {
   struct StaticBlock *next;
@@ -79,6 +97,8 @@ struct MajorHeap {
   void **chunks;                   // every chunk mapped, unmapped at exit
   uint64_t chunk_count, chunk_cap;
   LargeBlock *large;
+  LargeBlock *large_free[LARGE_BINS];   // dead large blocks kept for reuse
+  uint64_t large_free_words;       // their capacities, summed (not in heap_words)
   StaticBlock *statics;
   Value *mark_stack;               // bounded; see gc/major.c part 2
   uint32_t mark_top;

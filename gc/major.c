@@ -9,7 +9,7 @@
 //    Chunks are CHUNK_BYTES, aligned, and the kernel is asked to back them
 //    with huge pages (MADV_HUGEPAGE; a hint, ignored where unsupported): a
 //    growing heap then takes one page fault per 2 MiB instead of one per
-//    4 KiB. Bigger blocks are malloc'ed one by one.
+//    4 KiB. Bigger blocks are malloc'ed one by one (part 6).
 //    The heap never moves a block.
 // 2. Mark (stop-the-world, from the roots of gc_scan_roots): a WHITE block
 //    reached turns BLACK and, if it holds values, goes on the mark stack. The
@@ -31,6 +31,11 @@
 //    The pages beyond the limit give their memory back (MADV_DONTNEED) but
 //    keep their addresses (the `released` list): chunks are unmapped only by
 //    major_free_all, so the heap never splits its mappings page by page.
+// 6. Large blocks (more than MAX_YOUNG_WOSIZE fields) are malloc'ed with their
+//    size rounded up to their bin (gc_internal.h); the sweep keeps dead ones
+//    in per-bin free lists, bounded like the pool, and alloc_large takes from
+//    its bin first: a program that keeps making and dropping big strings
+//    reuses the same memory instead of going through malloc and free.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +114,18 @@ static Value carve(Vm *vm, uint32_t whsize) {
 }
 
 static __attribute__((noinline)) Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
-  LargeBlock *b = malloc(sizeof(LargeBlock) + (wosize + 1) * sizeof(Value));
-  if (!b) return 0;
+  MajorHeap *h = vm->gc.major;
+  uint32_t bin = large_bin(wosize + 1);
+  LargeBlock *b = bin < LARGE_BINS ? h->large_free[bin] : NULL;
+  if (b) {
+    h->large_free[bin] = b->next;
+    h->large_free_words -= b->capacity;
+  } else {
+    uint64_t capacity = bin < LARGE_BINS ? large_bin_capacity(bin) : wosize + 1;
+    b = malloc(sizeof(LargeBlock) + capacity * sizeof(Value));
+    if (!b) return 0;
+    b->capacity = capacity;
+  }
   b->whsize = wosize + 1;
   b->next = vm->gc.major->large;
   vm->gc.major->large = b;
@@ -155,6 +170,11 @@ void major_free_all(MajorHeap *h) {
     next = b->next;
     free(b);
   }
+  for (uint32_t bin = 0; bin < LARGE_BINS; bin++)
+    for (LargeBlock *b = h->large_free[bin], *next; b; b = next) {
+      next = b->next;
+      free(b);
+    }
   for (StaticBlock *b = h->statics, *next; b; b = next) {
     next = b->next;
     free(b);
@@ -267,9 +287,13 @@ static uint64_t sweep_class(Vm *vm, uint32_t c) {
   return live;
 }
 
+// Dead large blocks go to their bin's free list while the lists hold less
+// than the next cycle may allocate (major_live_threshold, as for the page
+// pool); the rest, and blocks of bins past LARGE_BINS, are freed.
 static uint64_t sweep_large(Vm *vm) {
-  uint64_t live = 0;
-  LargeBlock **link = &vm->gc.major->large;
+  MajorHeap *h = vm->gc.major;
+  uint64_t live = 0, keep = major_live_threshold(vm);
+  LargeBlock **link = &h->large;
   while (*link) {
     LargeBlock *b = *link;
     if (hd_color(b->words[0]) == COLOR_BLACK) {
@@ -280,7 +304,14 @@ static uint64_t sweep_large(Vm *vm) {
     }
     *link = b->next;
     vm->gc.stats.heap_words -= b->whsize;
-    free(b);
+    uint32_t bin = large_bin(b->whsize);
+    if (bin < LARGE_BINS && h->large_free_words + b->capacity <= keep) {
+      b->next = h->large_free[bin];
+      h->large_free[bin] = b;
+      h->large_free_words += b->capacity;
+    } else {
+      free(b);
+    }
   }
   return live;
 }

@@ -265,6 +265,74 @@ static void test_verify_catches_page_errors(void **state) {
   assert_true(gc_verify(vm));
 }
 
+// --- large blocks -----------------------------------------------------------------
+
+static void test_large_bins(void **state) {
+  (void)state;
+  // Every size lands in a bin whose capacity holds it, within a fifth of it.
+  uint32_t prev = 0;
+  for (uint64_t w = 258; w < (1u << 21); w += 1 + w / 97) {
+    uint32_t bin = large_bin(w);
+    assert_true(bin >= prev);
+    prev = bin;
+    uint64_t cap = large_bin_capacity(bin);
+    assert_true(cap >= w);
+    assert_true(cap - w < w / 4 + 1);
+    // The bin's capacity is the largest size of the bin.
+    assert_int_equal(large_bin(cap), bin);
+    assert_int_equal(large_bin(cap + 1), bin + 1);
+  }
+  assert_int_equal(large_bin(258), 0);
+  assert_int_equal(large_bin((1u << 20) - 1), LARGE_BINS - 1);
+  assert_int_equal(large_bin(1u << 20), LARGE_BINS);
+}
+
+static void test_large_blocks_reused(void **state) {
+  Vm *vm = ts_vm(state);
+  MajorHeap *h = vm->gc.major;
+  enum { K = 20 };
+  Value b[K];
+  for (int i = 0; i < K; i++) b[i] = major_alloc_raw(vm, 300 + (uint64_t)i, TAG_STRING);
+  uint64_t words = 0;
+  for (int i = 0; i < K; i++) words += 301 + (uint64_t)i;
+  assert_int_equal(vm->gc.stats.heap_words, words);
+  gc_major(vm);   // all dead: kept in their bins, no longer counted
+  assert_int_equal(vm->gc.stats.heap_words, 0);
+  assert_null(h->large);
+  uint64_t kept = h->large_free_words;
+  assert_true(kept >= words);
+  assert_true(gc_verify(vm));
+  // The same sizes again come from the bins (the same memory), none malloc'ed.
+  for (int i = 0; i < K; i++) {
+    Value v = major_alloc_raw(vm, 300 + (uint64_t)i, TAG_STRING);
+    bool reused = false;
+    for (int j = 0; j < K; j++) reused |= v == b[j];
+    assert_true(reused);
+    assert_int_equal(val_wosize(v), 300 + (uint64_t)i);
+  }
+  assert_int_equal(h->large_free_words, 0);
+  assert_int_equal(vm->gc.stats.heap_words, words);
+  assert_true(gc_verify(vm));
+}
+
+static void test_large_cache_bounded(void **state) {
+  Vm *vm = ts_vm(state);
+  MajorHeap *h = vm->gc.major;
+  // Three times the bound in dead 1000-field blocks: the bins keep at most
+  // major_live_threshold words, the rest is freed.
+  uint64_t bound = major_live_threshold(vm);
+  uint64_t cap = large_bin_capacity(large_bin(1001));
+  uint64_t n = 3 * bound / cap;
+  for (uint64_t i = 0; i < n; i++) major_alloc_raw(vm, 1000, TAG_STRING);
+  gc_major(vm);
+  assert_true(h->large_free_words <= bound);
+  assert_true(h->large_free_words + cap > bound);
+  uint64_t listed = 0;
+  for (LargeBlock *b = h->large_free[large_bin(1001)]; b; b = b->next) listed += b->capacity;
+  assert_int_equal(listed, h->large_free_words);
+  assert_true(gc_verify(vm));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fresh_page_carved_lazily, ts_setup, ts_teardown),
@@ -275,6 +343,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_pool_bounded_after_major, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_pool_limit_follows_live_heap, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_verify_catches_page_errors, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_large_bins, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_large_blocks_reused, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_large_cache_bounded, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,7 +39,7 @@ void gc_update_limit(Vm *vm) {
 
 // Memory for a minor heap of `words` words (free() releases it). One that
 // spans huge pages is aligned to them and the kernel asked to back it with
-// them (a hint): the first pass over 8 MiB then takes 4 page faults, not 2048.
+// them (a hint): the first pass over 16 MiB then takes 8 page faults, not 4096.
 static Value *alloc_minor_heap(uint64_t words) {
   size_t bytes = words * sizeof(Value);
   if (bytes < HUGE_PAGE_BYTES) return malloc(bytes);

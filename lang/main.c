@@ -13,7 +13,7 @@ static void usage(FILE *out) {
           "  --dump-bytecode      print code and frame descriptors, run nothing\n"
           "  --memtrace FILE      write a memtrace trace of the run\n"
           "  --stack-words N      VM stack size in words (default 16777216)\n"
-          "  --minor-words N      minor heap size in words (default 1048576)\n"
+          "  --minor-words N      minor heap size in words (default 2097152)\n"
           "  --max-heap-words N   major heap limit in words (default: none)\n"
           "  --memprof-count R    sample at rate R with a tracker that counts; print totals\n"
           "  --gc-stress          collect at every allocation\n"
@@ -33,7 +33,7 @@ static bool parse_count(const char *flag, const char *arg, uint64_t *out) {
 }
 
 int main(int argc, char **argv) {
-  VmOptions opt = {.stack_words = 16u << 20, .minor_words = 1u << 20};
+  VmOptions opt = {.stack_words = 16u << 20, .minor_words = 2u << 20};
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;

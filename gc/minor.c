@@ -47,7 +47,13 @@ static void oldify(Vm *vm, Value *slot) {
     fprintf(stderr, "minnow: out of memory during a minor collection\n");
     exit(1);
   }
-  memcpy(val_fields(copy), val_fields(v), wosize * sizeof(Value));
+  Value *to = val_fields(copy), *from = val_fields(v);
+  if (wosize <= 2) {   // pairs and cons cells, the bulk of promotions: no call
+    to[0] = from[0];
+    if (wosize == 2) to[1] = from[1];
+  } else {
+    memcpy(to, from, wosize * sizeof(Value));
+  }
   *val_hd_ptr(v) = 0;
   val_fields(v)[0] = copy;
   *slot = copy;

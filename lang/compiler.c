@@ -1212,12 +1212,13 @@ static void compile_subpattern(FnState *fs, Pattern *p, uint32_t reg, uint32_t i
   else compile_pattern(fs, p, r, fails);
 }
 
-// A cons or pair pattern whose two sub-patterns both need their field:
-// one UNCONS / UNPAIR tests the block and loads both fields, then the
+// A cons or pair pattern with a sub-pattern that needs its field: one
+// UNCONS / UNPAIR tests the block and loads both fields (a `_` part into a
+// scratch register: a load is cheaper than a second instruction), then the
 // sub-patterns are bound or matched.
 static bool compile_pair_pattern(FnState *fs, Opcode op, Pattern *a, Pattern *b, uint32_t reg, SrcPos pos,
                                  Fails *fails) {
-  if (a->kind == PAT_WILD || b->kind == PAT_WILD) return false;
+  if (a->kind == PAT_WILD && b->kind == PAT_WILD) return false;
   uint32_t ra = alloc_reg(fs), rb = alloc_reg(fs);
   uint32_t at = emit_op(fs, op, pos);
   emit(fs, reg);
@@ -1230,6 +1231,7 @@ static bool compile_pair_pattern(FnState *fs, Opcode op, Pattern *a, Pattern *b,
   Pattern *subs[2] = {a, b};
   uint32_t regs[2] = {ra, rb};
   for (int i = 0; i < 2; i++) {
+    if (subs[i]->kind == PAT_WILD) continue;
     if (subs[i]->kind == PAT_VAR) add_local(fs, subs[i]->u.name, regs[i], false);
     else compile_pattern(fs, subs[i], regs[i], fails);
   }

@@ -581,12 +581,13 @@ static char *dump_function(Vm *vm, const char *name) {
 // Loops and patterns compile to the instructions the interpreter's fast
 // paths expect: a for-each tests at the bottom, and no nil is loaded for
 // a loop body's value; cons and pair patterns binding both parts use
-// UNCONS / UNPAIR, and a wildcard part keeps the plain test.
+// UNCONS / UNPAIR (a wildcard part too), two wildcards keep the plain test.
 static void test_loops_and_pair_patterns(void **state) {
   Vm *vm = ts_vm(state);
   ts_compile(state,
              "fn sum(l) { var s = 0\n for x in l { if x > 0 { s = s + x } }\n s }\n"
              "fn len(l) { match l { [] => 0, _ :: t => 1 + len(t) } }\n"
+             "fn any(l) { match l { [] => 0, _ :: _ => 1 } }\n"
              "fn firsts(l) { match l { [] => [], (a, b) :: t => a :: firsts(t) } }\n");
   char *sum = dump_function(vm, "sum");
   assert_non_null(strstr(sum, "ITERLOOP"));
@@ -598,9 +599,14 @@ static void test_loops_and_pair_patterns(void **state) {
   assert_true(jmp < test);
   free(sum);
   char *len = dump_function(vm, "len");
-  assert_null(strstr(len, "UNCONS"));
-  assert_non_null(strstr(len, "TESTCONS"));
+  assert_non_null(strstr(len, "UNCONS"));
+  assert_null(strstr(len, "TESTCONS"));
+  assert_null(strstr(len, "GETF"));
   free(len);
+  char *any = dump_function(vm, "any");
+  assert_null(strstr(any, "UNCONS"));
+  assert_non_null(strstr(any, "TESTCONS"));
+  free(any);
   char *firsts = dump_function(vm, "firsts");
   assert_non_null(strstr(firsts, "UNCONS"));
   assert_non_null(strstr(firsts, "UNPAIR"));

@@ -101,3 +101,4 @@ double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
 bool gc_verify(Vm *vm) { (void)vm; return true; }
 void gc_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }
 void gc_update_limit(Vm *vm) { (void)vm; }
+void gc_update_major_limit(Vm *vm) { (void)vm; }

@@ -52,12 +52,20 @@ typedef struct GcState {
   Value **remembered;        // old fields that may point into the minor heap
   uint64_t remembered_count, remembered_cap;
   uint64_t major_since_cycle;   // major words allocated since the last major GC
+  uint64_t major_alloc_limit;   // gc_alloc_major takes its slow path once
+                             // major_since_cycle reaches this: the major GC
+                             // threshold, or 0 while memprof samples (so that
+                             // with the profiler off the path tests nothing more)
   uint64_t stress_counter;
   bool collecting;           // a collection is running (no allocation allowed)
   bool major_requested;      // run a major GC at the end of the next minor GC
   bool scanning_for_minor;   // gc_scan_roots serves a minor GC: roots known
                              // not to point into the minor heap may be skipped
 } GcState;
+
+// Recomputes major_alloc_limit (after a major cycle, and whenever memprof
+// starts or stops sampling: gc_update_limit calls it).
+void gc_update_major_limit(Vm *vm);
 
 // Sets up the minor and major heaps. Returns false if memory is short.
 bool gc_init(Vm *vm, uint64_t minor_words);

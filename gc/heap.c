@@ -28,7 +28,12 @@ void gc_free(Vm *vm) {
   vm->gc.major = NULL;
 }
 
+void gc_update_major_limit(Vm *vm) {
+  vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : major_live_threshold(vm);
+}
+
 void gc_update_limit(Vm *vm) {
+  gc_update_major_limit(vm);
   Value *limit = vm->young_start;
   if (vm->young_trigger > limit) limit = vm->young_trigger;
   if (vm->options.gc_stress) limit = vm->young_end;
@@ -116,8 +121,9 @@ Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
   return val_of_ptr(p + 1);
 }
 
-Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
-  if (wosize == 0) return vm->empty_array;
+// gc_alloc_major once major_alloc_limit is reached: a major cycle is due, or
+// memprof is sampling (the block's words are sampled once it is allocated).
+static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   if (vm->gc.major_since_cycle > major_live_threshold(vm)) gc_major(vm);
   check_heap_limit(vm, wosize + 1);
   Value v = major_alloc_raw(vm, wosize, tag);
@@ -125,6 +131,17 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
   if (MEMPROF_BUILT && vm->memprof_sampling) memprof_sample_major(vm, v, wosize);
+  return v;
+}
+
+Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize == 0) return vm->empty_array;
+  if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag);
+  check_heap_limit(vm, wosize + 1);
+  Value v = major_alloc_raw(vm, wosize, tag);
+  if (!v) vm_raise_error(vm, "out of memory");
+  vm->gc.stats.major_words += (double)(wosize + 1);
+  vm->gc.major_since_cycle += wosize + 1;
   return v;
 }
 

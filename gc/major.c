@@ -352,4 +352,5 @@ void major_collect(Vm *vm) {
   trim_pool(vm);
   vm->gc.stats.major_collections++;
   vm->gc.major_since_cycle = 0;
+  gc_update_major_limit(vm);
 }

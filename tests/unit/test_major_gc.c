@@ -339,8 +339,39 @@ static void test_heap_limit_out_of_memory(void **state) {
   assert_string_equal(c.err, expect);
 }
 
+// gc_alloc_major's one test: the major GC threshold while memprof does not
+// sample, 0 (every major allocation on the slow path, which samples) while it
+// does; a major cycle moves the threshold with the live heap.
+static void test_major_alloc_limit(void **state) {
+  Vm *vm = ts_vm(state);
+  assert_int_equal(vm->gc.major_alloc_limit, major_live_threshold(vm));
+  vm->memprof_sampling = true;
+  gc_update_limit(vm);
+  assert_int_equal(vm->gc.major_alloc_limit, 0);
+  Value v = gc_alloc_major(vm, 300, TAG_STRING);   // the slow path allocates as well
+  assert_int_equal(val_wosize(v), 300);
+  vm->memprof_sampling = false;
+  gc_update_limit(vm);
+  assert_int_equal(vm->gc.major_alloc_limit, major_live_threshold(vm));
+  // Keep more than the threshold's floor alive: after the cycle the limit follows.
+  enum { N = 1200 };
+  Value arr = gc_alloc_major(vm, N, TAG_ARRAY);
+  for (int i = 0; i < N; i++) gc_init_field(vm, arr, (uint64_t)i, VAL_NIL);
+  vm_push_root(vm, &arr);
+  for (int i = 0; i < N; i++) {
+    Value big = gc_alloc_major(vm, 1000, TAG_ARRAY);
+    for (int j = 0; j < 1000; j++) gc_init_field(vm, big, (uint64_t)j, VAL_NIL);
+    gc_write(vm, arr, (uint64_t)i, big);
+  }
+  gc_major(vm);
+  assert_true(vm->gc.stats.live_words > (1u << 20));
+  assert_int_equal(vm->gc.major_alloc_limit, vm->gc.stats.live_words);
+  vm_pop_roots(vm, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_major_alloc_limit, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_alloc_major_small, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_large_blocks, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_major_frees_unreachable, ts_setup, ts_teardown),

@@ -191,8 +191,34 @@ static inline __attribute__((always_inline)) const uint32_t *allocn(Vm *vm, cons
 }
 
 // A combined allocation whose block fitted below young_ptr (already moved).
-static __attribute__((noinline)) const uint32_t *allocn_fast(Vm *vm, const uint32_t *pc, Value *base, Value *top) {
-  return allocn(vm, pc, base, top, false, false);
+// No callback can be queued on this path, so each sub-block's register is
+// written as soon as the sub-block is filled: the compiler turned every read
+// of an earlier sub-block's register into a sub-block operand, so this is the
+// order of the allocations it combined.
+static __attribute__((noinline)) const uint32_t *allocn_fast(const uint32_t *pc, Value *base, Value *top) {
+  uint32_t nsub = pc[2];
+  Value subs[16];
+  const uint32_t *sub = pc + 3;
+  Value *cur = top;
+  for (uint32_t i = 0; i < nsub; i++) {
+    Header hd = sub[1];
+    uint32_t n = sub[2];
+    cur -= hd_wosize(hd) + 1;
+    cur[0] = hd;
+    Value v = val_of_ptr(cur + 1);
+    Value *f = cur + 1;
+    const uint32_t *src = sub + 3;
+    if (unlikely(hd_tag(hd) == TAG_RECORD)) *f++ = val_of_int(*src++);
+    for (uint32_t j = 0; j < n; j++) {
+      uint32_t x = src[j];
+      const Value *from = (x & OPERAND_SUBBLOCK) ? subs : base;
+      f[j] = from[x & ~OPERAND_SUBBLOCK];
+    }
+    subs[i] = v;
+    if (sub[0] != OPERAND_NONE) base[sub[0]] = v;
+    sub = src + n;
+  }
+  return sub;
 }
 
 static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
@@ -634,7 +660,7 @@ op_ALLOCN: {
   }
   Value *top = vm->young_ptr;
   vm->young_ptr = p;
-  pc = allocn_fast(vm, pc, base, top);
+  pc = allocn_fast(pc, base, top);
   DISPATCH();
 }
 

@@ -130,7 +130,10 @@ static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize,
   if (!v) vm_raise_error(vm, "out of memory");
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
-  if (MEMPROF_BUILT && vm->memprof_sampling) memprof_sample_major(vm, v, wosize);
+  if (MEMPROF_BUILT && vm->memprof_sampling) {
+    if (vm->memprof_major_skip > wosize) vm->memprof_major_skip -= wosize + 1;   // no sampled word here
+    else memprof_sample_major(vm, v, wosize);
+  }
   return v;
 }
 

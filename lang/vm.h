@@ -123,6 +123,9 @@ typedef struct Vm {
   uint32_t poll_saved_op; // what it held
   const uint32_t *poll_origin; // the instruction that queued the callbacks
   bool memprof_sampling;  // a profile is running (major allocations ask memprof)
+  uint64_t memprof_major_skip; // while sampling: words the major heap may allocate
+                          // before the next sampled major word (gc/heap.c skips
+                          // memprof for blocks that fit; memprof/engine.c syncs)
   bool sampling_suspended; // runtime-internal allocations (error messages)
   VmOptions options;
   // --- process ------------------------------------------------------------

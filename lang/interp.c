@@ -706,30 +706,23 @@ op_TESTTUPLE: {
   pc += val_has_tag(v, TAG_TUPLE) && val_wosize(v) == pc[2] ? 4 : (int32_t)pc[3];
   DISPATCH();
 }
-op_UNCONS: {
-  Value v = R(1);
-  if (likely(val_has_tag(v, TAG_CONS))) {
-    Value h = val_field(v, 0), t = val_field(v, 1);
-    R(2) = h;
-    R(3) = t;
-    pc += 5;
-  } else {
-    pc += (int32_t)pc[4];
+// UNCONS and UNPAIR: if `test` holds of r, load its two fields, else jump.
+#define UNPACK2(test)                                                          \
+  {                                                                            \
+    Value v = R(1);                                                            \
+    if (likely(test)) {                                                        \
+      Value a = val_field(v, 0), b = val_field(v, 1);                          \
+      R(2) = a;                                                                \
+      R(3) = b;                                                                \
+      pc += 5;                                                                 \
+    } else {                                                                   \
+      pc += (int32_t)pc[4];                                                    \
+    }                                                                          \
+    DISPATCH();                                                                \
   }
-  DISPATCH();
-}
-op_UNPAIR: {
-  Value v = R(1);
-  if (likely(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)) {
-    Value a = val_field(v, 0), b = val_field(v, 1);
-    R(2) = a;
-    R(3) = b;
-    pc += 5;
-  } else {
-    pc += (int32_t)pc[4];
-  }
-  DISPATCH();
-}
+op_UNCONS: UNPACK2(val_has_tag(v, TAG_CONS))
+op_UNPAIR: UNPACK2(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)
+#undef UNPACK2
 op_TESTEQ: {
   Value v = R(1), k = vm->constants[pc[2]];
   pc += v == k || ops_equal(v, k) ? 4 : (int32_t)pc[3];

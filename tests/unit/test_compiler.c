@@ -520,6 +520,17 @@ static void test_debug_entry_spanning_two_lines(void **state) {
 
 // --- the listing ----------------------------------------------------------------------
 
+// --dump-bytecode's text for the whole program, malloc'ed.
+static char *dump_program(Vm *vm) {
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&buf, &size);
+  assert_non_null(out);
+  compiler_dump(vm, out);
+  fclose(out);
+  return buf;
+}
+
 static void test_dump_shows_combined_and_call_descriptors(void **state) {
   Vm *vm = ts_vm(state);
   ts_compile(state,
@@ -528,12 +539,7 @@ static void test_dump_shows_combined_and_call_descriptors(void **state) {
              "  t :: acc\n"
              "}\n"
              "fn g(x) { f(x, x, []) }\n");
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  compiler_dump(vm, out);
-  fclose(out);
+  char *buf = dump_program(vm);
   char header[128];
   snprintf(header, sizeof header, "function f (%s) params 3 frame ", ((TestCtx *)*state)->path);
   assert_non_null(strstr(buf, header));
@@ -561,12 +567,7 @@ static void test_dump_shows_combined_and_call_descriptors(void **state) {
 
 // The dump of the function `name` (up to the next function), malloc'ed.
 static char *dump_function(Vm *vm, const char *name) {
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  compiler_dump(vm, out);
-  fclose(out);
+  char *buf = dump_program(vm);
   char header[128];
   snprintf(header, sizeof header, "function %s (", name);
   char *start = strstr(buf, header);

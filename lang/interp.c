@@ -432,6 +432,7 @@ static void link_calls(Vm *vm) {
     vm->fn_targets[i] = (CallTarget){p->code, p->nparams, p->fsize};
   }
   for (uint32_t g = 0; g < vm->global_count; g++) vm->global_targets[g].nparams = UINT32_MAX;
+  vm->linked_protos = vm->proto_count;
 }
 
 // =====================================================================
@@ -804,6 +805,7 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
 }
 
 bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
+  if (vm->linked_protos != vm->proto_count || !vm->fn_targets) link_calls(vm);
   if (!val_has_tag(fn, TAG_CLOSURE)) call_error(vm, fn, (uint32_t)argc);
   const Proto *p = closure_proto(vm, fn);
   if ((uint32_t)argc != p->nparams) call_error(vm, fn, (uint32_t)argc);
@@ -867,7 +869,6 @@ _Noreturn void vm_raise_stack_overflow(Vm *vm) {
 }
 
 Value interp_run_entry(Vm *vm, const Proto *entry, bool *ok) {
-  link_calls(vm);
   Value clos = gc_alloc_static(vm, 1, TAG_CLOSURE);
   val_fields(clos)[0] = val_of_int(entry->id);
   Value result = VAL_NIL;

@@ -90,6 +90,7 @@ typedef struct Vm {
   // CALLG once the global holds the closure (it is never reassigned after).
   CallTarget *fn_targets;
   CallTarget *global_targets;
+  uint32_t linked_protos; // protos fn_targets covers (vm_call relinks when it grew)
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   FrameTable *frames;

@@ -520,14 +520,18 @@ static void test_debug_entry_spanning_two_lines(void **state) {
 
 // --- the listing ----------------------------------------------------------------------
 
-// --dump-bytecode's text for the whole program, malloc'ed.
+// --dump-bytecode's text for the whole program, malloc'ed. The stream's
+// buffer and size live on the heap: gcc's -Wdangling-pointer takes the
+// address of a local handed to open_memstream for a pointer into the frame.
 static char *dump_program(Vm *vm) {
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
+  struct Memstream { char *buf; size_t size; } *m = calloc(1, sizeof *m);
+  assert_non_null(m);
+  FILE *out = open_memstream(&m->buf, &m->size);
   assert_non_null(out);
   compiler_dump(vm, out);
   fclose(out);
+  char *buf = m->buf;
+  free(m);
   return buf;
 }
 

@@ -805,7 +805,7 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
 }
 
 bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
-  if (vm->linked_protos != vm->proto_count || !vm->fn_targets) link_calls(vm);
+  if (vm->linked_protos != vm->proto_count) link_calls(vm);
   if (!val_has_tag(fn, TAG_CLOSURE)) call_error(vm, fn, (uint32_t)argc);
   const Proto *p = closure_proto(vm, fn);
   if ((uint32_t)argc != p->nparams) call_error(vm, fn, (uint32_t)argc);

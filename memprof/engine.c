@@ -83,14 +83,12 @@ void memprof_free(Vm *vm) {
   vm->memprof = NULL;
 }
 
-static void reset_major_skip(Vm *vm);
-
 void memprof_set_seed(Vm *vm, uint64_t seed) {
   if (!vm->memprof) return;
   double rate = vm->memprof->sampler.rate;
   sampler_seed(&vm->memprof->sampler, seed);
   sampler_set_rate(&vm->memprof->sampler, rate > 0 ? rate : 1);
-  reset_major_skip(vm);
+  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
 }
 
@@ -227,25 +225,15 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
 
 // Major blocks that end before the next sampled major word never reach
 // memprof_sample_major: gc/heap.c only takes their words off
-// vm->memprof_major_skip (major_next - 1 when last synced). Those words are
-// first taken off the sampler's distance, then the block is drawn as before.
-static void sync_major_skip(Vm *vm) {
-  Memprof *mp = vm->memprof;
-  uint64_t next = mp->sampler.major_next;
-  vm->memprof_major_skip = mp->major_skip_set = next > 0 ? next - 1 : 0;
-}
-
-// The sampler was reseeded or its rate changed: nothing to take off.
-static void reset_major_skip(Vm *vm) {
-  vm->memprof_major_skip = vm->memprof->major_skip_set = 0;
-}
-
+// vm->memprof_major_skip. Invariant: once the sampler has drawn its first
+// major distance (major_next >= 1 from then on), major_next is
+// memprof_major_skip + 1 outside this function; before it, both are 0.
 void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   Memprof *mp = vm->memprof;
   if (!sampling(mp)) return;
-  mp->sampler.major_next -= mp->major_skip_set - vm->memprof_major_skip;
+  if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_skip + 1;
   uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
-  sync_major_skip(vm);
+  vm->memprof_major_skip = mp->sampler.major_next - 1;
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   track(vm, block, wosize, n, false, 0);
@@ -432,7 +420,7 @@ int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const Me
   vm->memprof_sampling = true;
   mp->stacks.low_water = 0;   // a new tracker has seen no previous callstack
   sampler_set_rate(&mp->sampler, rate);
-  reset_major_skip(vm);
+  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
   return id;
 }

@@ -95,7 +95,6 @@ typedef struct Event {
 
 struct Memprof {
   Sampler sampler;
-  uint64_t major_skip_set;     // vm->memprof_major_skip as last set by sync_major_skip
   Callstacks stacks;
   Profile *profiles;
   uint32_t profile_count, profile_cap;

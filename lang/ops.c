@@ -236,6 +236,14 @@ uint64_t ops_hash(Value v) {
 // Printing
 // =====================================================================
 
+// Inlined into this file's string makers (++, str, of_int), which call it
+// for every string they build.
+static inline __attribute__((always_inline)) Value string_uninit(Vm *vm, size_t len) {
+  Value s = gc_alloc(vm, str_wosize_for(len), TAG_STRING);
+  str_set_padding(s, len);
+  return s;
+}
+
 // "00" "01" ... "99": two digits per division.
 static const char DIGIT_PAIRS[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -271,20 +279,26 @@ static inline void write_digits(char *end, uint64_t u) {
 // |n| as unsigned: exact for MINNOW_INT_MIN too.
 static inline uint64_t magnitude(int64_t n) { return n < 0 ? 0 - (uint64_t)n : (uint64_t)n; }
 
+// Characters of n in decimal, sign included.
+static inline size_t int_length(int64_t n) { return digit_count(magnitude(n)) + (n < 0); }
+
+// Writes n's int_length(n) characters at p.
+static inline void write_int(char *p, size_t len, int64_t n) {
+  write_digits(p + len, magnitude(n));
+  if (n < 0) p[0] = '-';
+}
+
 size_t ops_format_int(int64_t n, char *buf) {
-  size_t len = digit_count(magnitude(n)) + (n < 0);
-  write_digits(buf + len, magnitude(n));
-  if (n < 0) buf[0] = '-';
+  size_t len = int_length(n);
+  write_int(buf, len, n);
   buf[len] = 0;
   return len;
 }
 
 Value ops_string_of_int(Vm *vm, int64_t n) {
-  size_t len = digit_count(magnitude(n)) + (n < 0);
-  Value s = ops_string_uninit(vm, len);
-  char *p = (char *)val_fields(s);
-  write_digits(p + len, magnitude(n));
-  if (n < 0) p[0] = '-';
+  size_t len = int_length(n);
+  Value s = string_uninit(vm, len);
+  write_int((char *)val_fields(s), len, n);
   return s;
 }
 
@@ -462,18 +476,11 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
   print_rec(vm, &o, v, quoted, 0);
 }
 
-// The padding lies in the last word (len >= 8 * (wosize - 1)): that word is
-// zeroed, then its last byte gets the count; bytes below len are the caller's.
-Value ops_string_uninit(Vm *vm, size_t len) {
-  uint64_t n = str_wosize_for(len);
-  Value s = gc_alloc(vm, n, TAG_STRING);
-  val_fields(s)[n - 1] = 0;
-  ((unsigned char *)val_fields(s))[n * 8 - 1] = (unsigned char)(n * 8 - 1 - len);
-  return s;
-}
+Value ops_string_uninit(Vm *vm, size_t len) { return string_uninit(vm, len); }
+
 
 Value ops_string(Vm *vm, const char *bytes, size_t len) {
-  Value s = ops_string_uninit(vm, len);
+  Value s = string_uninit(vm, len);
   ops_copy_bytes((char *)val_fields(s), bytes, len);
   return s;
 }
@@ -497,7 +504,7 @@ Value ops_to_string(Vm *vm, Value v) {
 // One allocation, one copy per operand (a and b are re-read after it).
 static Value concat_strings(Vm *vm, Value *a, Value *b) {
   size_t la = str_len(*a), lb = str_len(*b);
-  Value s = ops_string_uninit(vm, la + lb);
+  Value s = string_uninit(vm, la + lb);
   char *p = (char *)val_fields(s);
   ops_copy_bytes(p, str_bytes(*a), la);
   ops_copy_bytes(p + la, str_bytes(*b), lb);

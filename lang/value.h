@@ -129,6 +129,14 @@ static inline void str_finish(Value s, size_t len) {
   memset(p + len, 0, bytes - len);
   p[bytes - 1] = (char)(bytes - 1 - len);
 }
+// The same before the bytes are written: the padding lies in the last word
+// (len >= 8 * (wosize - 1)), so that word is zeroed and its last byte set;
+// the bytes [0, len) are the caller's to write afterwards.
+static inline void str_set_padding(Value s, size_t len) {
+  uint64_t n = val_wosize(s);
+  val_fields(s)[n - 1] = 0;
+  ((unsigned char *)val_fields(s))[n * 8 - 1] = (unsigned char)(n * 8 - 1 - len);
+}
 
 static inline double float_of_val(Value v) {
   double d;

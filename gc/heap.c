@@ -121,15 +121,22 @@ Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
   return val_of_ptr(p + 1);
 }
 
-// gc_alloc_major once major_alloc_limit is reached: a major cycle is due, or
-// memprof is sampling (the block's words are sampled once it is allocated).
-static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
-  if (vm->gc.major_since_cycle > major_live_threshold(vm)) gc_major(vm);
+// The allocation itself, within the heap limit, counted in the statistics
+// and towards the next major cycle.
+static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, uint64_t wosize, unsigned tag) {
   check_heap_limit(vm, wosize + 1);
   Value v = major_alloc_raw(vm, wosize, tag);
   if (!v) vm_raise_error(vm, "out of memory");
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
+  return v;
+}
+
+// gc_alloc_major once major_alloc_limit is reached: a major cycle is due, or
+// memprof is sampling (the block's words are sampled once it is allocated).
+static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (vm->gc.major_since_cycle > major_live_threshold(vm)) gc_major(vm);
+  Value v = major_alloc_counted(vm, wosize, tag);
   if (MEMPROF_BUILT && vm->memprof_sampling) {
     if (vm->memprof_major_skip > wosize) vm->memprof_major_skip -= wosize + 1;   // no sampled word here
     else memprof_sample_major(vm, v, wosize);
@@ -140,12 +147,7 @@ static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize,
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
   if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag);
-  check_heap_limit(vm, wosize + 1);
-  Value v = major_alloc_raw(vm, wosize, tag);
-  if (!v) vm_raise_error(vm, "out of memory");
-  vm->gc.stats.major_words += (double)(wosize + 1);
-  vm->gc.major_since_cycle += wosize + 1;
-  return v;
+  return major_alloc_counted(vm, wosize, tag);
 }
 
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) {

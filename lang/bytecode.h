@@ -133,6 +133,9 @@ extern const char *const bytecode_names[OPCODE_COUNT];
 uint32_t bytecode_length(const uint32_t *pc);
 // Whether instructions with this opcode are safe points.
 int bytecode_is_safe_point(Opcode op);
+// The word of the jump offset (kind "o") of a fixed-length instruction with
+// opcode op, or 0 if it has none.
+uint32_t bytecode_jump_word(Opcode op);
 
 // CALL and CALLG: { op, fn, argc, arg_reg[argc], stub, dst, caller_step }.
 // The return address is the last word (lang/frames.h part 2).

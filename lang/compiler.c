@@ -1674,9 +1674,10 @@ static void compile_assign(FnState *fs, Expr *e) {
 // A block or `if` whose value nobody reads (a statement, a loop body):
 // compiled without the register write of its value (no `nil` loaded at the
 // end of a block ending in a statement, no `nil` for a missing else).
+// compile_stmt, its only caller, frees the registers of an `if` afterwards.
 static void compile_effect(FnState *fs, Expr *e) {
-  uint32_t mark = fs->next_reg;
   if (e->kind == EX_BLOCK) {
+    uint32_t mark = fs->next_reg;
     begin_scope(fs);
     for (int i = 0; i < e->u.block.count; i++) compile_stmt(fs, e->u.block.items[i]);
     end_scope(fs, mark);
@@ -1693,7 +1694,6 @@ static void compile_effect(FnState *fs, Expr *e) {
   } else {
     patch_here(fs, jelse);
   }
-  free_to(fs, mark);
 }
 
 static void compile_stmt(FnState *fs, Expr *e) {
@@ -1735,26 +1735,13 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // Functions and descriptors
 // =====================================================================
 
-// The word of the jump offset of the instruction at `ins`, or 0 if none.
-static uint32_t jump_operand(const uint32_t *ins) {
-  switch ((Opcode)ins[0]) {
-    case BC_JMP: return 1;
-    case BC_JMPIF: case BC_JMPIFNOT: case BC_TESTCONS: case BC_TESTEMPTY: return 2;
-    case BC_JNLT: case BC_JNLE: case BC_JNGT: case BC_JNGE: case BC_JNEQ: case BC_JNNE:
-    case BC_JNEQK: case BC_JNNEK: case BC_TESTTUPLE: case BC_TESTEQ: case BC_FORPREP:
-    case BC_FORLOOP: return 3;
-    case BC_TESTFIELD: case BC_ITERLOOP: case BC_UNCONS: case BC_UNPAIR: return 4;
-    default: return 0;
-  }
-}
-
 // Jump threading: a jump landing on a JMP goes straight to that JMP's
 // target (a chain is followed a few links, so that a cycle of JMPs stays);
 // then a JMP landing on a RET becomes that RET (both 2 words).
 static void thread_jumps(Proto *p) {
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;
-    uint32_t k = jump_operand(ins);
+    uint32_t k = bytecode_jump_word((Opcode)ins[0]);
     if (k == 0) continue;
     int64_t target = (int64_t)at + (int32_t)ins[k];
     for (int hops = 0; hops < 8 && p->code[target] == BC_JMP; hops++)

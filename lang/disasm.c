@@ -1,6 +1,7 @@
 // disasm.c - instruction lengths and names (bytecode.h) and the listing of
 // ./vm --dump-bytecode: code and frame descriptors of every function.
 #include <stdio.h>
+#include <string.h>
 
 #include "bytecode.h"
 #include "compiler.h"
@@ -26,6 +27,17 @@ static const uint8_t safe_point[OPCODE_COUNT] = {
 };
 
 int bytecode_is_safe_point(Opcode op) { return safe_point[op]; }
+
+static const char *const operand_kinds[OPCODE_COUNT] = {
+#define X(name, len, safe, kinds) [BC_##name] = kinds,
+    BYTECODE_OPS(X)
+#undef X
+};
+
+uint32_t bytecode_jump_word(Opcode op) {
+  const char *o = strchr(operand_kinds[op], 'o');
+  return o && fixed_length[op] ? (uint32_t)(o - operand_kinds[op]) + 1 : 0;
+}
 
 static uint32_t allocn_length(const uint32_t *pc) {
   const uint32_t *sub = pc + 3;

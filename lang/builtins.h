@@ -27,6 +27,8 @@ _Noreturn void vm_exit(Vm *vm, int status);
   X(string_of_int, 1) X(string_of_float, 1) X(string_to_int, 1)                      \
   X(string_to_float, 1) X(string_repeat, 2) X(string_get, 2) X(string_of_byte, 1)    \
   X(string_index_of, 2)                                                              \
+  X(buffer_create, 1) X(buffer_add, 2) X(buffer_length, 1) X(buffer_contents, 1)     \
+  X(buffer_clear, 2)                                                                 \
   X(array_make, 2) X(array_length, 1) X(array_blit, 5)                               \
   X(float_of_int, 1) X(float_sqrt, 1) X(float_floor, 1) X(float_log, 1)              \
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \

@@ -1,6 +1,7 @@
 // gc_internal.h - shared between the files of gc/ only.
 // The major heap: size-segregated pages for blocks of at most MAX_YOUNG_WOSIZE
-// fields, one malloc'ed LargeBlock per bigger block (design: gc/major.c).
+// fields, a LargeBlock (carved from a large chunk or mapped alone) for each
+// bigger block (design: gc/major.c).
 //
 //   Page (PAGE_BYTES, one size class `whsize`, room for `capacity` blocks):
 //   +------+-------------+-------------+-----+-------------------------+
@@ -48,15 +49,20 @@ static inline uint32_t page_capacity(uint32_t whsize) {
 typedef struct LargeBlock {
   struct LargeBlock *next;
   uint64_t whsize;        // of the block it holds (heap_words counts this)
-  uint64_t capacity;      // words malloc'ed for it: large_bin_capacity(bin)
+  uint64_t capacity;      // words of room for it: large_bin_capacity(bin)
+  bool own_mapping;       // mmap'ed alone (else carved from a large chunk)
+  bool released;          // in a bin, its memory given back (MADV_DONTNEED)
   Value words[];          // words[0] is the header
 } LargeBlock;
 
-// Large blocks are malloc'ed with their size rounded up to the top of a bin:
-// bins are quarter powers of two, [(4+q) << (e-2), (5+q) << (e-2)) words, so a
-// block wastes under a fifth of its size. The sweep keeps dead blocks of the
-// bins below LARGE_BINS in per-bin free lists (gc/major.c part 6).
+// Large blocks get their size rounded up to the top of a bin: bins are
+// quarter powers of two, [(4+q) << (e-2), (5+q) << (e-2)) words, so a block
+// wastes under a fifth of its size. The sweep keeps dead blocks of the bins
+// below LARGE_BINS in per-bin free lists (gc/major.c part 6). Blocks of at
+// most LARGE_CARVE_BYTES are carved from large chunks (CHUNK_BYTES, huge
+// pages); bigger ones are mapped alone.
 enum { LARGE_BINS = 48 };   // bins up to 2^20 words (8 MiB) are reused
+enum { LARGE_CARVE_BYTES = CHUNK_BYTES / 4 };
 
 static inline uint32_t large_bin(uint64_t whsize) {
   uint32_t e = 63u - (uint32_t)__builtin_clzll(whsize);   // whsize >= 258: e >= 8
@@ -98,7 +104,11 @@ struct MajorHeap {
   uint64_t chunk_count, chunk_cap;
   LargeBlock *large;
   LargeBlock *large_free[LARGE_BINS];   // dead large blocks kept for reuse
-  uint64_t large_free_words;       // their capacities, summed (not in heap_words)
+  uint64_t large_free_words;       // capacities of the resident ones, summed
+                                   // (not in heap_words; see gc/major.c part 6)
+  char *large_next, *large_end;    // never-used room of the newest large chunk
+  void **large_chunks;             // every large chunk, unmapped at exit
+  uint64_t large_chunk_count, large_chunk_cap;
   StaticBlock *statics;
   Value *mark_stack;               // bounded; see gc/major.c part 2
   uint32_t mark_top;

@@ -9,7 +9,7 @@
 //    Chunks are CHUNK_BYTES, aligned, and the kernel is asked to back them
 //    with huge pages (MADV_HUGEPAGE; a hint, ignored where unsupported): a
 //    growing heap then takes one page fault per 2 MiB instead of one per
-//    4 KiB. Bigger blocks are malloc'ed one by one (part 6).
+//    4 KiB. Bigger blocks are large blocks (part 6).
 //    The heap never moves a block.
 // 2. Mark (stop-the-world, from the roots of gc_scan_roots): a WHITE block
 //    reached turns BLACK and, if it holds values, goes on the mark stack. The
@@ -31,11 +31,19 @@
 //    The pages beyond the limit give their memory back (MADV_DONTNEED) but
 //    keep their addresses (the `released` list): chunks are unmapped only by
 //    major_free_all, so the heap never splits its mappings page by page.
-// 6. Large blocks (more than MAX_YOUNG_WOSIZE fields) are malloc'ed with their
-//    size rounded up to their bin (gc_internal.h); the sweep keeps dead ones
-//    in per-bin free lists, bounded like the pool, and alloc_large takes from
-//    its bin first: a program that keeps making and dropping big strings
-//    reuses the same memory instead of going through malloc and free.
+// 6. Large blocks (more than MAX_YOUNG_WOSIZE fields) get their size rounded
+//    up to their bin (gc_internal.h). Up to LARGE_CARVE_BYTES they are carved
+//    one after the other from large chunks (CHUNK_BYTES, huge pages, like the
+//    pages' chunks); bigger ones are mmap'ed alone. The sweep keeps dead ones
+//    in per-bin free lists and alloc_large takes from its bin first: a
+//    program that keeps making and dropping big strings reuses the same
+//    memory. Dead blocks stay resident while they hold what the next cycle
+//    may allocate (like the pool); past that, a block that a whole cycle did
+//    not reuse gives its pages back at the next sweep (a carved block keeps
+//    its place in the bin, a block mapped alone is unmapped). Carved memory
+//    is never unmapped before major_free_all. Not malloc: its heap grows and
+//    shrinks 4 KiB at a time, and a page fault costs 10-30 us on a
+//    virtualised machine.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +56,41 @@
 // Allocation
 // =====================================================================
 
-// Maps one more aligned chunk and makes it the source of never-used pages.
-static bool map_chunk(MajorHeap *h) {
-  if (h->chunk_count == h->chunk_cap) {
-    uint64_t cap = h->chunk_cap ? 2 * h->chunk_cap : 16;
-    void **chunks = realloc(h->chunks, cap * sizeof(void *));
-    if (!chunks) return false;
-    h->chunks = chunks;
-    h->chunk_cap = cap;
-  }
-  // Twice the size, then the unaligned ends are cut off.
-  char *m = mmap(NULL, 2 * CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return false;
+// `bytes` (a multiple of CHUNK_BYTES) of fresh memory aligned to CHUNK_BYTES,
+// which the kernel is asked to back with huge pages; NULL when the system
+// has none.
+static char *map_aligned(size_t bytes) {
+  // CHUNK_BYTES more than asked, then the unaligned ends are cut off.
+  char *m = mmap(NULL, bytes + CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
   char *c = (char *)(((uintptr_t)m + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));
   if (c > m) munmap(m, (size_t)(c - m));
-  munmap(c + CHUNK_BYTES, (size_t)(m + 2 * CHUNK_BYTES - c - CHUNK_BYTES));
-  madvise(c, CHUNK_BYTES, MADV_HUGEPAGE);
-  h->chunks[h->chunk_count++] = c;
+  if (m + CHUNK_BYTES > c) munmap(c + bytes, (size_t)(m + CHUNK_BYTES - c));
+  madvise(c, bytes, MADV_HUGEPAGE);
+  return c;
+}
+
+// Appends a chunk to a growable array of chunks.
+static bool remember_chunk(void ***chunks, uint64_t *count, uint64_t *cap, void *chunk) {
+  if (*count == *cap) {
+    uint64_t n = *cap ? 2 * *cap : 16;
+    void **grown = realloc(*chunks, n * sizeof(void *));
+    if (!grown) return false;
+    *chunks = grown;
+    *cap = n;
+  }
+  (*chunks)[(*count)++] = chunk;
+  return true;
+}
+
+// Maps one more chunk and makes it the source of never-used pages.
+static bool map_chunk(MajorHeap *h) {
+  char *c = map_aligned(CHUNK_BYTES);
+  if (!c) return false;
+  if (!remember_chunk(&h->chunks, &h->chunk_count, &h->chunk_cap, c)) {
+    munmap(c, CHUNK_BYTES);
+    return false;
+  }
   h->chunk_next = c;
   h->chunk_end = c + CHUNK_BYTES;
   return true;
@@ -113,22 +139,64 @@ static Value carve(Vm *vm, uint32_t whsize) {
   return val_of_ptr(hd + 1);
 }
 
+// Bytes of memory for a LargeBlock of `capacity` words.
+static size_t large_bytes(uint64_t capacity) { return sizeof(LargeBlock) + capacity * sizeof(Value); }
+
+// Bytes of the mapping of an own_mapping block.
+static size_t large_mapping_bytes(uint64_t capacity) {
+  size_t page = 4096;
+  return (large_bytes(capacity) + page - 1) & ~(page - 1);
+}
+
+// Room for a new large block of `capacity` words: carved from the newest
+// large chunk (a new one when it has no room left: what remains of the old
+// one, less than LARGE_CARVE_BYTES, is not used), or mapped alone when
+// bigger than LARGE_CARVE_BYTES. NULL when the system has no memory.
+static LargeBlock *new_large(MajorHeap *h, uint64_t capacity) {
+  size_t bytes = large_bytes(capacity);
+  if (bytes > LARGE_CARVE_BYTES) {
+    size_t mapped = large_mapping_bytes(capacity);
+    void *m = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    if (mapped >= CHUNK_BYTES) madvise(m, mapped, MADV_HUGEPAGE);   // its aligned 2 MiB spans
+    LargeBlock *b = m;
+    b->own_mapping = true;
+    return b;
+  }
+  bytes = (bytes + 15) & ~(size_t)15;
+  if ((size_t)(h->large_end - h->large_next) < bytes) {
+    char *c = map_aligned(CHUNK_BYTES);
+    if (!c) return NULL;
+    if (!remember_chunk(&h->large_chunks, &h->large_chunk_count, &h->large_chunk_cap, c)) {
+      munmap(c, CHUNK_BYTES);
+      return NULL;
+    }
+    h->large_next = c;
+    h->large_end = c + CHUNK_BYTES;
+  }
+  LargeBlock *b = (LargeBlock *)h->large_next;
+  h->large_next += bytes;
+  b->own_mapping = false;
+  return b;
+}
+
 static __attribute__((noinline)) Value alloc_large(Vm *vm, uint64_t wosize, unsigned tag) {
   MajorHeap *h = vm->gc.major;
   uint32_t bin = large_bin(wosize + 1);
   LargeBlock *b = bin < LARGE_BINS ? h->large_free[bin] : NULL;
   if (b) {
     h->large_free[bin] = b->next;
-    h->large_free_words -= b->capacity;
+    if (!b->released) h->large_free_words -= b->capacity;
   } else {
     uint64_t capacity = bin < LARGE_BINS ? large_bin_capacity(bin) : wosize + 1;
-    b = malloc(sizeof(LargeBlock) + capacity * sizeof(Value));
+    b = new_large(h, capacity);
     if (!b) return 0;
     b->capacity = capacity;
   }
+  b->released = false;
   b->whsize = wosize + 1;
-  b->next = vm->gc.major->large;
-  vm->gc.major->large = b;
+  b->next = h->large;
+  h->large = b;
   b->words[0] = hd_make(wosize, tag, COLOR_WHITE);
   vm->gc.stats.heap_words += wosize + 1;
   return val_of_ptr(b->words + 1);
@@ -162,19 +230,26 @@ void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *dat
   for (LargeBlock *b = h->large; b; b = b->next) fn(vm, val_of_ptr(b->words + 1), data);
 }
 
+// Unmaps a block mapped alone; carved blocks go with their chunk.
+static void free_large(LargeBlock *b) {
+  if (b->own_mapping) munmap(b, large_mapping_bytes(b->capacity));
+}
+
 void major_free_all(MajorHeap *h) {
   for (uint64_t i = 0; i < h->chunk_count; i++) munmap(h->chunks[i], CHUNK_BYTES);
   free(h->chunks);
   free(h->released);
   for (LargeBlock *b = h->large, *next; b; b = next) {
     next = b->next;
-    free(b);
+    free_large(b);
   }
   for (uint32_t bin = 0; bin < LARGE_BINS; bin++)
     for (LargeBlock *b = h->large_free[bin], *next; b; b = next) {
       next = b->next;
-      free(b);
+      free_large(b);
     }
+  for (uint64_t i = 0; i < h->large_chunk_count; i++) munmap(h->large_chunks[i], CHUNK_BYTES);
+  free(h->large_chunks);
   for (StaticBlock *b = h->statics, *next; b; b = next) {
     next = b->next;
     free(b);
@@ -287,12 +362,46 @@ static uint64_t sweep_class(Vm *vm, uint32_t c) {
   return live;
 }
 
-// Dead large blocks go to their bin's free list while the lists hold less
-// than the next cycle may allocate (major_live_threshold, as for the page
-// pool); the rest, and blocks of bins past LARGE_BINS, are freed.
+// Gives back the memory of the whole 4 KiB pages inside a dead carved block,
+// which stays in its bin: the LargeBlock fields and the header stay.
+static void release_large(LargeBlock *b) {
+  uintptr_t page = 4096, start = ((uintptr_t)(b->words + 1) + page - 1) & ~(page - 1);
+  uintptr_t end = ((uintptr_t)b + large_bytes(b->capacity)) & ~(page - 1);
+  if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
+  b->released = true;
+}
+
+// Every block in a bin at a sweep has gone unused for at least the whole
+// cycle since the sweep that put it there. While the resident ones hold
+// more than `keep` words, they give their memory back to the system
+// (release_large; blocks mapped alone are unmapped).
+static void trim_large_bins(MajorHeap *h, uint64_t keep) {
+  for (uint32_t bin = 0; bin < LARGE_BINS && h->large_free_words > keep; bin++) {
+    LargeBlock **link = &h->large_free[bin];
+    while (*link && h->large_free_words > keep) {
+      LargeBlock *b = *link;
+      if (!b->released) {
+        h->large_free_words -= b->capacity;
+        if (b->own_mapping) {
+          *link = b->next;
+          free_large(b);
+          continue;
+        }
+        release_large(b);
+      }
+      link = &b->next;
+    }
+  }
+}
+
+// Dead large blocks go, resident, to the head of their bin's free list
+// (blocks of bins past LARGE_BINS are unmapped), once the bins have been
+// trimmed to the words the next cycle may allocate (major_live_threshold).
 static uint64_t sweep_large(Vm *vm) {
   MajorHeap *h = vm->gc.major;
-  uint64_t live = 0, keep = major_live_threshold(vm);
+  // Capacities exceed sizes by up to a quarter (gc_internal.h).
+  trim_large_bins(h, major_live_threshold(vm) / 4 * 5);
+  uint64_t live = 0;
   LargeBlock **link = &h->large;
   while (*link) {
     LargeBlock *b = *link;
@@ -305,13 +414,13 @@ static uint64_t sweep_large(Vm *vm) {
     *link = b->next;
     vm->gc.stats.heap_words -= b->whsize;
     uint32_t bin = large_bin(b->whsize);
-    if (bin < LARGE_BINS && h->large_free_words + b->capacity <= keep) {
-      b->next = h->large_free[bin];
-      h->large_free[bin] = b;
-      h->large_free_words += b->capacity;
-    } else {
-      free(b);
+    if (bin >= LARGE_BINS) {
+      free_large(b);
+      continue;
     }
+    h->large_free_words += b->capacity;
+    b->next = h->large_free[bin];
+    h->large_free[bin] = b;
   }
   return live;
 }

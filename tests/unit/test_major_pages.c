@@ -318,18 +318,56 @@ static void test_large_blocks_reused(void **state) {
 static void test_large_cache_bounded(void **state) {
   Vm *vm = ts_vm(state);
   MajorHeap *h = vm->gc.major;
-  // Three times the bound in dead 1000-field blocks: the bins keep at most
-  // major_live_threshold words, the rest is freed.
-  uint64_t bound = major_live_threshold(vm);
-  uint64_t cap = large_bin_capacity(large_bin(1001));
+  // Three times the bound in dead 1000-field blocks: the sweep that finds
+  // them dead keeps them all resident in their bin; the next one, which finds
+  // them unused for a whole cycle, gives back all but the bound's worth
+  // (major_live_threshold, plus a quarter for the bins' rounding).
+  uint64_t bound = major_live_threshold(vm) / 4 * 5;
+  uint32_t bin = large_bin(1001);
+  uint64_t cap = large_bin_capacity(bin);
   uint64_t n = 3 * bound / cap;
   for (uint64_t i = 0; i < n; i++) major_alloc_raw(vm, 1000, TAG_STRING);
   gc_major(vm);
+  assert_int_equal(h->large_free_words, n * cap);
+  gc_major(vm);
   assert_true(h->large_free_words <= bound);
   assert_true(h->large_free_words + cap > bound);
-  uint64_t listed = 0;
-  for (LargeBlock *b = h->large_free[large_bin(1001)]; b; b = b->next) listed += b->capacity;
-  assert_int_equal(listed, h->large_free_words);
+  uint64_t resident = 0, listed = 0;
+  for (LargeBlock *b = h->large_free[bin]; b; b = b->next) {
+    listed++;
+    if (!b->released) resident += b->capacity;
+    assert_false(b->own_mapping);
+  }
+  assert_int_equal(listed, n);   // released blocks keep their place in the bin
+  assert_int_equal(resident, h->large_free_words);
+  assert_true(gc_verify(vm));
+  // Reusing a released block works (its pages come back zeroed).
+  Value v = major_alloc_raw(vm, 1000, TAG_STRING);
+  for (uint64_t i = 0; i < 1000; i++) val_fields(v)[i] = (Value)i;
+  assert_int_equal(val_fields(v)[999], 999);
+  assert_true(gc_verify(vm));
+}
+
+static void test_large_mapped_alone(void **state) {
+  Vm *vm = ts_vm(state);
+  MajorHeap *h = vm->gc.major;
+  // A block bigger than LARGE_CARVE_BYTES has its own mapping; one of a bin
+  // past LARGE_BINS is unmapped as soon as it is found dead.
+  uint64_t big = LARGE_CARVE_BYTES / sizeof(Value) + 10, huge = (1u << 20) + 5;
+  Value a = major_alloc_raw(vm, big, TAG_STRING);
+  Value b = major_alloc_raw(vm, huge, TAG_STRING);
+  assert_true(h->large->own_mapping);
+  assert_true(h->large->next->own_mapping);
+  val_fields(a)[big - 1] = 1;
+  val_fields(b)[huge - 1] = 1;
+  assert_true(gc_verify(vm));
+  gc_major(vm);
+  assert_null(h->large);
+  assert_int_equal(h->large_free_words, large_bin_capacity(large_bin(big + 1)));
+  assert_non_null(h->large_free[large_bin(big + 1)]);
+  Value c = major_alloc_raw(vm, big, TAG_STRING);
+  assert_true(c == a);   // from the bin
+  assert_int_equal(h->large_free_words, 0);
   assert_true(gc_verify(vm));
 }
 
@@ -345,6 +383,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_verify_catches_page_errors, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_large_bins, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_large_blocks_reused, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_large_mapped_alone, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_large_cache_bounded, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,9 @@
                                  dst tag nfields fields (a field with bit 31 \
                                  set is sub-block (x & 0x7fffffff); dst       \
                                  0xffffffff = none) */                       \
+  X(ALLOCN2, 0, 1, "nn*")     /* an ALLOCN (same layout) of two pairs or    \
+                                 cons cells, the first made of registers: \
+                                 a fast path without loops (retag_allocn2) */ \
   X(GETFIELD, 6, 0, "rrscc")  /* dst obj name cached_shape cached_index */   \
   X(SETFIELD, 6, 0, "rsrcc")  /* obj name src cached_shape cached_index */   \
   X(INDEX, 4, 0, "rrr")       /* dst obj idx */                              \

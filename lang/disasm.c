@@ -50,7 +50,8 @@ uint32_t bytecode_length(const uint32_t *pc) {
     case BC_CLOSURE: return 4 + pc[3];
     case BC_ALLOC1:
     case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
-    case BC_ALLOCN: return allocn_length(pc);
+    case BC_ALLOCN:
+    case BC_ALLOCN2: return allocn_length(pc);
     case BC_CALL:
     case BC_CALLG: return call_length(pc);
     default: return fixed_length[pc[0]];
@@ -72,7 +73,7 @@ static void dump_instruction(Vm *vm, FILE *out, const Proto *p, const uint32_t *
   uint32_t len = bytecode_length(pc);
   fprintf(out, "  %5u  %-10s", (uint32_t)(pc - p->code), bytecode_names[pc[0]]);
   for (uint32_t i = 1; i < len; i++) fprintf(out, " %d", (int32_t)pc[i]);
-  if (pc[0] == BC_ALLOCN) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
+  if (pc[0] == BC_ALLOCN || pc[0] == BC_ALLOCN2) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
   fprintf(out, "\n");
   const FrameDesc *d = frames_find(vm->frames, pc[0] == BC_CALL || pc[0] == BC_CALLG ? call_ret(pc) : pc);
   if (d) dump_desc(out, d);

@@ -200,24 +200,30 @@ static __attribute__((noinline)) const uint32_t *allocn_fast(const uint32_t *pc,
   Value subs[16];
   const uint32_t *sub = pc + 3;
   Value *cur = top;
-  for (uint32_t i = 0; i < nsub; i++) {
+  Value *out = subs;
+  do {
     Header hd = sub[1];
     uint32_t n = sub[2];
     cur -= hd_wosize(hd) + 1;
     cur[0] = hd;
-    Value v = val_of_ptr(cur + 1);
     Value *f = cur + 1;
     const uint32_t *src = sub + 3;
     if (unlikely(hd_tag(hd) == TAG_RECORD)) *f++ = val_of_int(*src++);
-    for (uint32_t j = 0; j < n; j++) {
-      uint32_t x = src[j];
-      const Value *from = (x & OPERAND_SUBBLOCK) ? subs : base;
-      f[j] = from[x & ~OPERAND_SUBBLOCK];
+    if (likely(n == 2)) {   // pairs and cons cells
+      uint32_t x0 = src[0], x1 = src[1];
+      f[0] = ((x0 & OPERAND_SUBBLOCK) ? subs : base)[x0 & ~OPERAND_SUBBLOCK];
+      f[1] = ((x1 & OPERAND_SUBBLOCK) ? subs : base)[x1 & ~OPERAND_SUBBLOCK];
+    } else {
+      for (uint32_t j = 0; j < n; j++) {
+        uint32_t x = src[j];
+        f[j] = ((x & OPERAND_SUBBLOCK) ? subs : base)[x & ~OPERAND_SUBBLOCK];
+      }
     }
-    subs[i] = v;
+    Value v = val_of_ptr(cur + 1);
+    *out++ = v;
     if (sub[0] != OPERAND_NONE) base[sub[0]] = v;
     sub = src + n;
-  }
+  } while (--nsub);
   return sub;
 }
 
@@ -662,6 +668,28 @@ op_ALLOCN: {
   Value *top = vm->young_ptr;
   vm->young_ptr = p;
   pc = allocn_fast(pc, base, top);
+  DISPATCH();
+}
+
+op_ALLOCN2: {   // retag_allocn2 (compiler.c): two 2-field blocks, 6 words
+  Value *p = vm->young_ptr - 6;
+  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
+    SAVE();
+    pc = allocn_slow(vm, pc, base);
+    DISPATCH();
+  }
+  vm->young_ptr = p;
+  Value v0 = val_of_ptr(p + 4), v1 = val_of_ptr(p + 1);
+  uint32_t a = pc[11], b = pc[12];
+  p[3] = pc[4];
+  p[4] = base[pc[6]];
+  p[5] = base[pc[7]];
+  p[0] = pc[9];
+  p[1] = a & OPERAND_SUBBLOCK ? v0 : base[a];
+  p[2] = b & OPERAND_SUBBLOCK ? v0 : base[b];
+  if (pc[3] != OPERAND_NONE) base[pc[3]] = v0;
+  if (pc[8] != OPERAND_NONE) base[pc[8]] = v1;
+  pc += 13;
   DISPATCH();
 }
 

@@ -100,7 +100,7 @@ static void test_every_safe_point_has_a_descriptor(void **state) {
         if (!at_pc) fail_msg("%s: %s at %u has no descriptor", p->name, bytecode_names[pc[0]], (unsigned)(pc - p->code));
         assert_false(at_pc->is_call);
         assert_true(at_pc->key == pc);
-        assert_int_equal(at_pc->debug_count, pc[0] == BC_ALLOCN ? pc[2] : 1);
+        assert_int_equal(at_pc->debug_count, ts_is_allocn(pc[0]) ? pc[2] : 1);
         check_desc_shape(p, at_pc);
         safe_points++;
       } else if (at_pc) {
@@ -191,7 +191,7 @@ static Edges edges_of(const uint32_t *pc) {
     e.fall = true;
     e.jump = rel(pc, pc[1]);
     e.jump_w[e.njump++] = pc[2];
-  } else if (!strcmp(n, "ALLOCN")) {
+  } else if (!strcmp(n, "ALLOCN") || !strcmp(n, "ALLOCN2")) {
     e.fall = true;
     const uint32_t *sub = pc + 3;
     for (uint32_t i = 0; i < pc[2]; i++) {
@@ -301,7 +301,7 @@ typedef struct Sub {
 } Sub;
 
 static uint32_t decode_allocn(const uint32_t *pc, Sub *subs) {
-  assert_int_equal(pc[0], BC_ALLOCN);
+  assert_true(ts_is_allocn(pc[0]));
   const uint32_t *s = pc + 3;
   uint32_t total = 0;
   for (uint32_t i = 0; i < pc[2]; i++) {
@@ -329,8 +329,9 @@ static void test_let_tuple_then_cons_is_one_allocation(void **state) {
              "}\n");
   const Proto *f = ts_proto(state, "f");
   assert_int_equal(ts_count_ops(f, ts_is_alloc), 1);
-  const uint32_t *pc = ts_find_op(f, BC_ALLOCN, 0);
+  const uint32_t *pc = ts_find_allocn(f, 0);
   assert_non_null(pc);
+  assert_int_equal(pc[0], BC_ALLOCN2);   // two pairs: the loop-free form
   Sub subs[16];
   assert_int_equal(decode_allocn(pc, subs), 2);
   assert_int_equal(pc[1], 3 + 3);
@@ -386,7 +387,7 @@ static void test_list_literal_is_one_allocation(void **state) {
   ts_compile(state, "fn l(a, b, c) { [a, b, c] }\n");
   const Proto *l = ts_proto(state, "l");
   assert_int_equal(ts_count_ops(l, ts_is_alloc), 1);
-  const uint32_t *pc = ts_find_op(l, BC_ALLOCN, 0);
+  const uint32_t *pc = ts_find_allocn(l, 0);
   assert_non_null(pc);
   Sub subs[16];
   assert_int_equal(decode_allocn(pc, subs), 3);
@@ -417,7 +418,7 @@ static void test_nested_literals_combine(void **state) {
     const FrameDesc *d = frames_find(vm->frames, pc);
     assert_non_null(d);
     for (uint32_t i = 0; i < d->debug_count && blocks < 16; i++) debug[blocks++] = d->debug[i];
-    if (pc[0] == BC_ALLOCN) last = pc;
+    if (ts_is_allocn(pc[0])) last = pc;
   }
   assert_int_equal(blocks, 3);
   assert_true(ts_count_ops(g, ts_is_alloc) <= 2);
@@ -444,11 +445,40 @@ static void test_no_merge_across_a_join(void **state) {
   const Proto *h = ts_proto(state, "h");
   // The else branch's tuple is followed directly by (t, t), but the then
   // branch jumps to the join between them: three separate allocations.
-  assert_null(ts_find_op(h, BC_ALLOCN, 0));
+  assert_null(ts_find_allocn(h, 0));
   assert_int_equal(ts_count_ops(h, ts_is_alloc), 3);
   const uint32_t *third = ts_find_op(h, BC_ALLOC1, 2);
   const uint32_t *second = ts_find_op(h, BC_ALLOC1, 1);
   assert_true(second + bytecode_length(second) == third);   // adjacent, yet not merged
+}
+
+// Which combined allocations take the loop-free form ALLOCN2: exactly two
+// non-record blocks of two fields, the second possibly pointing to the first.
+static void test_allocn2_only_for_two_pairs(void **state) {
+  Vm *vm = ts_vm(state);
+  (void)vm;
+  ts_compile(state,
+             "fn nested(a, b, c) { (a, (b, c)) }\n"
+             "fn cells(a, b) { [a, b] }\n"
+             "fn three(a, b, c) { [a, b, c] }\n"
+             "fn triple(a, b) { (a, (a, b), b) }\n"
+             "fn rec(a, b) { {x: (a, b)} }\n");
+  const char *two_pairs[] = {"nested", "cells"};
+  for (int i = 0; i < 2; i++) {
+    const Proto *p = ts_proto(state, two_pairs[i]);
+    const uint32_t *pc = ts_find_allocn(p, 0);
+    assert_non_null(pc);
+    assert_int_equal(pc[0], BC_ALLOCN2);
+    assert_int_equal(pc[1], 6);
+    assert_null(ts_find_allocn(p, 1));
+  }
+  const char *others[] = {"three", "triple", "rec"};
+  for (int i = 0; i < 3; i++) {
+    const Proto *p = ts_proto(state, others[i]);
+    const uint32_t *pc = ts_find_allocn(p, 0);
+    assert_non_null(pc);
+    assert_int_equal(pc[0], BC_ALLOCN);
+  }
 }
 
 static void test_combining_limits(void **state) {
@@ -471,7 +501,7 @@ static void test_combining_limits(void **state) {
   const Proto *big = ts_proto(state, "big");
   for (const uint32_t *pc = big->code; pc < big->code + big->code_len; pc += bytecode_length(pc)) {
     if (pc[0] == BC_ALLOC1) cells++;
-    if (pc[0] == BC_ALLOCN) cells += pc[2];
+    if (ts_is_allocn(pc[0])) cells += pc[2];
   }
   assert_int_equal(cells, 20);
   // Every ALLOCN of the program and stdlib: at most 16 sub-blocks, at most
@@ -479,7 +509,7 @@ static void test_combining_limits(void **state) {
   for (uint32_t i = 0; i < vm->proto_count; i++) {
     const Proto *p = vm->protos[i];
     for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc)) {
-      if (pc[0] != BC_ALLOCN) continue;
+      if (!ts_is_allocn(pc[0])) continue;
       Sub subs[16];
       assert_true(pc[2] >= 1 && pc[2] <= 16);
       uint32_t k = decode_allocn(pc, subs);
@@ -493,7 +523,7 @@ static void test_combining_limits(void **state) {
   // and the 3-word outer one (204 words) do.
   const Proto *wide = ts_proto(state, "wide");
   assert_int_equal(ts_count_ops(wide, ts_is_alloc), 2);
-  const uint32_t *first = ts_find_op(wide, BC_ALLOC1, 0), *second = ts_find_op(wide, BC_ALLOCN, 0);
+  const uint32_t *first = ts_find_op(wide, BC_ALLOC1, 0), *second = ts_find_allocn(wide, 0);
   assert_non_null(first);
   assert_non_null(second);
   assert_int_equal(hd_wosize(first[2]), 200);
@@ -632,6 +662,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_list_literal_is_one_allocation, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_nested_literals_combine, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_no_merge_across_a_join, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_allocn2_only_for_two_pairs, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_combining_limits, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_debug_entry_spanning_two_lines, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_dump_shows_combined_and_call_descriptors, ts_setup, ts_teardown),

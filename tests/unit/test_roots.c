@@ -211,7 +211,7 @@ static void test_scan_during_a_run(void **state) {
   assert_true(p.seen);
   // The top frame is probe's, stopped at the tuple's allocation.
   const Proto *probe = ts_proto(state, "probe"), *outer = ts_proto(state, "outer");
-  assert_true(p.pc[0] == BC_ALLOC1 || p.pc[0] == BC_ALLOCN);
+  assert_true(p.pc[0] == BC_ALLOC1 || ts_is_allocn(p.pc[0]));
   assert_true(p.pc >= probe->code && p.pc < probe->code + probe->code_len);
   for (uint32_t s = 0; s <= probe->nparams; s++) assert_int_equal(times_visited(&p.visits, &p.base[s]), 1);
   uint32_t keep_reg = p.pc[0] == BC_ALLOC1 ? p.pc[1] : p.pc[3];
@@ -269,7 +269,7 @@ static void test_dead_temporaries_not_in_call_descriptors(void **state) {
   assert_non_null(tail_load);
   uint32_t tail_reg = tail_load[1];
   const uint32_t *list_alloc = tail_load + bytecode_length(tail_load);
-  assert_int_equal(list_alloc[0], BC_ALLOCN);      // both conses in one allocation
+  assert_true(ts_is_allocn(list_alloc[0]));         // both conses in one allocation
   uint32_t inner_cons_reg = list_alloc[3];          // sub-block 0 (the last cell)
   for (int c = 0; c < 2; c++) {
     const uint32_t *call = calls[c];

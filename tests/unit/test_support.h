@@ -247,8 +247,11 @@ TS_HELPER bool ts_is_call(uint32_t op) {
                                strcmp(bytecode_names[op], "CALLG") == 0);
 }
 
+// An ALLOCN or its two-pair form ALLOCN2 (same layout).
+TS_HELPER bool ts_is_allocn(uint32_t op) { return op == BC_ALLOCN || op == BC_ALLOCN2; }
+
 TS_HELPER bool ts_is_alloc(uint32_t op) {
-  return op == BC_ALLOC1 || op == BC_ALLOCN || op == BC_ALLOCBIG;
+  return op == BC_ALLOC1 || ts_is_allocn(op) || op == BC_ALLOCBIG;
 }
 
 // The descriptor of the instruction at pc (return-address key for calls).
@@ -266,6 +269,13 @@ TS_HELPER bool ts_lists(const FrameDesc *d, uint32_t slot) {
 TS_HELPER const uint32_t *ts_find_op(const Proto *p, uint32_t op, int n) {
   for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
     if (pc[0] == op && n-- == 0) return pc;
+  return NULL;
+}
+
+// The n-th (0-based) ALLOCN or ALLOCN2 of `p`, or NULL.
+TS_HELPER const uint32_t *ts_find_allocn(const Proto *p, int n) {
+  for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
+    if (ts_is_allocn(pc[0]) && n-- == 0) return pc;
   return NULL;
 }
 

@@ -70,27 +70,25 @@ static char *map_aligned(size_t bytes) {
   return c;
 }
 
-// Appends a chunk to a growable array of chunks.
-static bool remember_chunk(void ***chunks, uint64_t *count, uint64_t *cap, void *chunk) {
+// Maps a chunk (CHUNK_BYTES, aligned, huge pages) and appends it to a
+// growable array of chunks; NULL when the system has no memory.
+static char *new_chunk(void ***chunks, uint64_t *count, uint64_t *cap) {
   if (*count == *cap) {
     uint64_t n = *cap ? 2 * *cap : 16;
     void **grown = realloc(*chunks, n * sizeof(void *));
-    if (!grown) return false;
+    if (!grown) return NULL;
     *chunks = grown;
     *cap = n;
   }
-  (*chunks)[(*count)++] = chunk;
-  return true;
+  char *c = map_aligned(CHUNK_BYTES);
+  if (c) (*chunks)[(*count)++] = c;
+  return c;
 }
 
 // Maps one more chunk and makes it the source of never-used pages.
 static bool map_chunk(MajorHeap *h) {
-  char *c = map_aligned(CHUNK_BYTES);
+  char *c = new_chunk(&h->chunks, &h->chunk_count, &h->chunk_cap);
   if (!c) return false;
-  if (!remember_chunk(&h->chunks, &h->chunk_count, &h->chunk_cap, c)) {
-    munmap(c, CHUNK_BYTES);
-    return false;
-  }
   h->chunk_next = c;
   h->chunk_end = c + CHUNK_BYTES;
   return true;
@@ -165,12 +163,8 @@ static LargeBlock *new_large(MajorHeap *h, uint64_t capacity) {
   }
   bytes = (bytes + 15) & ~(size_t)15;
   if ((size_t)(h->large_end - h->large_next) < bytes) {
-    char *c = map_aligned(CHUNK_BYTES);
+    char *c = new_chunk(&h->large_chunks, &h->large_chunk_count, &h->large_chunk_cap);
     if (!c) return NULL;
-    if (!remember_chunk(&h->large_chunks, &h->large_chunk_count, &h->large_chunk_cap, c)) {
-      munmap(c, CHUNK_BYTES);
-      return NULL;
-    }
     h->large_next = c;
     h->large_end = c + CHUNK_BYTES;
   }

@@ -21,8 +21,8 @@
 //    walk writes the VM stack once per STUB_SPACING frames.
 // 3. The walk reads no descriptor: the word at a return address holds the
 //    caller's frame step and the one two words before it the stub. In a
-//    recursion consecutive frames share the return address, so the loop
-//    reuses the previous frame's step and stub. The return addresses
+//    recursion consecutive frames share the return address: the walk takes
+//    such a run at once (a compare and a subtraction a frame). The return addresses
 //    themselves are the frame codes handed to trackers; memprof_frame_debug
 //    resolves one to its debug entry when (and if) a tracker asks. The GC and
 //    backtraces map stubs back with frames_stub_ret.
@@ -121,9 +121,49 @@ void memprof_unwind(Vm *vm, const Value *base) {
 }
 
 // A capture that fails gives the frames it stubbed their return addresses
-// back: stubs[0 .. n_stubs) hold their walk positions into rets.
-static void restore_slots(Value *stack, const MemprofFrame *rets, const StubbedFrame *stubs, uint32_t n_stubs) {
-  for (uint32_t i = 0; i < n_stubs; i++) stack[stubs[i].frame - 1] = (Value)(uintptr_t)rets[stubs[i].index];
+// back: stubs[0 .. n_stubs) name the frames.
+static void restore_slots(Value *stack, const StubbedFrame *stubs, uint32_t n_stubs) {
+  for (uint32_t i = 0; i < n_stubs; i++) {
+    Value *slot = &stack[stubs[i].frame - 1];
+    *slot = (Value)(uintptr_t)frames_stub_ret((const uint32_t *)(uintptr_t)*slot);
+  }
+}
+
+// Two entries at once, with GCC's vector extension (SSE2 on x86-64): the
+// fill and the move below run at a store (and a load) per two entries. Not
+// memset/memcpy: for long runs those use rep stos/movs, fast but counted by
+// callgrind, the meter of the profiler's cost, as one instruction a byte.
+typedef uint64_t FramePair __attribute__((vector_size(16)));
+_Static_assert(sizeof(MemprofFrame) == sizeof(uint64_t), "a frame is one word");
+
+// p[0 .. n) = v.
+static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
+  FramePair two = {(uint64_t)(uintptr_t)v, (uint64_t)(uintptr_t)v};
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(p + i, &two, sizeof two);
+    memcpy(p + i + 2, &two, sizeof two);
+    memcpy(p + i + 4, &two, sizeof two);
+    memcpy(p + i + 6, &two, sizeof two);
+  }
+  for (; i < n; i++) p[i] = v;
+}
+
+// dst[0 .. n) = src[0 .. n) for dst <= src (they may overlap).
+static void move_frames_down(MemprofFrame *dst, const MemprofFrame *src, uint32_t n) {
+  uint32_t i = 0;
+  for (; i + 8 <= n && src - dst >= 8; i += 8) {
+    FramePair a, b, c, d;
+    memcpy(&a, src + i, sizeof a);
+    memcpy(&b, src + i + 2, sizeof b);
+    memcpy(&c, src + i + 4, sizeof c);
+    memcpy(&d, src + i + 6, sizeof d);
+    memcpy(dst + i, &a, sizeof a);
+    memcpy(dst + i + 2, &b, sizeof b);
+    memcpy(dst + i + 4, &c, sizeof c);
+    memcpy(dst + i + 6, &d, sizeof d);
+  }
+  for (; i < n; i++) dst[i] = src[i];
 }
 
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
@@ -135,63 +175,53 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   const Proto *entry = vm->entry_proto;
   uintptr_t entry_lo = entry ? (uintptr_t)entry->code : 0;
   uintptr_t entry_len = entry ? (uintptr_t)entry->code_len * sizeof(uint32_t) : 0;
-  // One pass, innermost frame first, writing the new entries in walk order
-  // right above the old ones (walk position k at out[k]) and stubbing every
+  // One pass, innermost frame first, writing the entry of walk position k at
+  // end[-1 - k] (the top of rets' free room, going down) and stubbing every
   // STUB_SPACING-th frame from the innermost; how many frames are new is
-  // known only at the end, when both runs are reversed in place into
-  // outermost-first order. No scratch, no copy.
-  MemprofFrame *out = cs->rets + cs->depth;
+  // known only at the end, when the entries, already outermost first, move
+  // down to right above the old ones and the stubs are reversed in place.
+  MemprofFrame *out = cs->rets + cs->depth, *end = cs->rets + cs->capacity;
   StubbedFrame *out_stubs = cs->stubs + cs->stub_count;
   uint32_t room = cs->capacity - cs->depth;
   uint32_t n_stubs = 0;
   Value *stack = vm->stack_start;
-  // A recursion repeats one return address: its stop test, step and stub are
-  // those of the frame before, and the next frame's address does not wait
-  // for the load of this return address (the predicted branch decides). The
-  // frames come in groups of STUB_SPACING, the first of each stubbed; the
-  // rest of a group is unrolled, leaving per frame a load, a compare, a
-  // store and a subtraction.
-  const uint32_t *last = NULL;
-  uintptr_t step = 0;
-  Value stub = 0;
-  MemprofFrame *next = out;
+  // The frames come in runs that return to the same address (a recursion):
+  // one stop test, step and stub a run. Within a run, finding its end costs
+  // a compare and a subtraction a frame; its entries are then written in one
+  // fill, and its stubs (walk positions that are multiples of STUB_SPACING)
+  // are found by arithmetic, the frames of a run being `step` bytes apart.
+  MemprofFrame *next = end;
   Value *base = vm->base;
-#define NEXT_FRAME()                                                                              \
-  const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];                                   \
-  if (__builtin_expect(ret != last, 0)) {                                                         \
-    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) goto done; \
-    last = ret;                                                                                   \
-    step = ret[0];                                                                                \
-    stub = (Value)(uintptr_t)frames_stub_of(ret);                                                 \
-  }
   for (;;) {
-    NEXT_FRAME();
-    // Room for the group, checked once; cannot fail while the entries are
-    // live frames (callstacks_init).
-    uint32_t k = (uint32_t)(next - out);
-    if (room - k < STUB_SPACING) {
-      restore_slots(stack, out, out_stubs, n_stubs);
+    const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
+    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
+    uintptr_t step = ret[0];
+    Value stub = (Value)(uintptr_t)frames_stub_of(ret);
+    char *first = (char *)base;
+    uint32_t count = 1;
+    base = (Value *)((char *)base - step);
+    if ((const uint32_t *)(uintptr_t)base[-1] == ret) {   // a recursion: one division a run
+      do base = (Value *)((char *)base - step);
+      while ((const uint32_t *)(uintptr_t)base[-1] == ret);
+      count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
+    }
+    uint32_t k = (uint32_t)(end - next);
+    // Room for the run; cannot fail while the entries are live frames
+    // (callstacks_init).
+    if (room - k < count) {
+      restore_slots(stack, out_stubs, n_stubs);
       return false;
     }
-    out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(base - stack)};
-    base[-1] = stub;
-    *next++ = ret;
-    base = (Value *)((char *)base - step);
-#pragma GCC unroll 16
-    for (uint32_t i = 1; i < STUB_SPACING; i++) {
-      NEXT_FRAME();
-      *next++ = ret;
-      base = (Value *)((char *)base - step);
+    next -= count;
+    fill_frames(next, ret, count);
+    for (uint32_t s = (k + STUB_SPACING - 1) & ~(STUB_SPACING - 1); s < k + count; s += STUB_SPACING) {
+      Value *stubbed = (Value *)(first - (uintptr_t)(s - k) * step);
+      out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack)};
+      stubbed[-1] = stub;
     }
   }
-#undef NEXT_FRAME
-done:;
-  uint32_t n = (uint32_t)(next - out);
-  for (MemprofFrame *lo = out, *hi = next - 1; lo < hi; lo++, hi--) {
-    MemprofFrame t = *lo;
-    *lo = *hi;
-    *hi = t;
-  }
+  uint32_t n = (uint32_t)(end - next);
+  move_frames_down(out, next, n);
   // Walk position k becomes the entry depth + n - 1 - k; the stubs were
   // found innermost first, and are kept index ascending.
   uint32_t top = cs->depth + n - 1;

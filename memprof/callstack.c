@@ -196,26 +196,35 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
     if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
     uintptr_t step = ret[0];
-    Value stub = (Value)(uintptr_t)frames_stub_of(ret);
-    char *first = (char *)base;
-    uint32_t count = 1;
-    base = (Value *)((char *)base - step);
-    if ((const uint32_t *)(uintptr_t)base[-1] == ret) {   // a recursion: one division a run
-      do base = (Value *)((char *)base - step);
-      while ((const uint32_t *)(uintptr_t)base[-1] == ret);
-      count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
-    }
     uint32_t k = (uint32_t)(end - next);
-    // Room for the run; cannot fail while the entries are live frames
-    // (callstacks_init).
+    // Room: cannot run out while the entries are live frames (callstacks_init).
+    if (room == k) {
+      restore_slots(stack, out_stubs, n_stubs);
+      return false;
+    }
+    Value *first = base;
+    base = (Value *)((char *)base - step);
+    if ((const uint32_t *)(uintptr_t)base[-1] != ret) {   // a frame of its own
+      *--next = ret;
+      if ((k & (STUB_SPACING - 1)) == 0) {
+        out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack)};
+        first[-1] = (Value)(uintptr_t)frames_stub_of(ret);
+      }
+      continue;
+    }
+    // A recursion: one division a run.
+    do base = (Value *)((char *)base - step);
+    while ((const uint32_t *)(uintptr_t)base[-1] == ret);
+    uint32_t count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
     if (room - k < count) {
       restore_slots(stack, out_stubs, n_stubs);
       return false;
     }
     next -= count;
     fill_frames(next, ret, count);
+    Value stub = (Value)(uintptr_t)frames_stub_of(ret);
     for (uint32_t s = (k + STUB_SPACING - 1) & ~(STUB_SPACING - 1); s < k + count; s += STUB_SPACING) {
-      Value *stubbed = (Value *)(first - (uintptr_t)(s - k) * step);
+      Value *stubbed = (Value *)((char *)first - (uintptr_t)(s - k) * step);
       out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack)};
       stubbed[-1] = stub;
     }

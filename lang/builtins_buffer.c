@@ -63,7 +63,8 @@ Value prim_buffer_add(Vm *vm, Value *args) {
     vm_pop_roots(vm, 1);
     gc_write(vm, args[0], 0, s);
   }
-  memcpy((char *)val_fields(val_field(args[0], 0)) + len, str_bytes(args[1]), n);
+  // memmove: s may be the storage itself (a program can read b[0]).
+  memmove((char *)val_fields(val_field(args[0], 0)) + len, str_bytes(args[1]), n);
   val_fields(args[0])[1] = val_of_int((int64_t)(len + n));   // an int: no barrier
   return VAL_NIL;
 }

@@ -82,7 +82,9 @@ Value prim_string_split(Vm *vm, Value *args) {
   for (size_t i = end; ; ) {
     size_t found = find_last(str_bytes(args[0]), i, str_bytes(args[1]), sep_len);
     size_t from = found == SIZE_MAX ? 0 : found + sep_len;
-    piece = ops_string(vm, str_bytes(args[0]) + from, i - from);
+    // The allocation may move s: its bytes are read after it.
+    piece = ops_string_uninit(vm, i - from);
+    ops_copy_bytes((char *)val_fields(piece), str_bytes(args[0]) + from, i - from);
     Value cell = gc_alloc(vm, 2, TAG_CONS);
     val_fields(cell)[0] = piece;
     val_fields(cell)[1] = list;

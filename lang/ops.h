@@ -22,7 +22,8 @@ uint64_t ops_hash(Value v);
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 // str(v) as a new string. May GC.
 Value ops_to_string(Vm *vm, Value v);
-// A new string holding len bytes. May GC.
+// A new string holding len bytes. May GC, so `bytes` must not point into
+// the heap (a collection may move the block they belong to).
 Value ops_string(Vm *vm, const char *bytes, size_t len);
 // A new string of len bytes whose padding and length byte are written but
 // whose bytes [0, len) are not: the caller fills them before the next

@@ -27,6 +27,7 @@
 enum {
   PAGE_BYTES = 64 * 1024,
   HUGE_PAGE_BYTES = 2 * 1024 * 1024,     // x86-64's transparent huge page
+  OS_PAGE_BYTES = 4096,                  // the system's page (mmap, madvise)
   CHUNK_BYTES = HUGE_PAGE_BYTES,         // pages come from the system in aligned chunks
   SIZE_CLASSES = MAX_YOUNG_WOSIZE + 2,   // indexed by whsize (2 .. 257)
   MARK_STACK_ENTRIES = 1 << 16,

@@ -56,22 +56,9 @@
 // Allocation
 // =====================================================================
 
-// `bytes` (a multiple of CHUNK_BYTES) of fresh memory aligned to CHUNK_BYTES,
-// which the kernel is asked to back with huge pages; NULL when the system
-// has none.
-static char *map_aligned(size_t bytes) {
-  // CHUNK_BYTES more than asked, then the unaligned ends are cut off.
-  char *m = mmap(NULL, bytes + CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return NULL;
-  char *c = (char *)(((uintptr_t)m + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));
-  if (c > m) munmap(m, (size_t)(c - m));
-  if (m + CHUNK_BYTES > c) munmap(c + bytes, (size_t)(m + CHUNK_BYTES - c));
-  madvise(c, bytes, MADV_HUGEPAGE);
-  return c;
-}
-
-// Maps a chunk (CHUNK_BYTES, aligned, huge pages) and appends it to a
-// growable array of chunks; NULL when the system has no memory.
+// Maps a chunk (CHUNK_BYTES, aligned to its size, which the kernel is asked
+// to back with huge pages) and appends it to a growable array of chunks;
+// NULL when the system has no memory.
 static char *new_chunk(void ***chunks, uint64_t *count, uint64_t *cap) {
   if (*count == *cap) {
     uint64_t n = *cap ? 2 * *cap : 16;
@@ -80,8 +67,14 @@ static char *new_chunk(void ***chunks, uint64_t *count, uint64_t *cap) {
     *chunks = grown;
     *cap = n;
   }
-  char *c = map_aligned(CHUNK_BYTES);
-  if (c) (*chunks)[(*count)++] = c;
+  // Twice the size, then the unaligned ends are cut off.
+  char *m = mmap(NULL, 2 * CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  char *c = (char *)(((uintptr_t)m + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1));
+  if (c > m) munmap(m, (size_t)(c - m));
+  munmap(c + CHUNK_BYTES, (size_t)(m + CHUNK_BYTES - c));
+  madvise(c, CHUNK_BYTES, MADV_HUGEPAGE);
+  (*chunks)[(*count)++] = c;
   return c;
 }
 
@@ -142,8 +135,7 @@ static size_t large_bytes(uint64_t capacity) { return sizeof(LargeBlock) + capac
 
 // Bytes of the mapping of an own_mapping block.
 static size_t large_mapping_bytes(uint64_t capacity) {
-  size_t page = 4096;
-  return (large_bytes(capacity) + page - 1) & ~(page - 1);
+  return (large_bytes(capacity) + OS_PAGE_BYTES - 1) & ~(size_t)(OS_PAGE_BYTES - 1);
 }
 
 // Room for a new large block of `capacity` words: carved from the newest
@@ -356,10 +348,10 @@ static uint64_t sweep_class(Vm *vm, uint32_t c) {
   return live;
 }
 
-// Gives back the memory of the whole 4 KiB pages inside a dead carved block,
+// Gives back the memory of the whole system pages inside a dead carved block,
 // which stays in its bin: the LargeBlock fields and the header stay.
 static void release_large(LargeBlock *b) {
-  uintptr_t page = 4096, start = ((uintptr_t)(b->words + 1) + page - 1) & ~(page - 1);
+  uintptr_t page = OS_PAGE_BYTES, start = ((uintptr_t)(b->words + 1) + page - 1) & ~(page - 1);
   uintptr_t end = ((uintptr_t)b + large_bytes(b->capacity)) & ~(page - 1);
   if (end > start) madvise((void *)start, end - start, MADV_DONTNEED);
   b->released = true;

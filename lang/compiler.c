@@ -1738,25 +1738,6 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // Jump threading: a jump landing on a JMP goes straight to that JMP's
 // target (a chain is followed a few links, so that a cycle of JMPs stays);
 // then a JMP landing on a RET becomes that RET (both 2 words).
-// Retags as ALLOCN2 the ALLOCNs that hold exactly two blocks of two fields,
-// neither a record, the first made of registers only, and the second of
-// registers and the first block: the interpreter fills those without a
-// loop. The layout stays the ALLOCN's, so everything else reads both alike.
-static void retag_allocn2(Proto *p) {
-  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
-    uint32_t *pc = p->code + at;
-    if (pc[0] != BC_ALLOCN || pc[2] != 2) continue;
-    const uint32_t *s0 = pc + 3, *s1 = pc + 8;
-    bool pairs = pc[1] == 6 && s0[2] == 2 && (s0[1] & 0xff) != TAG_RECORD && hd_wosize(s0[1]) == 2 &&
-                 s1[2] == 2 && (s1[1] & 0xff) != TAG_RECORD && hd_wosize(s1[1]) == 2;
-    if (!pairs) continue;
-    bool refs_ok = !(s0[3] & OPERAND_SUBBLOCK) && !(s0[4] & OPERAND_SUBBLOCK) &&
-                   (!(s1[3] & OPERAND_SUBBLOCK) || s1[3] == (OPERAND_SUBBLOCK | 0)) &&
-                   (!(s1[4] & OPERAND_SUBBLOCK) || s1[4] == (OPERAND_SUBBLOCK | 0));
-    if (refs_ok) pc[0] = BC_ALLOCN2;
-  }
-}
-
 static void thread_jumps(Proto *p) {
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;
@@ -1770,6 +1751,27 @@ static void thread_jumps(Proto *p) {
       ins[0] = BC_RET;
       ins[1] = p->code[target + 1];
     }
+  }
+}
+
+// Whether the ALLOCN sub-block at s is a pair or cons cell (two fields, not
+// a record) whose fields are registers or, if `may_ref_first`, sub-block 0.
+static bool is_pair_sub(const uint32_t *s, bool may_ref_first) {
+  if (s[2] != 2 || hd_tag(s[1]) == TAG_RECORD || hd_wosize(s[1]) != 2) return false;
+  for (int i = 3; i < 5; i++)
+    if ((s[i] & OPERAND_SUBBLOCK) && !(may_ref_first && s[i] == (OPERAND_SUBBLOCK | 0))) return false;
+  return true;
+}
+
+// Retags as ALLOCN2 the ALLOCNs that hold exactly two pairs, the first made
+// of registers only, the second of registers and the first: the interpreter
+// fills those without a loop. The layout stays the ALLOCN's, so everything
+// else reads both alike.
+static void retag_allocn2(Proto *p) {
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *pc = p->code + at;
+    if (pc[0] == BC_ALLOCN && pc[1] == 6 && pc[2] == 2 && is_pair_sub(pc + 3, false) && is_pair_sub(pc + 8, true))
+      pc[0] = BC_ALLOCN2;
   }
 }
 

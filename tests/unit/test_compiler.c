@@ -455,8 +455,6 @@ static void test_no_merge_across_a_join(void **state) {
 // Which combined allocations take the loop-free form ALLOCN2: exactly two
 // non-record blocks of two fields, the second possibly pointing to the first.
 static void test_allocn2_only_for_two_pairs(void **state) {
-  Vm *vm = ts_vm(state);
-  (void)vm;
   ts_compile(state,
              "fn nested(a, b, c) { (a, (b, c)) }\n"
              "fn cells(a, b) { [a, b] }\n"

@@ -22,10 +22,10 @@
 // 3. The walk reads no descriptor: the word at a return address holds the
 //    caller's frame step and the one two words before it the stub. In a
 //    recursion consecutive frames share the return address: the walk takes
-//    such a run at once (a compare and a subtraction a frame). The return addresses
-//    themselves are the frame codes handed to trackers; memprof_frame_debug
-//    resolves one to its debug entry when (and if) a tracker asks. The GC and
-//    backtraces map stubs back with frames_stub_ret.
+//    such a run at once (a compare and a subtraction a frame). The return
+//    addresses themselves are the frame codes handed to trackers;
+//    memprof_frame_debug resolves one to its debug entry when (and if) a
+//    tracker asks. The GC and backtraces map stubs back with frames_stub_ret.
 // 4. Exceptions discard frames without returning: memprof_unwind pops the
 //    entries down to the highest stubbed frame that survives the unwind.
 // 5. low_water is the smallest depth since the last capture: the first

@@ -58,7 +58,7 @@ static Value boehm_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
   return val_of_ptr(p + 1);
 }
 
-Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
   return boehm_alloc(vm, wosize, tag);
 }

@@ -75,8 +75,10 @@ void gc_free(Vm *vm);
 // Allocation. `gc_alloc` is the funnel for C code: blocks of at most
 // MAX_YOUNG_WOSIZE fields are born young, larger ones old. May GC; memprof
 // samples the block's words (callbacks are queued). The header is written;
-// fields are not.
-Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag);
+// fields are not. Inline (below): a young block within young_limit_c costs a
+// bump and a compare, as in the interpreter; everything else is gc_alloc_slow.
+static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag);
+Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag);
 // Allocates in the major heap whatever the size (memprof samples it as a major
 // allocation). May GC. Fields uninitialised; fill with gc_init_field.
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
@@ -144,6 +146,18 @@ void gc_remember(Vm *vm, Value *field);
 
 // ---------------------------------------------------------------------------
 #include "../lang/vm.h"
+
+static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (!GC_IS_BOEHM && wosize - 1 < MAX_YOUNG_WOSIZE) {   // 1 .. MAX_YOUNG_WOSIZE fields
+    Value *p = vm->young_ptr - (wosize + 1);
+    if (__builtin_expect(p >= vm->young_limit_c, 1)) {
+      vm->young_ptr = p;
+      *p = hd_make(wosize, tag, COLOR_WHITE);
+      return val_of_ptr(p + 1);
+    }
+  }
+  return gc_alloc_slow(vm, wosize, tag);
+}
 
 static inline bool gc_is_young(const Vm *vm, Value v) {
   return val_is_ptr(v) && (Value *)(uintptr_t)v > vm->young_start &&

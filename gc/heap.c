@@ -107,7 +107,7 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
   }
 }
 
-Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize > MAX_YOUNG_WOSIZE) return gc_alloc_major(vm, wosize, tag);
   if (wosize == 0) return vm->empty_array;
   uint64_t whsize = wosize + 1;

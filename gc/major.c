@@ -201,8 +201,7 @@ Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag) {
 
 uint64_t major_live_threshold(const Vm *vm) {
   uint64_t live = vm->gc.stats.live_words;
-  uint64_t floor = 1u << 20;
-  return live > floor ? live : floor;
+  return live > MAJOR_FLOOR_WORDS ? live : MAJOR_FLOOR_WORDS;
 }
 
 void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data) {

@@ -190,7 +190,7 @@ static void test_pool_bounded_after_major(void **state) {
   Vm *vm = ts_vm(state);
   // Twice as many empty pages as the floor allows: the pool keeps the limit.
   uint64_t floor_pages = major_pool_limit_pages(vm);
-  assert_int_equal(floor_pages, (uint64_t)(1u << 20) * sizeof(Value) / PAGE_BYTES);
+  assert_int_equal(floor_pages, (uint64_t)MAJOR_FLOOR_WORDS * sizeof(Value) / PAGE_BYTES);
   for (uint64_t i = 0; i < 2 * floor_pages * page_capacity(257); i++) raw_string(vm);
   assert_int_equal(page_count(vm, 257), 2 * floor_pages);
   uint64_t chunks = vm->gc.major->chunk_count;

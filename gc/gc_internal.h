@@ -129,14 +129,19 @@ uint64_t major_pool_limit_pages(const Vm *vm);
 // Iterates the blocks of the major heap: calls fn(vm, v, data) for each
 // non-free block (used by the verifier and by mark-stack overflow rescans).
 void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data);
-uint64_t major_live_threshold(const Vm *vm);
-// major_live_threshold is the live words of the last major cycle, but at
-// least this: a small heap is not collected for every few blocks promoted.
+// The words a major cycle lets be promoted or allocated in the major heap
+// before the next one runs: the live words of the last cycle, but at least
+// MAJOR_FLOOR_WORDS, so that a small heap is not collected every few blocks.
 // 2^19 words (4 MiB) rather than 2^20: reused major memory stays warmer in
 // the cache (string_build, whose large strings churn through the major heap,
 // ran 0.93x as long; the other bench programs within 1.5 %, alternating
 // runs) and the heap's footprint shrinks by 4-8 MiB, for at most 0.4 % more
-// instructions (bench/README.md).
+// instructions (bench/README.md). Inline: every major allocation tests it
+// while memprof samples (gc/heap.c, alloc_major_slow).
 enum { MAJOR_FLOOR_WORDS = 1u << 19 };
+static inline uint64_t major_live_threshold(const Vm *vm) {
+  uint64_t live = vm->gc.stats.live_words;
+  return live > MAJOR_FLOOR_WORDS ? live : MAJOR_FLOOR_WORDS;
+}
 
 #endif

@@ -146,7 +146,16 @@ static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize,
 
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
-  if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag);
+  if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) {
+    // While memprof samples, a block holding no sampled word when no cycle is
+    // due only moves the skip: no call (string_build makes thousands of them).
+    if (!(MEMPROF_BUILT && vm->memprof_sampling && vm->memprof_major_skip > wosize &&
+          vm->gc.major_since_cycle <= major_live_threshold(vm)))
+      return alloc_major_slow(vm, wosize, tag);
+    Value v = major_alloc_counted(vm, wosize, tag);
+    vm->memprof_major_skip -= wosize + 1;
+    return v;
+  }
   return major_alloc_counted(vm, wosize, tag);
 }
 

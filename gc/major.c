@@ -199,11 +199,6 @@ Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag) {
   return v;
 }
 
-uint64_t major_live_threshold(const Vm *vm) {
-  uint64_t live = vm->gc.stats.live_words;
-  return live > MAJOR_FLOOR_WORDS ? live : MAJOR_FLOOR_WORDS;
-}
-
 void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *data) {
   MajorHeap *h = vm->gc.major;
   for (uint32_t c = 0; c < SIZE_CLASSES; c++)

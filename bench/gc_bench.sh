@@ -6,7 +6,7 @@
 # Environment (all optional):
 #   BENCH_RUNS=5                  runs per program and implementation (interleaved)
 #   BENCH_IMPLS="vm boehm lua"    which implementations to run
-#   BENCH_CASES="prog args;..."   cases to run instead of the default list below
+#   BENCH_CASES="prog args;..."   cases to run instead of the default list (cases.sh)
 #   BENCH_VM=./vm  BENCH_VM_BOEHM=./vm-boehm  BENCH_LUA=lua5.4
 #   BENCH_OUT=bench/results       where the results go
 #   BENCH_TIMEOUT=300             seconds before one run is killed
@@ -25,19 +25,9 @@ lua=${BENCH_LUA:-lua5.4}
 out=${BENCH_OUT:-bench/results}
 run_timeout=${BENCH_TIMEOUT:-300}
 
-# One case a line: program (bench/programs/NAME.mn, bench/lua/NAME.lua) and its arguments.
-# Sizes are chosen so that the whole bench stays under ~10 minutes on 2 cores.
-# Per run, roughly: vm 0.5-4 s, vm-boehm 1-9 s, lua5.4 1-20 s (lua is slow on cons lists).
-# binary_trees 20 is the classic size, but takes ~30 s on vm and ~130 s on lua5.4 a run:
-# ask for it with BENCH_CASES="binary_trees 20".
-default_cases="binary_trees 16
-binary_trees 18
-list_pipeline 10000 600
-deep_map 10000 400
-word_count 1000000
-string_build 20000 80"
-cases=${BENCH_CASES:-$default_cases}
-cases=$(printf '%s\n' "$cases" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d')
+# shellcheck source=bench/cases.sh
+source "$here/cases.sh"
+cases=$(bench_cases)
 
 die() { echo "gc_bench: $*" >&2; exit 1; }
 

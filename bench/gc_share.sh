@@ -20,7 +20,7 @@
 #
 # Environment (all optional):
 #   BENCH_RUNS=3                  runs per program and implementation (interleaved)
-#   BENCH_CASES="prog args;..."   cases to run instead of gc_bench.sh's default list
+#   BENCH_CASES="prog args;..."   cases to run instead of the default list (cases.sh)
 #   BENCH_SHARE_FREQ=2000         perf sampling frequency (Hz)
 #   BENCH_VM=./vm  BENCH_VM_BOEHM=./vm-boehm
 #   BENCH_OUT=bench/results
@@ -37,14 +37,9 @@ freq=${BENCH_SHARE_FREQ:-2000}
 vm=${BENCH_VM:-./vm}
 vm_boehm=${BENCH_VM_BOEHM:-./vm-boehm}
 out=${BENCH_OUT:-bench/results}
-default_cases="binary_trees 16
-binary_trees 18
-list_pipeline 10000 600
-deep_map 10000 400
-word_count 1000000
-string_build 20000 80"
-cases=${BENCH_CASES:-$default_cases}
-cases=$(printf '%s\n' "$cases" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d')
+# shellcheck source=bench/cases.sh
+source "$here/cases.sh"
+cases=$(bench_cases)
 
 die() { echo "gc_share: $1" >&2; exit "${2:-1}"; }
 

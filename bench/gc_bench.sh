@@ -161,18 +161,37 @@ while read -r prog args; do
   done
 done <<<"$cases"
 
-# gc_ratios.csv: median time of vm over vm-boehm and over lua5.4 (below 1: vm is faster).
+# Paired ratios: run r of vm over run r of vm-boehm (run one after the other, so
+# that a slow phase of the machine hits both), median over the runs where both
+# succeeded. One line per case: "program,args,ratio" (empty ratio: no pair).
+ci=0
+while read -r prog args; do
+  ci=$((ci + 1))
+  awk -F, -v ci="$ci" '$1 == ci && $6 == 0 && ($2 == "vm" || $2 == "boehm") { t[$2, $3] = $4; runs[$3] = 1 }
+    END {
+      for (r in runs) if ((("vm", r) in t) && (("boehm", r) in t) && t["boehm", r] > 0) print t["vm", r] / t["boehm", r]
+    }' "$raw" | sort -n |
+    awk -v prog="$prog" -v args="$args" '{ v[NR] = $1 }
+      END {
+        med = NR == 0 ? "" : sprintf("%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)
+        print prog "," args "," med
+      }'
+done <<<"$cases" >"$tmp/paired.csv"
+
+# gc_ratios.csv: median time of vm over vm-boehm and over lua5.4 (below 1: vm is
+# faster), and the median of the paired vm/vm-boehm ratios.
 awk -F, '
-  NR == 1 { next }
+  FILENAME ~ /paired/ { paired[$1 "," $2] = $3; next }
+  FNR == 1 { next }
   { key = $1 "," $2; if (!(key in seen)) { seen[key] = 1; order[++n] = key } med[key, $3] = $4 }
   function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "" : sprintf("%.2f", a / b) }
   END {
-    print "program,args,vm_over_boehm,vm_over_lua"
+    print "program,args,vm_over_boehm,vm_over_lua,vm_over_boehm_paired"
     for (i = 1; i <= n; i++) {
       k = order[i]
-      print k "," ratio(med[k, "vm"], med[k, "vm-boehm"]) "," ratio(med[k, "vm"], med[k, "lua5.4"])
+      print k "," ratio(med[k, "vm"], med[k, "vm-boehm"]) "," ratio(med[k, "vm"], med[k, "lua5.4"]) "," paired[k]
     }
-  }' "$out/gc.csv" >"$out/gc_ratios.csv"
+  }' "$tmp/paired.csv" "$out/gc.csv" >"$out/gc_ratios.csv"
 
 # gc.dat: the median times in columns (one row per case) for bench/gc.gp; ? = missing.
 awk -F, '
@@ -199,14 +218,14 @@ echo
 awk -F, '
   FILENAME ~ /bad$/ { bad[$0] = 1; next }
   FNR == 1 { next }
-  FILENAME ~ /ratios/ { rb[$1 " " $2] = $3; rl[$1 " " $2] = $4; next }
+  FILENAME ~ /ratios/ { rb[$1 " " $2] = $3; rl[$1 " " $2] = $4; rp[$1 " " $2] = $5; next }
   { key = $1 " " $2; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
     cell[key, $3] = sprintf("%.3f (%dM)", $4, ($7 + 512) / 1024) }
   END {
-    printf "%-26s %-15s %-15s %-15s %8s %8s  %s\n", "median s (max RSS)", "vm", "vm-boehm", "lua5.4", "vm/boehm", "vm/lua", "runs"
+    printf "%-26s %-15s %-15s %-15s %8s %8s %8s  %s\n", "median s (max RSS)", "vm", "vm-boehm", "lua5.4", "vm/boehm", "paired", "vm/lua", "runs"
     for (i = 1; i <= n; i++) {
       k = order[i]
-      printf "%-26s %-15s %-15s %-15s %8s %8s  %s\n", k, cell[k, "vm"], cell[k, "vm-boehm"], cell[k, "lua5.4"], rb[k], rl[k], (k in bad) ? "FAILED/MISMATCH" : "ok"
+      printf "%-26s %-15s %-15s %-15s %8s %8s %8s  %s\n", k, cell[k, "vm"], cell[k, "vm-boehm"], cell[k, "lua5.4"], rb[k], rp[k], rl[k], (k in bad) ? "FAILED/MISMATCH" : "ok"
     }
   }' "$out/gc.csv" "$out/gc_ratios.csv" "$tmp/bad"
 echo

@@ -135,9 +135,11 @@ void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *dat
 // 2^19 words (4 MiB) rather than 2^20: reused major memory stays warmer in
 // the cache (string_build, whose large strings churn through the major heap,
 // ran 0.93x as long; the other bench programs within 1.5 %, alternating
-// runs) and the heap's footprint shrinks by 4-8 MiB, for at most 0.4 % more
-// instructions (bench/README.md). Inline: every major allocation tests it
-// while memprof samples (gc/heap.c, alloc_major_slow).
+// runs) and the heap's footprint shrinks by 4-8 MiB. The price is the odd
+// extra major cycle while a program's live data grows: word_count runs 7 %
+// more instructions at 200,000 words, none more at 1,000,000
+// (bench/README.md). Inline: every major allocation tests it while memprof
+// samples (gc/heap.c, gc_alloc_major).
 enum { MAJOR_FLOOR_WORDS = 1u << 19 };
 static inline uint64_t major_live_threshold(const Vm *vm) {
   uint64_t live = vm->gc.stats.live_words;

@@ -79,6 +79,11 @@ void gc_free(Vm *vm);
 // bump and a compare, as in the interpreter; everything else is gc_alloc_slow.
 static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag);
 Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag);
+// gc_alloc's inline part alone: a young block of 1 .. MAX_YOUNG_WOSIZE fields
+// if the minor heap has room below young_limit_c, else 0 and nothing done
+// (then call gc_alloc). Never collects, never samples: for a caller that
+// wants a fast path with no call in it at all.
+static inline Value gc_alloc_young_try(Vm *vm, uint64_t wosize, unsigned tag);
 // Allocates in the major heap whatever the size (memprof samples it as a major
 // allocation). May GC. Fields uninitialised; fill with gc_init_field.
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
@@ -147,7 +152,7 @@ void gc_remember(Vm *vm, Value *field);
 // ---------------------------------------------------------------------------
 #include "../lang/vm.h"
 
-static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+static inline Value gc_alloc_young_try(Vm *vm, uint64_t wosize, unsigned tag) {
   if (!GC_IS_BOEHM && wosize - 1 < MAX_YOUNG_WOSIZE) {   // 1 .. MAX_YOUNG_WOSIZE fields
     Value *p = vm->young_ptr - (wosize + 1);
     if (__builtin_expect(p >= vm->young_limit_c, 1)) {
@@ -156,7 +161,12 @@ static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
       return val_of_ptr(p + 1);
     }
   }
-  return gc_alloc_slow(vm, wosize, tag);
+  return 0;
+}
+
+static inline Value gc_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
+  Value v = gc_alloc_young_try(vm, wosize, tag);
+  return v ? v : gc_alloc_slow(vm, wosize, tag);
 }
 
 static inline bool gc_is_young(const Vm *vm, Value v) {

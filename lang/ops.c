@@ -501,29 +501,18 @@ Value ops_to_string(Vm *vm, Value v) {
 // ++
 // =====================================================================
 
-// One allocation, one copy per operand (a and b are re-read after it).
-static __attribute__((noinline)) Value concat_strings(Vm *vm, Value *a, Value *b) {
-  size_t la = str_len(*a), lb = str_len(*b);
-  Value s = string_uninit(vm, la + lb);
-  char *p = (char *)val_fields(s);
-  ops_copy_bytes(p, str_bytes(*a), la);
-  ops_copy_bytes(p + la, str_bytes(*b), lb);
-  return s;
-}
-
-// concat_strings for two operands of at most 16 bytes when the minor heap
-// has room: no call at all (the copies are register moves), so the compiler
-// saves no register on the way, which it must in concat_strings. Most `++`
-// in string-building code joins short pieces.
-static inline Value concat_short_strings(Vm *vm, Value a, Value b) {
-  size_t la = str_len(a), lb = str_len(b);
-  if (la > 16 || lb > 16) return 0;
-  Value s = gc_alloc_young_try(vm, str_wosize_for(la + lb), TAG_STRING);
-  if (!s) return 0;
-  str_set_padding(s, la + lb);
+// Writes the la bytes of a, then the lb bytes of b, into the new string s.
+static inline void concat_fill(Value s, Value a, size_t la, Value b, size_t lb) {
   char *p = (char *)val_fields(s);
   ops_copy_bytes(p, str_bytes(a), la);
   ops_copy_bytes(p + la, str_bytes(b), lb);
+}
+
+// a ++ b on strings of la and lb bytes, through the allocation that may
+// collect (*a and *b are read after it).
+static __attribute__((noinline)) Value concat_strings(Vm *vm, Value *a, Value *b, size_t la, size_t lb) {
+  Value s = string_uninit(vm, la + lb);
+  concat_fill(s, *a, la, *b, lb);
   return s;
 }
 
@@ -559,8 +548,16 @@ static _Noreturn __attribute__((noinline)) void concat_error(Vm *vm, Value a, Va
 
 Value ops_concat(Vm *vm, Value *a, Value *b) {
   if (val_has_tag(*a, TAG_STRING) && val_has_tag(*b, TAG_STRING)) {
-    Value s = concat_short_strings(vm, *a, *b);
-    return s ? s : concat_strings(vm, a, b);
+    // Two operands of at most 16 bytes, when the minor heap has room: no
+    // call at all (the copies are register moves), so the compiler saves no
+    // register on the way, as it must around concat_strings' allocation.
+    // Most `++` in string-building code joins short pieces.
+    size_t la = str_len(*a), lb = str_len(*b);
+    Value s = la <= 16 && lb <= 16 ? gc_alloc_young_try(vm, str_wosize_for(la + lb), TAG_STRING) : 0;
+    if (!s) return concat_strings(vm, a, b, la, lb);
+    str_set_padding(s, la + lb);
+    concat_fill(s, *a, la, *b, lb);
+    return s;
   }
   if (is_list(*a) && is_list(*b)) return concat_lists(vm, a, b);
   concat_error(vm, *a, *b);

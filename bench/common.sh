@@ -1,4 +1,5 @@
-# cases.sh: the bench programs' default cases, sourced by gc_bench.sh and gc_share.sh.
+# common.sh: sourced by gc_bench.sh and gc_share.sh: the bench programs' default
+# cases, and the median both take.
 # One case a line: program (bench/programs/NAME.mn, bench/lua/NAME.lua) and its arguments.
 # Sizes are chosen so that the whole bench stays under ~10 minutes on 2 cores.
 # Per run, roughly: vm 0.5-4 s, vm-boehm 1-9 s, lua5.4 1-20 s (lua is slow on cons lists).
@@ -14,4 +15,10 @@ string_build 20000 80"
 # The cases to run, one a line: BENCH_CASES ("prog args;prog args...") or the defaults.
 bench_cases() {
   printf '%s\n' "${BENCH_CASES:-$default_cases}" | tr ';' '\n' | sed 's/^ *//; s/ *$//; /^$/d'
+}
+
+# The median of the numbers on stdin, one a line (the mean of the middle two
+# when there is an even count); nothing when there are none.
+median() {
+  sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m }'
 }

@@ -6,7 +6,7 @@
 # Environment (all optional):
 #   BENCH_RUNS=5                  runs per program and implementation (interleaved)
 #   BENCH_IMPLS="vm boehm lua"    which implementations to run
-#   BENCH_CASES="prog args;..."   cases to run instead of the default list (cases.sh)
+#   BENCH_CASES="prog args;..."   cases to run instead of the default list (common.sh)
 #   BENCH_VM=./vm  BENCH_VM_BOEHM=./vm-boehm  BENCH_LUA=lua5.4
 #   BENCH_OUT=bench/results       where the results go
 #   BENCH_TIMEOUT=300             seconds before one run is killed
@@ -25,8 +25,8 @@ lua=${BENCH_LUA:-lua5.4}
 out=${BENCH_OUT:-bench/results}
 run_timeout=${BENCH_TIMEOUT:-300}
 
-# shellcheck source=bench/cases.sh
-source "$here/cases.sh"
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 cases=$(bench_cases)
 
 die() { echo "gc_bench: $*" >&2; exit 1; }
@@ -170,12 +170,8 @@ while read -r prog args; do
   awk -F, -v ci="$ci" '$1 == ci && $6 == 0 && ($2 == "vm" || $2 == "boehm") { t[$2, $3] = $4; runs[$3] = 1 }
     END {
       for (r in runs) if ((("vm", r) in t) && (("boehm", r) in t) && t["boehm", r] > 0) print t["vm", r] / t["boehm", r]
-    }' "$raw" | sort -n |
-    awk -v prog="$prog" -v args="$args" '{ v[NR] = $1 }
-      END {
-        med = NR == 0 ? "" : sprintf("%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)
-        print prog "," args "," med
-      }'
+    }' "$raw" | median | awk -v prog="$prog" -v args="$args" '{ med = sprintf("%.2f", $1) }
+      END { print prog "," args "," med }'
 done <<<"$cases" >"$tmp/paired.csv"
 
 # gc_ratios.csv: median time of vm over vm-boehm and over lua5.4 (below 1: vm is

@@ -20,7 +20,7 @@
 #
 # Environment (all optional):
 #   BENCH_RUNS=3                  runs per program and implementation (interleaved)
-#   BENCH_CASES="prog args;..."   cases to run instead of the default list (cases.sh)
+#   BENCH_CASES="prog args;..."   cases to run instead of the default list (common.sh)
 #   BENCH_SHARE_FREQ=2000         perf sampling frequency (Hz)
 #   BENCH_VM=./vm  BENCH_VM_BOEHM=./vm-boehm
 #   BENCH_OUT=bench/results
@@ -37,8 +37,8 @@ freq=${BENCH_SHARE_FREQ:-2000}
 vm=${BENCH_VM:-./vm}
 vm_boehm=${BENCH_VM_BOEHM:-./vm-boehm}
 out=${BENCH_OUT:-bench/results}
-# shellcheck source=bench/cases.sh
-source "$here/cases.sh"
+# shellcheck source=bench/common.sh
+source "$here/common.sh"
 cases=$(bench_cases)
 
 die() { echo "gc_share: $1" >&2; exit "${2:-1}"; }
@@ -87,7 +87,8 @@ classify() {
       END { printf "%.1f %.1f %.1f %.1f\n", shared / 1e6, collector / 1e6, kernel / 1e6, profiler / 1e6 }'
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# A median in ms as the CSV shows it: one decimal (NA when there is none).
+median_ms() { median | awk '{ printf "%.1f\n", $1; n++ } END { if (!n) print "NA" }'; }
 
 csv=$out/gc_share.csv
 ratios=$out/gc_share_ratios.csv
@@ -116,8 +117,8 @@ while IFS= read -r case_line; do
   for impl in vm boehm; do
     n=$(wc -l <"$tmp/$impl.runs")
     [ "$n" -gt 0 ] || continue
-    for col in 1 2 3 4; do med[$impl.$col]=$(awk -v c=$col '{ print $c }' "$tmp/$impl.runs" | median); done
-    med[$impl.total]=$(awk '{ print $1 + $2 + $3 + $4 }' "$tmp/$impl.runs" | median)
+    for col in 1 2 3 4; do med[$impl.$col]=$(awk -v c=$col '{ print $c }' "$tmp/$impl.runs" | median_ms); done
+    med[$impl.total]=$(awk '{ print $1 + $2 + $3 + $4 }' "$tmp/$impl.runs" | median_ms)
     label=vm; [ "$impl" = boehm ] && label=vm-boehm
     echo "$prog,$args,$label,$n,${med[$impl.total]},${med[$impl.1]},${med[$impl.2]},${med[$impl.3]},${med[$impl.4]}" >>"$csv"
     printf '%-26s %-9s %9s %9s %9s %9s\n' "$prog $args" "$label" "${med[$impl.total]}" "${med[$impl.1]}" "${med[$impl.2]}" "${med[$impl.3]}"

@@ -75,6 +75,7 @@ struct TraceWriter {
   uint64_t id_chunk_end;           // version 3: flush when next_alloc_id gets here
   uint64_t packet_backtrace_bytes; // codeword bytes in the packet (stats)
   bool failed;
+  bool relog;                      // a location event at every miss (memtrace's way)
 
   // ---- the previous callstack
   uint64_t *prev_stack;            // outermost first, prev_depth frames valid
@@ -434,7 +435,7 @@ static bool seen_add(TraceWriter *w, uint64_t code) {
 }
 
 static __attribute__((noinline)) void frame_missed(TraceWriter *w, uint64_t code) {
-  if (seen_add(w, code)) log_location(w, code);
+  if (seen_add(w, code) || w->relog) log_location(w, code);
 }
 
 // ================================================================ backtraces
@@ -626,6 +627,8 @@ void trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id) {
 }
 
 bool trace_writer_flush(TraceWriter *w) { return flush_at(w, w->packet_time_end); }
+
+void trace_writer_relog_locations(TraceWriter *w) { w->relog = true; }
 
 uint32_t trace_writer_backtrace_depth(const TraceWriter *w) { return w->reader_depth; }
 

@@ -69,6 +69,12 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
                             uint32_t n_samples, TraceSource source,
                             const uint64_t *stack, uint32_t depth, uint32_t known_common);
 
+// Makes `w` write a code's location event each time the code misses the
+// backtrace cache (memtrace's own writer does), not once per run; locate is
+// then called each time too. Used by tests to compare with memtrace's
+// writer byte for byte.
+void trace_writer_relog_locations(TraceWriter *w);
+
 // The frames of the last allocation's callstack that its event carries:
 // its depth, or fewer when the TRACE_BACKTRACE_MAX_BYTES cap dropped the
 // innermost ones. A reader shows those frames for it (used by tests).

@@ -4,10 +4,14 @@
 // encoder benchmark runs (--no-expect).
 //
 //   trace_synth [options] OUT.ctf [EXPECTED.dump]
-//     --scenario S   random | deep | long | evict | names | big | mixed
+//     --scenario S   random | deep | long | evict | names | big | mixed | zero
 //     --seed N       PRNG seed (default 1)
 //     --events N     allocation events (default 2000)
 //     --version V    trace format version (default 2)
+//     --copy C.ctf   also write C.ctf: the events as a reader sees them in
+//                    OUT.ctf, encoded with locations at every cache miss:
+//                    what memtrace's subsample tool (factor 1) writes for
+//                    OUT.ctf, byte for byte
 //
 // The expected text is built from what the synth asked for: the events in
 // order, times since the start, each allocation's callstack outermost first
@@ -23,8 +27,11 @@
 
 #include "../../trace/writer.h"
 
-typedef enum { RANDOM, DEEP, LONG, EVICT, NAMES, BIG, MIXED } Scenario;
-static const char *const SCENARIO_NAMES[] = {"random", "deep", "long", "evict", "names", "big", "mixed"};
+// zero: frame code 0 among others (memtrace's writer would code it as a hit
+// on an empty bucket and never write its location; ours misses it: --copy
+// differs from memtrace's for this scenario only).
+typedef enum { RANDOM, DEEP, LONG, EVICT, NAMES, BIG, MIXED, ZERO } Scenario;
+static const char *const SCENARIO_NAMES[] = {"random", "deep", "long", "evict", "names", "big", "mixed", "zero"};
 
 enum { LONG_FILE = 5000, LONG_FUNCTION = 3000, BIG_CHAIN = 300 };
 
@@ -32,6 +39,7 @@ typedef struct Synth {
   Scenario scenario;
   uint64_t rng;
   TraceWriter *w;
+  TraceWriter *copy;            // NULL: no --copy
   FILE *expect;                 // NULL: no expected text
   uint64_t start, now;
   uint64_t *stack, *prev;       // outermost first
@@ -203,12 +211,17 @@ static void next_stack(Synth *s, Scenario sc, uint64_t k) {
   case DEEP: step_deep(s, k); break;
   case LONG: step_long(s, k); break;
   case EVICT:
-    s->depth = (uint32_t)below(s, 4);
+    if (s->depth > 3) s->depth = (uint32_t)below(s, 4);
     for (uint32_t i = 0, n = 3 + (uint32_t)below(s, 20); i < n; i++) push(s, pool_code(s, 60000));
     break;
   case NAMES: step_random(s, 5000, 40); break;
   case BIG: step_random(s, 100, 30); break;
   case MIXED: next_stack(s, (Scenario)(k / 50 % 6), k); break;
+  case ZERO:
+    step_random(s, 30, 12);
+    for (uint32_t i = 0; i < s->depth; i++)
+      if (below(s, 5) == 0) s->stack[i] = 0;
+    break;
   }
 }
 
@@ -241,6 +254,8 @@ static void alloc_event(Synth *s, Scenario sc, uint64_t k) {
     fprintf(stderr, "trace_synth: id %" PRIu64 ", expected %zu\n", id, s->n_ids);
     exit(1);
   }
+  if (s->copy) trace_writer_alloc(s->copy, s->now, wosize, samples, source, s->stack,
+                                  trace_writer_backtrace_depth(s->w), 0);
   s->live[s->n_live++] = id;
   s->promoted[s->n_ids++] = source != TRACE_SOURCE_MINOR;  // only minor blocks get promoted
   if (!s->expect) return;
@@ -259,17 +274,19 @@ static void lifetime_event(Synth *s) {
   if (!s->promoted[id] && below(s, 2)) {
     s->promoted[id] = 1;
     trace_writer_promote(s->w, s->now, id);
+    if (s->copy) trace_writer_promote(s->copy, s->now, id);
     if (s->expect) fprintf(s->expect, "%010" PRIu64 " %010" PRIu64 " promote\n", s->now - s->start, id);
     return;
   }
   s->live[i] = s->live[--s->n_live];
   trace_writer_collect(s->w, s->now, id);
+  if (s->copy) trace_writer_collect(s->copy, s->now, id);
   if (s->expect) fprintf(s->expect, "%010" PRIu64 " %010" PRIu64 " collect\n", s->now - s->start, id);
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: trace_synth [--scenario random|deep|long|evict|names|big|mixed] [--seed N]\n"
-                  "                   [--events N] [--version V] OUT.ctf [EXPECTED.dump]\n");
+  fprintf(stderr, "usage: trace_synth [--scenario random|deep|long|evict|names|big|mixed|zero] [--seed N]\n"
+                  "                   [--events N] [--version V] [--copy C.ctf] OUT.ctf [EXPECTED.dump]\n");
   return 2;
 }
 
@@ -277,7 +294,7 @@ int main(int argc, char **argv) {
   Synth s = {.rng = 1};
   uint64_t events = 2000;
   unsigned version = TRACE_VERSION_DEFAULT;
-  const char *out = NULL, *expect = NULL;
+  const char *out = NULL, *expect = NULL, *copy = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (i + 1 < argc && strcmp(a, "--scenario") == 0) {
@@ -289,6 +306,7 @@ int main(int argc, char **argv) {
     } else if (i + 1 < argc && strcmp(a, "--seed") == 0) s.rng = strtoull(argv[++i], NULL, 10) * 1000003;
     else if (i + 1 < argc && strcmp(a, "--events") == 0) events = strtoull(argv[++i], NULL, 10);
     else if (i + 1 < argc && strcmp(a, "--version") == 0) version = (unsigned)atoi(argv[++i]);
+    else if (i + 1 < argc && strcmp(a, "--copy") == 0) copy = argv[++i];
     else if (a[0] == '-') return usage();
     else if (!out) out = a;
     else if (!expect) expect = a;
@@ -310,12 +328,30 @@ int main(int argc, char **argv) {
     fprintf(stderr, "trace_synth: %s\n", err);
     return 1;
   }
+  if (copy) {
+    int copy_fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (copy_fd < 0) {
+      perror(copy);
+      return 2;
+    }
+    s.copy = trace_writer_new(copy_fd, true, &info, locate, &s, err, sizeof err);
+    if (!s.copy) {
+      fprintf(stderr, "trace_synth: %s\n", err);
+      return 1;
+    }
+    trace_writer_relog_locations(s.copy);
+  }
+  reserve(&s, 1);
   s.live = xmalloc(events * sizeof *s.live);
   s.promoted = xmalloc(events);
   for (uint64_t k = 0; k < events; k++) {
     alloc_event(&s, s.scenario, k);
     while (s.n_live > 0 && below(&s, 3) == 0) lifetime_event(&s);
     if (below(&s, 500) == 0) trace_writer_flush(s.w);
+  }
+  if (s.copy && !trace_writer_finish(s.copy, err, sizeof err)) {
+    fprintf(stderr, "trace_synth: %s (--copy)\n", err);
+    return 1;
   }
   if (!trace_writer_finish(s.w, err, sizeof err)) {
     fprintf(stderr, "trace_synth: %s\n", err);

@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -90,3 +90,4 @@ clean:
 
 -include bench/bench.mk
 -include bench/memprof.mk
+-include bench/trace.mk

@@ -31,7 +31,8 @@ double builtins_number(Vm *vm, Value v, const char *what);
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
   X(gc_verify, 0)                                                                    \
-  X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)
+  X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)         \
+  X(memtrace_start, 2) X(memtrace_stop, 0)
 
 #define X(name, arity) Value prim_##name(Vm *vm, Value *args);
 PRIMITIVE_LIST(X)

@@ -82,7 +82,12 @@ int vm_run_main(Vm *vm, const char *path) {
     compiler_dump(vm, stdout);
     return VM_EXIT_OK;
   }
-  if (vm->options.memtrace_path && !memtrace_start(vm, vm->options.memtrace_path)) return VM_EXIT_USAGE;
+  char err[512];
+  if (vm->options.memtrace_path && !memtrace_start(vm, vm->options.memtrace_path, vm->options.memtrace_rate,
+                                                   vm->options.memtrace_format, err, sizeof err)) {
+    fprintf(stderr, "vm: --memtrace: %s\n", err);
+    return VM_EXIT_USAGE;
+  }
   if (vm->options.memprof_count_rate > 0 && !memprof_counter_start(vm, vm->options.memprof_count_rate)) {
     fprintf(stderr, "vm: --memprof-count: cannot start the profiler\n");
     return VM_EXIT_USAGE;

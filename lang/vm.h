@@ -60,6 +60,8 @@ typedef struct VmOptions {
   bool gc_verify;         // verify the heap after every collection
   bool dump_bytecode;
   const char *memtrace_path;  // NULL: no trace
+  double memtrace_rate;       // its sampling rate
+  int memtrace_format;        // its format version (1 to 3)
   double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
 } VmOptions;
 
@@ -117,7 +119,7 @@ typedef struct Vm {
   // --- subsystems ---------------------------------------------------------
   GcState gc;
   Memprof *memprof;
-  void *counter_data;     // --memprof-count's tracker (memprof/counter.c)
+  struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
                           // so that the next allocation takes the slow path

@@ -84,15 +84,17 @@ _Noreturn void memprof_callback_raised(Vm *vm);
 
 // Starts a profile sampling each allocated word with probability `rate`
 // (0 < rate <= 1), keeping at most `callstack_size` frames per sample for
-// trackers that copy callstacks (0: no limit). Returns its id, or -1 if a
-// profile is already running.
+// trackers that copy callstacks (0: no limit). Several profiles may sample
+// at once, each at its own rate (memprof/engine.c part 5). Returns its id,
+// or -1 if MEMPROF_MAX_RUNNING profiles are running already.
 int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker);
-// Stops sampling (tracked blocks keep reporting). False if none was running.
-bool memprof_stop_profile(Vm *vm);
+// Stops profile `id` sampling (its tracked blocks keep reporting). False if
+// it was not running.
+bool memprof_stop_profile(Vm *vm, int id);
 // Forgets every block of the stopped profile `id`: no further callback.
 // False if `id` is running or unknown.
 bool memprof_discard_profile(Vm *vm, int id);
-// The running profile's callstack_size (0 if none).
+// Profile `id`'s callstack_size (0 if unknown).
 uint32_t memprof_callstack_size(const Vm *vm, int id);
 // Reseeds the sampler (tests use fixed seeds).
 void memprof_set_seed(Vm *vm, uint64_t seed);

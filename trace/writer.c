@@ -34,10 +34,13 @@
 //    the reader's initial value. For codes other than 0 the choices are
 //    memtrace's, so the bytes are too.
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "writer.h"
@@ -175,9 +178,41 @@ static void fail(TraceWriter *w, const char *fmt, ...) {
   va_end(ap);
 }
 
+// A trace written to a pipe whose reader has gone gets EPIPE, and one past
+// the file size limit EFBIG: errors that stop the writer, not SIGPIPE or
+// SIGXFSZ, which would end the traced program. Both signals are blocked
+// around the write and, if the write raised one, it is taken off the pending
+// set before they are unblocked. The program's own writes (stdout) keep the
+// signals' usual dispositions.
+static ssize_t write_quietly(int fd, const uint8_t *buf, size_t len) {
+  sigset_t quiet, old, pending;
+  sigemptyset(&quiet);
+  sigaddset(&quiet, SIGPIPE);
+  sigaddset(&quiet, SIGXFSZ);
+  bool blocked = pthread_sigmask(SIG_BLOCK, &quiet, &old) == 0;
+  sigset_t was_pending;
+  sigemptyset(&was_pending);
+  if (blocked) sigpending(&was_pending);
+  ssize_t n = write(fd, buf, len);
+  int saved = errno;
+  if (blocked) {
+    int sig = n < 0 && saved == EPIPE ? SIGPIPE : n < 0 && saved == EFBIG ? SIGXFSZ : 0;
+    if (sig && !sigismember(&was_pending, sig) && sigpending(&pending) == 0 && sigismember(&pending, sig)) {
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, sig);
+      struct timespec zero = {0, 0};
+      while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  errno = saved;
+  return n;
+}
+
 static bool write_all(TraceWriter *w, const uint8_t *buf, size_t len) {
   while (len > 0) {
-    ssize_t n = write(w->fd, buf, len);
+    ssize_t n = write_quietly(w->fd, buf, len);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       fail(w, "writing the trace: %s", n < 0 ? strerror(errno) : "write returned 0");

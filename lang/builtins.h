@@ -16,9 +16,6 @@ int64_t builtins_int(Vm *vm, Value v, const char *what);
 // The string v (a type error otherwise).
 Value builtins_string(Vm *vm, Value v, const char *what);
 double builtins_number(Vm *vm, Value v, const char *what);
-// Ends the process with `status` after flushing output and finishing the
-// memtrace trace, if one is being written.
-_Noreturn void vm_exit(Vm *vm, int status);
 
 #define PRIMITIVE_LIST(X)                                                            \
   X(print, 1) X(println, 1) X(str, 1) X(raise, 1) X(compare, 2) X(hash, 1)           \

@@ -66,10 +66,9 @@ int main(int argc, char **argv) {
   }
   if (opt.stack_words < 1024) opt.stack_words = 1024;
   Vm *vm = vm_new(&opt);
-  if (!vm) return 2;
+  if (!vm) return VM_EXIT_ERROR;
   vm->argc = argc - i;
   vm->argv = argv + i;
-  int status = vm_run_main(vm, argv[i]);
-  vm_free(vm);
-  return status;
+  vm_catch_signals(vm);
+  vm_exit(vm, vm_run_main(vm, argv[i]));
 }

@@ -50,10 +50,7 @@ static void pair_push(PairStack *st, Value a, Value b) {
   if (st->count == st->cap) {
     size_t cap = st->cap * 2;
     Value(*p)[2] = st->pairs == st->inline_pairs ? malloc(cap * sizeof *p) : realloc(st->pairs, cap * sizeof *p);
-    if (!p) {
-      fprintf(stderr, "minnow: out of memory while comparing values\n");
-      exit(1);
-    }
+    if (!p) vm_out_of_memory(NULL, "comparing values");
     if (st->pairs == st->inline_pairs) memcpy(p, st->pairs, st->count * sizeof *p);
     st->pairs = p;
     st->cap = cap;
@@ -352,7 +349,7 @@ static void out_grow(Out *o, size_t need) {
   size_t cap = o->cap;
   while (need > cap) cap *= 2;
   char *p = o->buf == o->small ? malloc(cap) : realloc(o->buf, cap);
-  if (!p) exit(1);
+  if (!p) vm_out_of_memory(NULL, "printing");
   if (o->buf == o->small) memcpy(p, o->small, o->len);
   o->buf = p;
   o->cap = cap;

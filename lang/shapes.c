@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shapes.h"
+#include "vm.h"
 
 typedef struct Shape {
   uint32_t count;
@@ -22,10 +23,7 @@ struct Shapes {
 static void *grow(void *p, uint32_t *cap, size_t elem) {
   *cap = *cap ? *cap * 2 : 64;
   p = realloc(p, *cap * elem);
-  if (!p) {
-    fprintf(stderr, "minnow: out of memory (shapes)\n");
-    exit(2);
-  }
+  if (!p) vm_out_of_memory(NULL, "record shapes");
   return p;
 }
 
@@ -46,7 +44,7 @@ uint32_t shapes_symbol(Shapes *s, const char *name) {
   if (s->name_count == s->name_cap) s->names = grow(s->names, &s->name_cap, sizeof(char *));
   size_t n = strlen(name) + 1;
   s->names[s->name_count] = malloc(n);
-  if (!s->names[s->name_count]) exit(2);
+  if (!s->names[s->name_count]) vm_out_of_memory(NULL, "record shapes");
   memcpy(s->names[s->name_count], name, n);
   return s->name_count++;
 }
@@ -63,7 +61,7 @@ uint32_t shapes_intern(Shapes *s, const uint32_t *symbols, uint32_t count) {
   Shape *sh = &s->shapes[s->shape_count];
   sh->count = count;
   sh->symbols = malloc((count ? count : 1) * sizeof(uint32_t));
-  if (!sh->symbols) exit(2);
+  if (!sh->symbols) vm_out_of_memory(NULL, "record shapes");
   memcpy(sh->symbols, symbols, count * sizeof(uint32_t));
   return s->shape_count++;
 }

@@ -42,10 +42,7 @@
 static void *grow_array(void *p, uint32_t *cap, size_t elem) {
   uint32_t n = *cap ? *cap * 2 : 64;
   void *q = realloc(p, (size_t)n * elem);
-  if (!q) {
-    fprintf(stderr, "minnow: out of memory (memprof)\n");
-    exit(1);
-  }
+  if (!q) vm_out_of_memory(NULL, "memprof");
   *cap = n;
   return q;
 }
@@ -67,10 +64,7 @@ Memprof *memprof_new(Vm *vm) {
 void memprof_free(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp) return;
-  for (uint32_t i = 0; i < mp->profile_count; i++) {
-    Profile *p = &mp->profiles[i];
-    if (!p->discarded && p->tracker.release) p->tracker.release(vm, p->tracker.data);
-  }
+  memprof_finish(vm);
   callstacks_free(&mp->stacks);
   for (uint32_t k = mp->event_head; k < mp->event_count; k++) free((void *)mp->events[k].own);
   free(mp->profiles);
@@ -314,16 +308,35 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
 // Delivering events
 // =====================================================================
 
+// An alloc event that its tracker will not see: the next sample it sees
+// shares with the previous one only what this capture shared with both.
+static void skip_alloc(Profile *p, const Event *ev) {
+  if (ev->unchanged < p->unchanged_carry) p->unchanged_carry = ev->unchanged;
+}
+
+// The callers of an alloc event are rets[0 .. ev->depth) (or its own copy):
+// entries above the side stack's current depth that returns popped are still
+// those of the event, since only a capture overwrites them and it preserves
+// the queued events first (callstack.c part 6). Its `unchanged` is relative
+// to the previous capture; the tracker needs it relative to the previous
+// sample it was given, so the captures it never saw fold into
+// Profile.unchanged_carry (the frames common to all of them).
 static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   Memprof *mp = vm->memprof;
-  uint32_t depth = ev->own || ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
+  if (!p->tracker.alloc) {
+    skip_alloc(p, ev);
+    return false;
+  }
+  uint32_t unchanged = ev->unchanged < p->unchanged_carry ? ev->unchanged : p->unchanged_carry;
+  p->unchanged_carry = UINT32_MAX;
   MemprofSample s = {
       .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
-      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = depth,
-      .unchanged = ev->unchanged < depth ? ev->unchanged : depth,
+      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
+      .unchanged = unchanged,
   };
-  return p->tracker.alloc && p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
+  return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
+
 
 // Delivers one event to its profile's tracker. The entry being delivered is
 // mp->delivering, so that memprof_callback_raised can forget it.
@@ -333,6 +346,7 @@ static void deliver(Vm *vm, const Event *ev) {
   Profile *p = &mp->profiles[e->profile];
   e->pending--;
   if (e->forgotten || p->discarded) {
+    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
     maybe_release(mp, ev->entry);
     return;
   }
@@ -414,8 +428,8 @@ int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const Me
   if (!mp->stacks.rets && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
   if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
   int id = (int)mp->profile_count++;
-  mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate,
-                               .callstack_size = callstack_size, .tracker = *tracker};
+  mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate, .callstack_size = callstack_size,
+                               .tracker = *tracker, .unchanged_carry = UINT32_MAX};
   mp->running = id;
   vm->memprof_sampling = true;
   mp->stacks.low_water = 0;   // a new tracker has seen no previous callstack
@@ -450,6 +464,46 @@ bool memprof_discard_profile(Vm *vm, int id) {
   }
   if (p->tracker.release) p->tracker.release(vm, p->tracker.data);
   return true;
+}
+
+// Events of native trackers still queued when the VM exits are theirs to
+// write (a trace's last samples); a Minnow tracker's are dropped, since no
+// Minnow code runs on the way out. Inside a collection or a delivery the
+// queue may be half made: nothing is delivered then.
+static void deliver_to_native(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (mp->in_callback || vm->gc.collecting) return;
+  mp->in_callback = true;
+  while (mp->event_head < mp->event_count) {
+    Event ev = mp->events[mp->event_head++];
+    Entry *e = &mp->entries[ev.entry];
+    if (mp->profiles[e->profile].tracker.native) {
+      deliver(vm, &ev);
+    } else {
+      e->pending--;
+      forget(mp, ev.entry);
+    }
+    free((void *)ev.own);
+  }
+  mp->event_head = mp->event_count = 0;
+  mp->in_callback = false;
+}
+
+void memprof_finish(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (!mp) return;
+  if (mp->running >= 0) {
+    mp->profiles[mp->running].running = false;
+    mp->running = -1;
+    vm->memprof_sampling = false;
+  }
+  deliver_to_native(vm);
+  for (uint32_t i = 0; i < mp->profile_count; i++) {
+    Profile *p = &mp->profiles[i];
+    if (p->discarded) continue;
+    p->discarded = true;
+    if (p->tracker.release) p->tracker.release(vm, p->tracker.data);
+  }
 }
 
 uint32_t memprof_callstack_size(const Vm *vm, int id) {

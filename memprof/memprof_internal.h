@@ -60,6 +60,10 @@ typedef struct Profile {
   double rate;
   uint32_t callstack_size;
   MemprofTracker tracker;
+  // Frames shared by the captures since the last sample delivered to the
+  // tracker (UINT32_MAX: none skipped): folded into the next one's
+  // `unchanged` (engine.c, deliver_alloc).
+  uint32_t unchanged_carry;
 } Profile;
 
 typedef struct Entry {

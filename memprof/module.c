@@ -137,7 +137,7 @@ Value prim_memprof_start(Vm *vm, Value *args) {
   if (!t) vm_raise_error(vm, "out of memory");
   *t = tmp;
   read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
-  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t};
+  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false};
   int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
   if (id < 0) {
     free(t);

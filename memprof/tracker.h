@@ -35,9 +35,17 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame);
 
 // One sampled block. Its callstack is `site` (the allocating expression,
 // innermost) below `callers` (outermost first: callers[caller_count-1] is the
-// call site in the function that allocated). The first `unchanged` callers
-// are those of the previous sample of the same profile (0 for its first): a
-// consumer that encodes callstacks by difference need not compare them.
+// call site in the function that allocated), complete at every rate.
+// `unchanged`: callers[0 .. unchanged) are the first callers of the previous
+// sample this tracker's alloc callback received from the same profile (0 for
+// the first one): a consumer that encodes callstacks by difference (a trace
+// writer) or keeps a tree of them (the Memprof module) need not look at them.
+// Samples the tracker never received (cancelled by a stop, forgotten with a
+// raising sibling sub-block) do not count. It is a lower bound: more callers
+// may be equal. `callers` points into memprof's side stack (or an event's own
+// copy): valid until the alloc callback returns, collections and Minnow code
+// run by the callback included; copy what you keep. `site` and the debug
+// entries of callers live as long as the VM.
 // Inlined debug entries are not expanded here (see DebugInfo.inlined_into).
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
@@ -57,11 +65,16 @@ typedef struct MemprofTracker {
   bool (*alloc)(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *sample);
   bool (*promote)(Vm *vm, void *data, MemprofBlock *block);
   void (*dealloc)(Vm *vm, void *data, MemprofBlock *block, bool major);
-  // The profile was discarded (or the VM ends): release `data`.
+  // The profile was discarded, or the VM exits (memprof_finish): finish what
+  // the tracker writes or reports, and release `data`.
   void (*release)(Vm *vm, void *data);
   // GC roots of the tracker itself (the Memprof module's closures).
   void (*scan_roots)(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), void *visit_data);
   void *data;
+  // The callbacks are C that runs no Minnow code and never raises: when the
+  // VM exits, events still queued for this tracker are delivered before its
+  // release (memprof_finish); a Minnow tracker's are dropped.
+  bool native;
 } MemprofTracker;
 
 // A tracker callback that ran Minnow code which raised (vm_call returned

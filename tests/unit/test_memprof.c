@@ -463,7 +463,7 @@ static void on_release(Vm *vm, void *data) {
 }
 
 static MemprofTracker tracker_for(Rec *r) {
-  return (MemprofTracker){on_alloc, on_promote, on_dealloc, on_release, NULL, r};
+  return (MemprofTracker){on_alloc, on_promote, on_dealloc, on_release, NULL, r, .native = true};
 }
 
 // Writes `src` to a fresh temporary .mn file, compiles and runs it.
@@ -698,7 +698,7 @@ static void run_raising(bool via_callback_raised) {
   rz.raise_every = 7;
   rz.via_callback_raised = via_callback_raised;
   Vm *vm = new_vm(4096);
-  MemprofTracker t = {raising_alloc, raising_promote, raising_dealloc, raising_release, NULL, &rz};
+  MemprofTracker t = {raising_alloc, raising_promote, raising_dealloc, raising_release, NULL, &rz, .native = false};
   assert_true(memprof_start_profile(vm, 1.0, 0, &t) >= 0);
   assert_true(run_source(vm, raising_workload));
   const char *file = script_path;
@@ -765,9 +765,9 @@ static void switch_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) 
 static void test_unchanged_first_sample_of_profile(void **state) {
   (void)state;
   Switcher sw = {0};
-  sw.t2 = (MemprofTracker){switch_alloc2, switch_promote, switch_dealloc, NULL, NULL, &sw};
+  sw.t2 = (MemprofTracker){switch_alloc2, switch_promote, switch_dealloc, NULL, NULL, &sw, .native = false};
   Vm *vm = new_vm(1u << 18);
-  MemprofTracker t1 = {switch_alloc1, switch_promote, switch_dealloc, NULL, NULL, &sw};
+  MemprofTracker t1 = {switch_alloc1, switch_promote, switch_dealloc, NULL, NULL, &sw, .native = false};
   assert_true(memprof_start_profile(vm, 1.0, 0, &t1) >= 0);
   assert_true(run_source(vm,
                          "fn down(n) { if n == 0 { var l = []; for i in 0..100 { l = (i, i) :: l }; l } else { let r = down(n - 1); r } }\n"
@@ -787,6 +787,46 @@ static void test_unchanged_first_sample_of_profile(void **state) {
   assert_true(n2 > 50);
   assert_true(sw.first_callers_of_second > 500);
   assert_int_equal(sw.first_unchanged_of_second, 0);
+  assert_int_equal(errors, 0);
+}
+
+// `callers` stays valid for the whole alloc callback, collections included
+// (tracker.h): the tracker copies it, collects, and compares.
+typedef struct Collector {
+  Rec rec;
+  uint64_t checked;
+  int collect_every;
+} Collector;
+
+static bool collecting_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
+  Collector *c = data;
+  MemprofFrame *copy = malloc((s->caller_count + 1) * sizeof *copy);
+  memcpy(copy, s->callers, s->caller_count * sizeof *copy);
+  if (++c->checked % (uint64_t)c->collect_every == 0) gc_full_major(vm);
+  else gc_minor(vm);
+  if (memcmp(copy, s->callers, s->caller_count * sizeof *copy) != 0)
+    rec_error(&c->rec, "callers changed by a collection inside the callback");
+  free(copy);
+  return on_alloc(vm, &c->rec, block, s);
+}
+static bool collecting_promote(Vm *vm, void *data, MemprofBlock *block) { return on_promote(vm, &((Collector *)data)->rec, block); }
+static void collecting_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) { on_dealloc(vm, &((Collector *)data)->rec, block, major); }
+
+static void test_callers_valid_through_collections(void **state) {
+  (void)state;
+  Collector c = {.collect_every = 5};
+  Vm *vm = new_vm(1u << 14);
+  memprof_set_seed(vm, 99);
+  MemprofTracker t = {collecting_alloc, collecting_promote, collecting_dealloc, NULL, NULL, &c, .native = true};
+  assert_true(memprof_start_profile(vm, 0.05, 0, &t) >= 0);
+  assert_true(run_source(vm, workload));
+  memprof_stop_profile(vm);
+  vm_free(vm);
+  if (c.rec.errors) print_error("%s\n", c.rec.first_error);
+  int errors = c.rec.errors;
+  free(c.rec.blocks);
+  free(c.rec.prev);
+  assert_true(c.checked > 100);
   assert_int_equal(errors, 0);
 }
 
@@ -810,6 +850,7 @@ int main(void) {
       cmocka_unit_test(test_engine_raise_via_callback_raised),
       cmocka_unit_test(test_engine_raise_directly),
       cmocka_unit_test(test_unchanged_first_sample_of_profile),
+      cmocka_unit_test(test_callers_valid_through_collections),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

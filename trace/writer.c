@@ -17,7 +17,8 @@
 // 3. Locations. A frame code is resolved (TraceLocate) and its location
 //    event encoded the first time it is written in a cache-miss codeword;
 //    `seen` remembers every code resolved so that this happens once per run
-//    (memtrace writes a location again when a code misses again; readers
+//    (memtrace writes a location again when a code misses again, as
+//    trace_writer_relog_locations makes this writer do for tests; readers
 //    accept both). Location events are encoded at once, with the name tables'
 //    state of that moment, into location packets kept in `locs` until the
 //    flush that writes them just before the event packet that needs them.

@@ -21,18 +21,19 @@ VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/inter
              lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
+TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
 STDLIB    := $(sort $(wildcard stdlib/*.mn))
 
-SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC)
+SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_asan    := $(SRC_release)
-SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC)
+SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
 .PHONY: all test unit-test lang-test clean bench-gc bench-memprof
-all: vm
+all: vm memtrace
 
 build/embed: tools/embed.c
 	@mkdir -p build
@@ -74,11 +75,22 @@ $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,a
 
 unit-bins: $(foreach t,$(UNIT_TESTS),build/release/unit/$(t) build/asan/unit/$(t))
 
-test: vm vm-boehm vm-asan unit-bins
+# ---------------------------------------------------------------- trace tools
+# ./memtrace (tools/memtrace/README.md) and its ASan+UBSan build for the tests.
+MEMTRACE_SRC := $(wildcard tools/memtrace/*.c)
+memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+-include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
+
+test: vm vm-boehm vm-asan unit-bins memtrace build/asan/memtrace
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk
+-include bench/reader.mk
+-include tests/fuzz/reader.mk

@@ -32,8 +32,8 @@ SRC_noprof  := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
-.PHONY: all test unit-test lang-test clean bench-gc bench-memprof
-all: vm
+.PHONY: all test unit-test lang-test clean bench-gc bench-memprof memtrace
+all: vm tools/memtrace
 
 build/embed: tools/embed.c
 	@mkdir -p build
@@ -82,12 +82,25 @@ build/%/tests/trace_synth: tests/trace/trace_synth.c build/%/trace/writer.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_$*) -o $@ $^ $(LDLIBS)
 
-test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS)
+# ---------------------------------------------------------------- trace tools
+# tools/memtrace, the trace tool (sources and README in tools/memtrace_cli/),
+# and its ASan+UBSan build for the tests.
+MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+memtrace: tools/memtrace
+tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+-include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
+
+test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk
 -include bench/trace.mk
+-include bench/reader.mk
+-include tests/fuzz/reader.mk

@@ -18,7 +18,8 @@ LDLIBS  := -lm
 FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c
 VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/interp.c lang/ops.c \
              lang/shapes.c lang/primitives.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c
+             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c \
+             lang/checked.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 MAIN_SRC  := lang/main.c

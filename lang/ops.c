@@ -25,8 +25,11 @@ const char *vm_type_name(Value v) {
     case TAG_ARRAY: return "array";
     case TAG_RECORD: return "record";
     case TAG_CLOSURE: return "function";
+    case TAG_BUFFER: return "buffer";
     case TAG_STRING: return "string";
     case TAG_FLOAT: return "float";
+    case TAG_CALLSTACK: return "callstack";
+    case TAG_PROFILE: return "profile";
     default: return "value";
   }
 }
@@ -97,7 +100,7 @@ static bool equal_step(PairStack *st, Value a, Value b) {
   if (!same_shape(ha, hb)) return false;
   if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
   if (tag == TAG_STRING) return string_words_equal(a, b, n);
-  if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
+  if (tag == TAG_CLOSURE || tag == TAG_BUFFER || tag >= TAG_NO_SCAN) return false;   // compared by identity
   for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
   return true;
 }
@@ -221,7 +224,7 @@ static uint64_t hash_rec(Value v, int *budget) {
     memcpy(&bits, &d, 8);
     return mix(h, bits);
   }
-  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE) return mix(h, n);
+  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE || tag == TAG_BUFFER) return mix(h, n);
   for (uint64_t i = 0; i < n && *budget > 0; i++) h = mix(h, hash_rec(val_field(v, i), budget));
   return h;
 }
@@ -461,7 +464,11 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
       out_str(o, vm->protos[val_to_int(val_field(v, 0))]->name);
       out_str(o, ">");
       return;
-    default: out_str(o, "<value>"); return;
+    default:
+      out_str(o, "<");
+      out_str(o, vm_type_name(v));
+      out_str(o, ">");
+      return;
   }
 }
 
@@ -476,7 +483,10 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
   print_rec(vm, &o, v, quoted, 0);
 }
 
-Value ops_string_uninit(Vm *vm, size_t len) { return string_uninit(vm, len); }
+Value ops_string_uninit(Vm *vm, size_t len) {
+  if (len > OPS_MAX_STRING_BYTES) vm_raise_error(vm, "out of memory");
+  return string_uninit(vm, len);
+}
 
 
 Value ops_string(Vm *vm, const char *bytes, size_t len) {
@@ -585,4 +595,20 @@ bool ops_record_get(Vm *vm, Value r, const char *name, Value *out) {
   if (i < 0) return false;
   *out = val_field(r, (uint64_t)i + 1);
   return true;
+}
+
+void ops_check_options(Vm *vm, Value r, const char *const *names, uint32_t n, const char *what) {
+  if (!val_has_tag(r, TAG_RECORD)) vm_raise_error(vm, "type error: %s expects a record, got %s", what, vm_type_name(r));
+  uint32_t shape = (uint32_t)val_to_int(val_field(r, 0));
+  for (uint32_t i = 0; i < shapes_field_count(vm->shapes, shape); i++) {
+    const char *field = shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, i));
+    uint32_t k = 0;
+    while (k < n && strcmp(names[k], field) != 0) k++;
+    if (k < n) continue;
+    char known[256];
+    size_t at = 0;
+    for (k = 0; k < n && at < sizeof known; k++)
+      at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", k ? ", " : "", names[k]);
+    vm_raise_error(vm, "%s: unknown field %s (known: %s)", what, field, known);
+  }
 }

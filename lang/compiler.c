@@ -46,6 +46,7 @@
 #include "frames.h"
 #include "primitives.h"
 #include "shapes.h"
+#include "source.h"
 #include "stdlib_sources.h"
 #include "vm.h"
 
@@ -76,6 +77,7 @@ typedef struct Module {
   uint32_t import_count;
   Proto *init;
   int state;           // 0 compiling, 1 done
+  bool failed;         // could not be read or parsed (reported once)
   bool cycle_reported;
   int current_item;    // top-level item being compiled (name resolution)
 } Module;
@@ -196,6 +198,15 @@ static char *xstrdup(const char *s) {
   char *d = xrealloc(NULL, n);
   memcpy(d, s, n);
   return d;
+}
+
+// A copy of `name` with its first letter changed to `upper` case (module
+// names are capitalised, file and import names are not).
+static char *case_first(const char *name, bool upper) {
+  char *s = xstrdup(name);
+  if (upper && s[0] >= 'a' && s[0] <= 'z') s[0] = (char)(s[0] - 32);
+  if (!upper && s[0] >= 'A' && s[0] <= 'Z') s[0] = (char)(s[0] + 32);
+  return s;
 }
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -611,8 +622,8 @@ static Resolved resolve(FnState *fs, const char *name) {
 // Modules
 // =====================================================================
 
-static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
-                           SrcPos at, FnState *from);
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text, size_t len);
+static Module *new_module(Vm *vm, const char *name, const char *path, char *text, size_t len);
 static Module *module_for(FnState *fs, const char *name, SrcPos pos);
 
 static void compile_expr(FnState *fs, Expr *e, uint32_t dst);
@@ -1952,10 +1963,9 @@ static void compile_module(Vm *vm, Module *m) {
     Expr *e = items->items[i];
     m->current_item = i;
     if (e->kind == EX_IMPORT) {
-      char cap[128];
-      snprintf(cap, sizeof cap, "%s", e->u.name);
-      if (cap[0] >= 'a' && cap[0] <= 'z') cap[0] = (char)(cap[0] - 32);
+      char *cap = case_first(e->u.name, true);
       module_for(&top, cap, e->pos);
+      free(cap);
     }
     if (e->kind == EX_EXTERNAL) define_external(&top, m, e);
   }
@@ -1974,32 +1984,10 @@ static void compile_module(Vm *vm, Module *m) {
   m->init = p;
 }
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = xrealloc(NULL, cap);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n - 1 == 0) buf = xrealloc(buf, cap *= 2);
-  }
-  fclose(f);
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
-
 static Module *find_module(Vm *vm, const char *name) {
   for (uint32_t i = 0; i < vm->modules->count; i++)
     if (strcmp(vm->modules->items[i]->name, name) == 0) return vm->modules->items[i];
   return NULL;
-}
-
-static void lower_copy(char *dst, const char *src, size_t cap) {
-  size_t i = 0;
-  for (; src[i] && i + 1 < cap; i++) dst[i] = (char)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
-  dst[i] = 0;
 }
 
 static bool imported(Module *m, const char *lower) {
@@ -2016,6 +2004,7 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
   if (!name) return NULL;
   Module *m = find_module(vm, name);
   if (m) {
+    if (m->failed) return NULL;
     if (m->state == 0) {
       if (!m->cycle_reported)
         error_at(fs, pos, "modules %s and %s import each other", fs->module->name[0] ? fs->module->name : "main", name);
@@ -2024,32 +2013,33 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
     }
     return m;
   }
-  char lower[128];
-  lower_copy(lower, name, sizeof lower);
+  char *lower = case_first(name, false);
   const char *text = stdlib_source(lower);
+  char *path = NULL;
   if (text) {
-    char *path = xasprintf("stdlib/%s.mn", lower);
-    m = load_module(vm, name, path, xstrdup(text), pos, fs);
-    free(path);
-    return m;
-  }
-  if (imported(fs->module, lower)) {
+    path = xasprintf("stdlib/%s.mn", lower);
+    m = load_module(vm, name, path, xstrdup(text), strlen(text));
+  } else if (imported(fs->module, lower)) {
     const char *slash = strrchr(fs->module->path, '/');
-    char *path = slash ? xasprintf("%.*s/%s.mn", (int)(slash - fs->module->path), fs->module->path, lower)
-                       : xasprintf("%s.mn", lower);
+    path = slash ? xasprintf("%.*s/%s.mn", (int)(slash - fs->module->path), fs->module->path, lower)
+                 : xasprintf("%s.mn", lower);
     size_t len;
-    char *src = read_file(path, &len);
-    if (!src) {
-      error_at(fs, pos, "cannot read module %s (%s): %s", name, path, strerror(errno));
-      free(path);
-      return NULL;
+    char *src;
+    SourceError err;
+    if (source_read(path, &src, &len, &err)) {
+      m = load_module(vm, name, path, src, len);
+    } else {
+      if (err.cannot_read) error_at(fs, pos, "cannot read module %s (%s): %s", name, path, err.message);
+      else if (err.line) error_at(fs, pos, "module %s (%s:%u:%u): %s", name, path, err.line, err.col, err.message);
+      else error_at(fs, pos, "module %s (%s): %s", name, path, err.message);
+      new_module(vm, name, path, NULL, 0)->failed = true;
     }
-    m = load_module(vm, name, path, src, pos, fs);
-    free(path);
-    return m;
+  } else {
+    error_at(fs, pos, "unknown module %s", name);
   }
-  error_at(fs, pos, "unknown module %s", name);
-  return NULL;
+  free(lower);
+  free(path);
+  return m;
 }
 
 static void collect_imports(Module *m) {
@@ -2061,22 +2051,30 @@ static void collect_imports(Module *m) {
     }
 }
 
-static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
-                           SrcPos at, FnState *from) {
-  (void)at; (void)from;
+// Parses and compiles the module `name` from text[0..len) (owned from now
+// on); NULL after reporting its errors.
+// A new entry of the module table holding text[0..len) (owned from now on).
+static Module *new_module(Vm *vm, const char *name, const char *path, char *text, size_t len) {
   ModuleTable *t = vm->modules;
   Module *m = xrealloc(NULL, sizeof *m);
   memset(m, 0, sizeof *m);
   m->name = xstrdup(name);
   m->path = xstrdup(path);
   m->text = text;
-  m->source = (Source){m->path, m->text, strlen(text)};
+  m->source = (Source){m->path, m->text, len};
   GROW(t->items, t->count, t->cap);
   t->items[t->count++] = m;
+  return m;
+}
+
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text, size_t len) {
+  ModuleTable *t = vm->modules;
+  Module *m = new_module(vm, name, path, text, len);
   if (!parse_program(&m->source, &m->arena, &m->parse)) {
     parse_print_errors(&m->source, &m->parse);
     t->errors += m->parse.error_count ? m->parse.error_count : 1;
     m->state = 1;
+    m->failed = true;
     return NULL;
   }
   collect_imports(m);
@@ -2132,19 +2130,17 @@ Proto *compiler_compile_program(Vm *vm, const char *path) {
   memset(t, 0, sizeof *t);
   vm->modules = t;
   init_constants(vm);
-  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(stdlib_source("prelude")), (SrcPos){0}, NULL);
+  const char *prelude = stdlib_source("prelude");
+  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
   size_t len;
-  char *text = read_file(path, &len);
-  if (!text) {
-    fprintf(stderr, "minnow: cannot read %s: %s\n", path, strerror(errno));
+  char *text;
+  SourceError err;
+  if (!source_read(path, &text, &len, &err)) {
+    if (err.line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err.line, err.col, err.message);
+    else fprintf(stderr, "%s: error: %s%s\n", path, err.cannot_read ? "cannot read: " : "", err.message);
     return NULL;
   }
-  if (strlen(text) != len) {
-    fprintf(stderr, "%s: error: file contains a NUL byte\n", path);
-    free(text);
-    return NULL;
-  }
-  load_module(vm, "", path, text, (SrcPos){0}, NULL);
+  load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
   return make_entry(vm);
 }

@@ -22,7 +22,6 @@
 
 enum {
   MAX_DEPTH = 1000,
-  MAX_SOURCE_BYTES = 1 << 30,  // keeps offsets and item counts in range
   LOOKAHEAD = 3,
 };
 
@@ -1113,8 +1112,8 @@ bool parse_program(const Source *source, Arena *arena, ParseResult *result) {
   p.arena = arena;
   p.result = result;
   p.top_level = true;
-  if (source->len > MAX_SOURCE_BYTES) {
-    add_error(&p, 1, 1, "source file too large (over %d bytes)", MAX_SOURCE_BYTES);
+  if (source->len > SOURCE_MAX_BYTES) {
+    add_error(&p, 1, 1, "source file too large (over %u bytes)", (unsigned)SOURCE_MAX_BYTES);
     return false;
   }
   lexer_init(&p.lexer, source->text, (uint32_t)source->len, arena);

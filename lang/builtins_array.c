@@ -65,6 +65,35 @@ Value prim_array_blit(Vm *vm, Value *args) {
   return VAL_NIL;
 }
 
+// The items of array a as a list, built from the end (the compiler's wide
+// list literals end here: lang/compiler.c, compile_wide_ctor).
+Value prim_array_to_list(Vm *vm, Value *args) {
+  uint64_t n = array_len(vm, args[0], "Array.to_list");
+  Value list = VAL_EMPTY;
+  vm_push_root(vm, &list);
+  for (uint64_t i = n; i > 0; i--) {
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = val_field(args[0], i - 1);
+    val_fields(cell)[1] = list;
+    list = cell;
+  }
+  vm_pop_roots(vm, 1);
+  return list;
+}
+
+// The items of array a (at least two) as a tuple (wide tuple literals).
+Value prim_array_to_tuple(Vm *vm, Value *args) {
+  uint64_t n = array_len(vm, args[0], "array_to_tuple");
+  if (n < 2) vm_raise_error(vm, "array_to_tuple: a tuple has at least two items, got %llu", (unsigned long long)n);
+  Value t = gc_alloc(vm, n, TAG_TUPLE);
+  bool young = gc_is_young(vm, t);
+  for (uint64_t i = 0; i < n; i++) {
+    if (young) val_fields(t)[i] = val_field(args[0], i);
+    else gc_init_field(vm, t, i, val_field(args[0], i));
+  }
+  return t;
+}
+
 Value prim_float_of_int(Vm *vm, Value *args) {
   return builtins_float(vm, (double)builtins_int(vm, args[0], "Float.of_int"));
 }

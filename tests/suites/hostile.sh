@@ -51,7 +51,7 @@ cases() {
   check "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
   # Class 7: files that are not what they seem.
   check "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"
-  check "$vm" 2 '^/dev/zero: error: file too large \(more than 67108864 bytes\)$' /dev/zero
+  check "$vm" 2 '^/dev/zero: error: file too large \(more than 16777216 bytes\)$' /dev/zero
   check "$vm" 2 "^$tmp/big.mn: error: file too large" "$tmp/big.mn"
   check "$vm" 2 "^$tmp/nul.mn:2:11: error: file contains a NUL byte\$" "$tmp/nul.mn"
   check "$vm" 2 "^$tmp/missing.mn: error: cannot read: No such file or directory\$" "$tmp/missing.mn"
@@ -66,7 +66,7 @@ cases() {
 }
 
 mkdir "$tmp/dir" "$tmp/m1" "$tmp/m1/util.mn" "$tmp/m2"
-head -c 67108865 /dev/zero | tr '\0' ' ' > "$tmp/big.mn"
+head -c 16777217 /dev/zero | tr '\0' ' ' > "$tmp/big.mn"
 printf 'let x = 1\nprintln(x)\000\n' > "$tmp/nul.mn"
 printf 'import util\nprintln(Util.f())\n' > "$tmp/m1/main.mn"
 cp "$tmp/m1/main.mn" "$tmp/m2/main.mn"

@@ -26,8 +26,7 @@ Value prim_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
 Value prim_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
 
 Value prim_hash(Vm *vm, Value *args) {
-  (void)vm;
-  return val_of_int((int64_t)ops_hash(args[0]));
+  return val_of_int((int64_t)ops_hash(vm, args[0]));
 }
 
 // Sys.argv(): [script, args...], built from the end.

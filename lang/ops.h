@@ -11,13 +11,18 @@
 
 typedef struct Vm Vm;
 
-// Structural equality (==): never raises; values of different types differ.
-bool ops_equal(Value a, Value b);
+// Structural equality (==): values of different types differ; records are
+// equal when they have the same field names and equal fields, whatever the
+// order they were written in; ends on cyclic values (bisimilarity). Raises
+// only `out of memory`.
+bool ops_equal(Vm *vm, Value a, Value b);
 // Ordering (<): ints, floats, strings, tuples and lists (lexicographic),
-// arrays, bools; raises `type error: cannot compare T and U` otherwise.
+// arrays, bools, records (field names, then fields in name order); 0 exactly
+// when == holds (floats aside: nan == nan is false, compare(nan, nan) is 0);
+// raises `type error: cannot compare T and U` otherwise.
 int ops_compare(Vm *vm, Value a, Value b);
 // Structural hash, non-negative, consistent with ops_equal.
-uint64_t ops_hash(Value v);
+uint64_t ops_hash(const Vm *vm, Value v);
 // Prints v as `str` does; `quoted`: strings quoted with escapes.
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 // str(v) as a new string. May GC.

@@ -55,6 +55,7 @@ static Value *alloc_minor_heap(uint64_t words) {
 }
 
 bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
+  if (minor_words > GC_MAX_MINOR_WORDS) return false;
   if (minor_words < 4096) minor_words = 4096;
   if (vm->young_start) gc_minor(vm);
   Value *heap = alloc_minor_heap(minor_words);
@@ -147,6 +148,7 @@ static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize,
 
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
+  if (wosize > GC_MAX_WOSIZE) vm_raise_error(vm, "out of memory");
   if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) {
     // While memprof samples, a block holding no sampled word when no cycle is
     // due only moves the skip: no call (string_build makes thousands of them).

@@ -42,10 +42,6 @@
 // Out-of-line pieces of instructions
 // =====================================================================
 
-// == without a call when an immediate decides it.
-static inline bool values_equal(Value a, Value b) {
-  return a == b || (val_is_ptr(a) && val_is_ptr(b) && ops_equal(a, b));
-}
 
 static inline const Proto *closure_proto(const Vm *vm, Value clos) {
   return vm->protos[val_to_int(val_field(clos, 0))];
@@ -454,6 +450,9 @@ static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
 #define SAVE() (vm->pc = pc, vm->base = base)
+// == without a call when an immediate decides it; the walk may raise `out
+// of memory`, so the position is saved first.
+#define EQUAL(a, b) ((a) == (b) || (val_is_ptr(a) && val_is_ptr(b) && (SAVE(), ops_equal(vm, a, b))))
   DISPATCH();
 
 op_MOVE: R(1) = R(2); pc += 3; DISPATCH();
@@ -511,8 +510,8 @@ op_NOT: {
   R(1) = a == VAL_TRUE ? VAL_FALSE : VAL_TRUE;
   pc += 3; DISPATCH();
 }
-op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(values_equal(a, b)); pc += 4; DISPATCH(); }
-op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!values_equal(a, b)); pc += 4; DISPATCH(); }
+op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(EQUAL(a, b)); pc += 4; DISPATCH(); }
+op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!EQUAL(a, b)); pc += 4; DISPATCH(); }
 #define COMPARE_OP(name, cmp)                                                  \
   op_##name: {                                                                 \
     Value a = R(2), b = R(3);                                                  \
@@ -557,11 +556,11 @@ COMPARE_JUMP(JNLE, <=)
 COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
-op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNEQ: { Value a = R(1), b = R(2); pc += EQUAL(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
 // The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
 op_JNEQK: pc += R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]; DISPATCH();
 op_JNNEK: pc += R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4; DISPATCH();
-op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
+op_JNNE: { Value a = R(1), b = R(2); pc += EQUAL(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
 op_ADDI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
@@ -755,7 +754,7 @@ op_UNPAIR: UNPACK2(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)
 #undef UNPACK2
 op_TESTEQ: {
   Value v = R(1), k = vm->constants[pc[2]];
-  pc += v == k || ops_equal(v, k) ? 4 : (int32_t)pc[3];
+  pc += EQUAL(v, k) ? 4 : (int32_t)pc[3];
   DISPATCH();
 }
 op_TESTFIELD: {
@@ -803,6 +802,7 @@ op_HALT: return VAL_NIL;
 #undef DISPATCH
 #undef R
 #undef SAVE
+#undef EQUAL
 }
 
 // =====================================================================

@@ -43,6 +43,8 @@ typedef struct Boundary {
 } Boundary;
 
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
+// Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
+#define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
 
 // Where a call lands, read by CALL and CALLG without going through the Proto:
 // the callee's first instruction, its arity and its frame size.

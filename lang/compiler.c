@@ -2039,7 +2039,6 @@ static void finish_function(FnState *fs) {
     FrameDesc desc = {
         .key = d->is_call ? call_ret(p->code + d->offset) : p->code + d->offset,
         .proto = p,
-        .fsize = p->fsize,
         .live_count = d->live_count,
         .live = d->live,
         .debug_count = d->debug_count,
@@ -2388,7 +2387,12 @@ Proto *compiler_compile_program(Vm *vm, const char *path) {
   }
   load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
-  return make_entry(vm);
+  Proto *entry = make_entry(vm);
+  // The entry function bounds every callstack (lang/frames.h part 4).
+  vm->entry_proto = entry;
+  vm->entry_code = entry->code;
+  vm->entry_code_end = entry->code + entry->code_len;
+  return entry;
 }
 
 void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {

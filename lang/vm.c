@@ -77,7 +77,6 @@ int vm_run_main(Vm *vm, const char *path) {
   vm->main_path = path;
   Proto *entry = compiler_compile_program(vm, path);
   if (!entry) return VM_EXIT_USAGE;
-  vm->entry_proto = entry;
   if (vm->options.dump_bytecode) {
     compiler_dump(vm, stdout);
     return VM_EXIT_OK;

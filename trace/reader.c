@@ -2,13 +2,14 @@
 // buffer, packet headers, events and the backtrace codec's decoding side.
 // The location codec is in locations.c.
 //
-// 1. Buffer. The file is read with read(2)s as large as the buffer: at
-//    most READ_BUFFER bytes, less for a file smaller than that when opened
-//    (its size + SMALL_BUFFER; the buffer grows once the file has). buf[pos .. len)
-//    is unread, buf[pos] the start of the next packet. A packet is decoded only once it is wholly in the buffer (it is
-//    at most TRACE_MAX_PACKET bytes, so it always fits); when it is not, the
-//    unread tail moves to the front and the reader reads on. The buffer is
-//    only moved between packets, so pointers into the current packet hold.
+// 1. Buffer. The file is read with read(2)s as large as the buffer:
+//    READ_BUFFER bytes, or for a file smaller than that when opened its size
+//    + SMALL_BUFFER (the buffer grows once more than that has been read).
+//    buf[pos .. len) is unread, buf[pos] the start of the next packet. A
+//    packet is decoded only once it is wholly in the buffer (it is at most
+//    TRACE_MAX_PACKET bytes, so it always fits); when it is not, the unread
+//    tail moves to the front and the reader reads on. The buffer only moves
+//    between packets, so pointers into the current packet hold.
 // 2. Bounds. Past `len` the buffer has READ_SLACK more bytes. The decoders
 //    read a group of fields (an event's fixed part, a codeword and its
 //    payload: at most MAX_GROUP bytes) from a position not past the packet's
@@ -98,7 +99,7 @@ struct TraceReader {
   unsigned n_domains;
   const Domain *last_alloc_domain;
   LocTable *locs;
-  TraceReaderStats stats;       // but the counts derived in trace_reader_stats:
+  TraceReaderStats stats;       // some fields are derived in trace_reader_stats, from:
   uint64_t content_bytes;       // content of finished packets, info excluded
   uint64_t allocs_done;         // allocations of finished packets
   uint64_t extra_samples;       // sum of n_samples - 1 over allocations
@@ -260,7 +261,8 @@ static Step read_packet(TraceReader *r, PacketHeader *h) {
   int64_t have = fill(r, 4);
   if (have <= 0) return have < 0 ? STEP_ERROR : STEP_END;
   const uint8_t *b = r->buf + r->pos;
-  if (have >= 4 && rd32(b) != TRACE_MAGIC)
+  uint32_t magic = TRACE_MAGIC;
+  if (memcmp(b, &magic, have < 4 ? (size_t)have : 4) != 0)  // a short file too, when its bytes say so
     return FAIL(r, b, "bad magic 0x%08" PRIx32 " (not a memtrace packet header)", rd32(b));
   if ((have = fill(r, 30)) < 30) return cut_short(r, have, TRACE_HEADER_V2, "packet header");
   b = r->buf + r->pos;
@@ -376,13 +378,14 @@ static Step finish_packet(TraceReader *r) {
 
 // Room for one more codeword's frames at `pos`.
 static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
-  uint64_t cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
-  if (cap < pos + TRACE_MAX_PREDICTED + 1u) cap = pos + TRACE_MAX_PREDICTED + 1u;
   if (pos > TRACE_READER_MAX_FRAMES) {
     fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "a backtrace of more than %d frames",
                    TRACE_READER_MAX_FRAMES);
     return false;
   }
+  uint64_t need = pos + TRACE_MAX_PREDICTED + 1u, cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
+  if (cap < need) cap = need;
+  if (cap > TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u) cap = TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u;
   uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
   if (!frames) {
     fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);

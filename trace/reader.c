@@ -623,23 +623,30 @@ static Step read_event(TraceReader *r, TraceEvent *ev) {
 
 // The common events decoded with the fewest checks: allocations whose
 // codewords cannot run past the packet, promotions and collections, whose
-// variable-length fields take at most 3 bytes, times in order, in the
+// variable-length fields take at most 5 bytes, times in order, in the
 // domain of the previous allocation. Anything else is left (STEP_SLOW) to
 // read_event, which decodes it from its start again and says what is wrong:
 // nothing changes before the decision.
-enum { FAST_MIN = 4 + 3 + 3 + 1 + 3 + 2 };  // the longest fixed part taken here
+enum { FAST_MIN = 4 + 5 + 5 + 1 + 5 + 2 };  // the longest fixed part taken here
 
-// A vint of one or three bytes at p (else false: the slow path takes it).
+// A vint of 1, 3 or 5 bytes at p, not negative (else false: the slow path
+// takes it).
 static inline bool fast_vint(const uint8_t **p, uint64_t *out) {
   uint8_t b = **p;
-  if (b < 253) {
+  if (__builtin_expect(b < 253, 1)) {
     *out = b;
     *p += 1;
     return true;
   }
-  *out = rd16(*p + 1);
-  *p += 3;
-  return b == 253;
+  if (b == 253) {
+    *out = rd16(*p + 1);
+    *p += 3;
+    return true;
+  }
+  int32_t v = (int32_t)rd32(*p + 1);
+  *out = (uint64_t)v;
+  *p += 5;
+  return b == 254 && v >= 0;
 }
 
 static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, TraceEvent *ev, Domain *d,

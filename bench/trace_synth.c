@@ -2,14 +2,16 @@
 // of a random program, for bench-reader and for the cross-check against
 // memtrace's own dump_trace in tests/suites/trace_reader.sh.
 //
-//   trace_synth [--version V] [--events N] [--shape S] [--seed N] OUT
+//   trace_synth [--version V] [--events N] [--shape S] [--seed N] [--domains D] OUT
 //
 // Shapes: shallow (stacks of 1-40 frames from 300 codes, like the
 // fixtures), deep (stacks of 3,000-4,000 frames from 6,000 codes, changing
 // a few frames at the leaf), recursive (9,000-10,000 frames cycling through
 // 7 codes: long predicted runs), cut (stacks of 3,000 fresh frames, which
 // the writer cuts at 4,086 bytes). About 60% of events are allocations, the
-// rest promotions and collections of live ones.
+// rest promotions and collections of live ones. --domains D (version 3):
+// D domains, each its own writer and program, taking turns every 50 events
+// (their packets interleave in the file).
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,7 +74,8 @@ static void step(Program *p, Synth *s, const Shape *sh) {
 }
 
 static int usage(void) {
-  fputs("usage: trace_synth [--version 1|2|3] [--events N] [--shape shallow|deep|recursive|cut] [--seed N] OUT\n",
+  fputs("usage: trace_synth [--version 1|2|3] [--events N] [--shape shallow|deep|recursive|cut] [--seed N]\n"
+        "                   [--domains 1-8 (version 3)] OUT\n",
         stderr);
   return 2;
 }
@@ -80,6 +83,7 @@ static int usage(void) {
 int main(int argc, char **argv) {
   SynthOptions o = {.version = 2, .pid = 4242, .start_us = 1700000000000000ull, .rate = 1e-4};
   uint64_t events = 100000, seed = 1;
+  unsigned domains = 1;
   const Shape *shape = &shapes[0];
   const char *out = NULL;
   for (int i = 1; i < argc; i++) {
@@ -87,6 +91,7 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--version") == 0 && v) o.version = (uint16_t)atoi(v), i++;
     else if (strcmp(a, "--events") == 0 && v) events = strtoull(v, NULL, 10), i++;
     else if (strcmp(a, "--seed") == 0 && v) seed = strtoull(v, NULL, 10), i++;
+    else if (strcmp(a, "--domains") == 0 && v) domains = (unsigned)atoi(v), i++;
     else if (strcmp(a, "--shape") == 0 && v) {
       shape = NULL;
       for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
@@ -96,18 +101,38 @@ int main(int argc, char **argv) {
     } else if (a[0] != '-' && !out) out = a;
     else return usage();
   }
-  if (!out || o.version < 1 || o.version > 3) return usage();
+  if (!out || o.version < 1 || o.version > 3 || domains < 1 || domains > 8 || (domains > 1 && o.version < 3))
+    return usage();
   int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     perror(out);
     return 1;
   }
-  Program p = {.rng = 0x9E3779B97F4A7C15ull ^ seed, .time = o.start_us};
-  p.stack = calloc(shape->max_depth + 1, sizeof *p.stack);
-  Synth *s = synth_open(fd, &o);
-  for (uint64_t i = 0; i < events; i++) step(&p, s, shape);
-  bool written = synth_close(s);
-  free(p.stack);
+  Program p[8];
+  Synth *s[8];
+  for (unsigned d = 0; d < domains; d++) {
+    p[d] = (Program){.rng = 0x9E3779B97F4A7C15ull ^ seed ^ d, .time = o.start_us};
+    p[d].stack = calloc(shape->max_depth + 1, sizeof *p[d].stack);
+    SynthOptions od = o;
+    od.domain = (uint16_t)d;
+    od.no_info = d > 0;
+    od.first_id = d * 1000000000ull;
+    s[d] = synth_open(fd, &od);
+  }
+  for (uint64_t i = 0; i < events; i++) {
+    unsigned d = (unsigned)(i / 50 % domains);
+    if (i % 50 == 0 && i > 0) {  // the domain before hands over: its packet is written
+      unsigned prev = (d + domains - 1) % domains;
+      synth_flush_at(s[prev], p[prev].time);
+      p[d].time = p[d].time > p[prev].time ? p[d].time : p[prev].time;
+    }
+    step(&p[d], s[d], shape);
+  }
+  bool written = true;
+  for (unsigned d = 0; d < domains; d++) {
+    written &= synth_close(s[d]);
+    free(p[d].stack);
+  }
   if (close(fd) != 0 || !written) {
     perror(out);
     return 1;

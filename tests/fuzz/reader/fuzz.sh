@@ -7,6 +7,7 @@ cd "$(dirname "$0")/../../.."
 seconds=${FUZZ_SECONDS:-600}
 out=${FUZZ_OUT:-build/fuzz/reader-out}
 rm -rf "$out"
+mkdir -p tests/fuzz/reader/crashes
 mkdir -p "$out"
 export AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1
 # ASan needs no memory limit (-m none); a test case gets 1 s (-t 1000).

@@ -4,7 +4,9 @@
 # packet cut to its first 12 events (build/fuzz/seed_head); from
 # build/release/trace_synth, 40-event traces in versions 1, 2 and 3 and the
 # shallow, deep and recursive shapes (the deep ones grow their stacks first,
-# so they stay small at 40 events).
+# so they stay small at 40 events), three v3 domains taking turns, and two
+# allocations whose backtrace the writer cuts (the second's common prefix
+# exceeds the first's decoded length).
 set -eu
 cd "$(dirname "$0")/../../.."
 out=tests/fuzz/reader/corpus
@@ -17,4 +19,6 @@ for v in 1 2 3; do
 done
 build/release/trace_synth --shape deep --events 40 "$out/synth-deep.ctf"
 build/release/trace_synth --shape recursive --events 20 "$out/synth-recursive.ctf"
+build/release/trace_synth --version 3 --domains 3 --events 160 "$out/synth-domains-v3.ctf"
+build/release/trace_synth --shape cut --events 2 "$out/synth-cut.ctf"
 ls -l "$out"

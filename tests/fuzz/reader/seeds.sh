@@ -20,5 +20,5 @@ done
 build/release/trace_synth --shape deep --events 40 "$out/synth-deep.ctf"
 build/release/trace_synth --shape recursive --events 20 "$out/synth-recursive.ctf"
 build/release/trace_synth --version 3 --domains 3 --events 160 "$out/synth-domains-v3.ctf"
-build/release/trace_synth --shape cut --events 2 "$out/synth-cut.ctf"
+build/release/trace_synth --shape cut --events 4 "$out/synth-cut.ctf"
 ls -l "$out"

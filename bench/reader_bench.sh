@@ -34,15 +34,15 @@ make_trace() {  # name, command making $dir/name.ctf (run once)
 make_trace hashtbl build/release/trace_repeat $fx/hashtbl_str-1e-4.ctf 1000 $dir/hashtbl.ctf
 make_trace bintrees build/release/trace_repeat $fx/bintrees-1e-5.ctf 2000 $dir/bintrees.ctf
 make_trace listmap build/release/trace_repeat $fx/listmap-1e-6.ctf 100 $dir/listmap.ctf
-make_trace shallow build/release/trace_synth --shape shallow --events 5000000 $dir/shallow.ctf
-make_trace deep build/release/trace_synth --shape deep --events 1000000 $dir/deep.ctf
-make_trace recursive build/release/trace_synth --shape recursive --events 100000 $dir/recursive.ctf
+make_trace shallow build/release/trace_gen --shape shallow --events 5000000 $dir/shallow.ctf
+make_trace deep build/release/trace_gen --shape deep --events 1000000 $dir/deep.ctf
+make_trace recursive build/release/trace_gen --shape recursive --events 100000 $dir/recursive.ctf
 make_trace hashtbl-small build/release/trace_repeat $fx/hashtbl_str-1e-4.ctf 100 $dir/hashtbl-small.ctf
 make_trace bintrees-small build/release/trace_repeat $fx/bintrees-1e-5.ctf 200 $dir/bintrees-small.ctf
 make_trace listmap-small build/release/trace_repeat $fx/listmap-1e-6.ctf 10 $dir/listmap-small.ctf
-make_trace shallow-small build/release/trace_synth --shape shallow --events 500000 $dir/shallow-small.ctf
-make_trace deep-small build/release/trace_synth --shape deep --events 100000 $dir/deep-small.ctf
-make_trace recursive-small build/release/trace_synth --shape recursive --events 10000 $dir/recursive-small.ctf
+make_trace shallow-small build/release/trace_gen --shape shallow --events 500000 $dir/shallow-small.ctf
+make_trace deep-small build/release/trace_gen --shape deep --events 100000 $dir/deep-small.ctf
+make_trace recursive-small build/release/trace_gen --shape recursive --events 10000 $dir/recursive-small.ctf
 
 traces="hashtbl bintrees listmap shallow deep recursive"
 for run in $(seq "$runs"); do

@@ -22,8 +22,11 @@
 // 4. Backtrace codec (trace/format.h, docs/trace-format.md): each codeword
 //    names a bucket; the bucket that preceded it in this backtrace (0 at the
 //    start) records it as its successor; a hit then follows successors for
-//    the predicted frames. An empty bucket holds code 0, which no writer can
-//    use (memtrace's writer takes code 0 for a hit on an empty bucket).
+//    the predicted frames. An empty bucket holds CACHE_EMPTY (2^64 - 1, a
+//    code no writer uses: frame codes are below 2^62), so that frame code 0
+//    is a code like any other (our writer misses it and caches it; memtrace's
+//    writer would take it for a hit on an empty bucket, which is an error
+//    here). The cache check reports an empty bucket as 0, as writers do.
 #include "reader.h"
 
 #include <errno.h>
@@ -52,6 +55,7 @@ enum {
   // may the next common prefix exceed it.
   CUT_BACKTRACE_BYTES = TRACE_BACKTRACE_MAX_BYTES - 16,
 };
+static const uint64_t CACHE_EMPTY = UINT64_MAX;
 _Static_assert(READ_SLACK >= MAX_GROUP, "slack covers a group of reads past the end");
 _Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
 
@@ -64,7 +68,7 @@ typedef struct Domain {
   uint64_t *frames;             // current backtrace, outermost first
   uint32_t n_frames, cap_frames;
   LocNames names;
-  uint64_t cache_code[TRACE_CACHE_BUCKETS];  // 0: empty
+  uint64_t cache_code[TRACE_CACHE_BUCKETS];  // CACHE_EMPTY: empty
   uint16_t cache_next[TRACE_CACHE_BUCKETS];  // successor bucket
 } Domain;
 
@@ -300,6 +304,7 @@ static Domain *new_domain(TraceReader *r, uint16_t id, const uint8_t *at) {
   }
   d->id = id;
   d->last_time_us = r->info.start_time_us;
+  memset(d->cache_code, 0xFF, sizeof d->cache_code);  // CACHE_EMPTY
   loc_names_init(&d->names);
   r->domains[r->n_domains++] = d;
   return d;
@@ -317,7 +322,7 @@ static Step check_ids(TraceReader *r, const Domain *d, const PacketHeader *h, co
 // The writer's view of one bucket, carried in the header, against ours.
 static Step check_cache(TraceReader *r, const Domain *d, const PacketHeader *h, const uint8_t *at) {
   if (h->check_bucket == TRACE_CACHE_CHECK_NONE) return STEP_AGAIN;
-  uint64_t code = d->cache_code[h->check_bucket];
+  uint64_t code = d->cache_code[h->check_bucket] == CACHE_EMPTY ? 0 : d->cache_code[h->check_bucket];
   uint16_t next = d->cache_next[h->check_bucket];
   if (code == h->check_code && next == h->check_next) return STEP_AGAIN;
   return FAIL(r, at, "cache check failed: bucket %u holds code %" PRIu64 " and successor %u, the writer's held %" PRIu64
@@ -399,8 +404,8 @@ static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *
 // A cache miss brought `code`: it must be a code a location event defined.
 static bool check_new_code(TraceReader *r, uint64_t code, const uint8_t *at) {
   const TraceReaderLocation *unused;
-  if (code != 0 && loc_table_find(r->locs, code, &unused) >= 0) return true;
-  if (code == 0) FAIL(r, at, "backtrace brings frame code 0, which reads as an empty bucket");
+  if (code != CACHE_EMPTY && loc_table_find(r->locs, code, &unused) >= 0) return true;
+  if (code == CACHE_EMPTY) FAIL(r, at, "backtrace brings frame code 0x%" PRIx64 ", which no writer uses", code);
   else FAIL(r, at, "backtrace brings frame code %" PRIu64 ", which no location event defined", code);
   return false;
 }
@@ -447,12 +452,12 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
     }
     uint32_t n_predicted = tag == 2 ? *p++ : tag;
     uint64_t code = codes[bucket];
-    if (__builtin_expect(code == 0, 0)) return bad_bucket(r, at, false, bucket);
+    if (__builtin_expect(code == CACHE_EMPTY, 0)) return bad_bucket(r, at, false, bucket);
     out[pos++] = code;
     for (; n_predicted; n_predicted--) {
       pred = next[pred];
       code = codes[pred];
-      if (__builtin_expect(code == 0, 0)) return bad_bucket(r, at, true, pred);
+      if (__builtin_expect(code == CACHE_EMPTY, 0)) return bad_bucket(r, at, true, pred);
       out[pos++] = code;
     }
     if (checked && __builtin_expect(p > end, 0)) break;

@@ -42,8 +42,9 @@
 //    common prefix longer than the previous backtrace (the writer cut that
 //    one at 4,086 bytes) gives the previous backtrace again. Stricter than
 //    memtrace, as errors: such a prefix after a backtrace too short to have
-//    been cut; frame code 0 (memtrace's writer takes it for a hit on an
-//    empty bucket); a frame whose code no location event defined; a packet
+//    been cut; a codeword naming an empty cache bucket (memtrace's writer
+//    codes frame code 0 so; ours caches code 0 like any code, and a reader
+//    decodes it); a frame whose code no location event defined; a packet
 //    whose first allocation id does not follow the previous packet's; mixed
 //    format versions; packet sizes over 32 KiB; negative lengths, counts and
 //    references.

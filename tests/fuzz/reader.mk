@@ -31,5 +31,5 @@ build/fuzz/seed_head: $(FUZZ_READER_DIR)/seed_head.c $(call obj,release,$(TRACE_
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
-fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_synth
+fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen
 	bash $(FUZZ_READER_DIR)/seeds.sh

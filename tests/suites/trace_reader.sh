@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trace_reader.sh - ./memtrace (dump, info, usage) on memtrace's own traces,
+# trace_reader.sh - tools/memtrace (dump, info, usage) on memtrace's own traces,
 # on damaged ones, and on the fuzz corpus and saved crashes, with the release
 # and the ASan+UBSan builds (build/asan/memtrace):
 #   1. `memtrace dump X.ctf` prints exactly tests/fixtures/memtrace/X.dump.gz
@@ -16,8 +16,11 @@
 #   6. Usage errors exit 2, --help exits 0.
 #   7. If memtrace's own dump_trace.exe is at hand (MEMTRACE_REFERENCE, or
 #      ../shared/reference/memtrace-0.2.3), synthetic traces
-#      (build/release/trace_synth) and cut ones dump the same with both;
+#      (build/release/trace_gen) and cut ones dump the same with both;
 #      otherwise says so and counts nothing.
+#   8. Our writer's synthetic scenarios (build/release/tests/trace_synth,
+#      trace/writer.c: deep, evicting, long names, frame code 0...) in
+#      versions 1 to 3 dump to exactly the text the synth expects.
 # Last line: "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -31,7 +34,7 @@ fixtures=tests/fixtures/memtrace
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tools=()
-for t in ./memtrace build/asan/memtrace; do
+for t in tools/memtrace build/asan/memtrace; do
   if [ -x "$t" ]; then tools+=("$t"); else bad "$t is not built"; fi
 done
 
@@ -59,7 +62,7 @@ for f in "$fixtures"/*.ctf; do
   allocs=$(zcat "$want" | grep -c ' alloc')
   promotes=$(zcat "$want" | grep -c ' promote$')
   collects=$(zcat "$want" | grep -c ' collect$')
-  ./memtrace info "$f" > "$tmp/info" 2>&1
+  tools/memtrace info "$f" > "$tmp/info" 2>&1
   status=$?
   check "memtrace info $f: exit $status" '[ $status -eq 0 ]'
   check "memtrace info $f: counts" \
@@ -138,7 +141,7 @@ check "zeros: bad magic at byte 0" 'grep -q "byte 0: bad magic 0x00000000" "$tmp
 check "empty file: named as such" 'grep -q "byte 0: the file is empty" "$tmp/err"'
 "${tools[0]}" dump "$tmp/header-only.ctf" 2> "$tmp/err" > /dev/null
 check "header only: truncated" 'grep -q "byte 0: the trace is truncated: the file ends 66 bytes into a 187-byte packet" "$tmp/err"'
-./memtrace dump /nonexistent.ctf 2> "$tmp/err"
+tools/memtrace dump /nonexistent.ctf 2> "$tmp/err"
 status=$?
 check "missing file: exit 1 and errno text" '[ $status -eq 1 ] && grep -q "/nonexistent.ctf: cannot open: No such file" "$tmp/err"'
 
@@ -169,7 +172,7 @@ fi
 usage_case() {  # wanted status, stream that must hold "usage:" (out/err), args...
   local want=$1 stream=$2
   shift 2
-  ./memtrace "$@" > "$tmp/u.out" 2> "$tmp/u.err"
+  tools/memtrace "$@" > "$tmp/u.out" 2> "$tmp/u.err"
   local status=$?
   check "memtrace $*: exit $status, want $want" '[ $status -eq $want ] && grep -q "usage: memtrace" "$tmp/u.$stream"'
 }
@@ -188,25 +191,40 @@ ref=${MEMTRACE_REFERENCE:-}
 for d in ../shared/reference/memtrace-0.2.3 ../../shared/reference/memtrace-0.2.3; do
   [ -z "$ref" ] && [ -x "$d/dump_trace.exe" ] && ref=$d/dump_trace.exe
 done
-if [ -n "$ref" ] && [ -x "$ref" ] && [ -x build/release/trace_synth ]; then
+if [ -n "$ref" ] && [ -x "$ref" ] && [ -x build/release/trace_gen ]; then
   for shape in shallow deep recursive cut; do
     for v in 1 2; do
       events=3000
       [ "$shape" = cut ] && events=30
-      build/release/trace_synth --version $v --shape $shape --events $events --seed 7 "$tmp/s.ctf"
+      build/release/trace_gen --version $v --shape $shape --events $events --seed 7 "$tmp/s.ctf"
       "$ref" "$tmp/s.ctf" > "$tmp/ref.out" 2> /dev/null
-      ./memtrace dump "$tmp/s.ctf" > "$tmp/ours.out" 2> "$tmp/err"
+      tools/memtrace dump "$tmp/s.ctf" > "$tmp/ours.out" 2> "$tmp/err"
       check "synthetic $shape v$v: our dump differs from memtrace's dump_trace" \
         '[ -s "$tmp/ref.out" ] && cmp -s "$tmp/ref.out" "$tmp/ours.out"'
       size=$(stat -c %s "$tmp/s.ctf")
       head -c $((size * 2 / 3)) "$tmp/s.ctf" > "$tmp/cut.ctf"  # memtrace skips the cut packet too
       "$ref" "$tmp/cut.ctf" > "$tmp/ref.out" 2> /dev/null
-      ./memtrace dump "$tmp/cut.ctf" > "$tmp/ours.out" 2> /dev/null
+      tools/memtrace dump "$tmp/cut.ctf" > "$tmp/ours.out" 2> /dev/null
       check "synthetic $shape v$v cut: our dump differs from memtrace's" 'cmp -s "$tmp/ref.out" "$tmp/ours.out"'
     done
   done
 else
   echo "trace_reader: memtrace's dump_trace.exe not found (set MEMTRACE_REFERENCE): cross-check not run, not counted"
+fi
+
+# ---------------------------------------------------------------- 8: our writer
+if [ -x build/release/tests/trace_synth ]; then
+  for sc in random deep long evict names big mixed zero; do
+    for v in 1 2 3; do
+      build/release/tests/trace_synth --scenario $sc --events 400 --seed 3 --version $v "$tmp/w.ctf" "$tmp/w.expect"
+      tools/memtrace dump "$tmp/w.ctf" > "$tmp/w.out" 2> "$tmp/err"
+      status=$?
+      check "writer's $sc v$v: exit $status $(head -c 200 "$tmp/err"), dump differs from the events written" \
+        '[ $status -eq 0 ] && cmp -s "$tmp/w.expect" "$tmp/w.out"'
+    done
+  done
+else
+  bad "build/release/tests/trace_synth is not built"
 fi
 
 echo "$pass passed, $fail failed"

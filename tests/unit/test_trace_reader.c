@@ -1,6 +1,6 @@
 // test_trace_reader.c - cmocka tests of trace/reader.c: memtrace's fixtures
 // decode (counts, invariants, v3 = v2); round trips through an independent
-// encoder (tests/trace_synth.h) in versions 1-3, small packets, deep stacks,
+// encoder (tests/trace/mini_encoder.h) in versions 1-3, small packets, deep stacks,
 // backtraces the writer cut, several domains, packets of another pid; the
 // v1 location quirk; one crafted trace per error the reader reports (kind,
 // message, byte offset, events before); every truncation point of a trace
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../../trace/reader.h"
-#include "../trace_synth.h"
+#include "../trace/mini_encoder.h"
 
 #define FIXTURES "tests/fixtures/memtrace/"
 
@@ -258,7 +258,7 @@ static void test_fixture_locations(void **state) {
   trace_reader_close(r);
 }
 
-// ================================================================ round trips through trace_synth.h
+// ================================================================ round trips through mini_encoder.h
 
 enum { MAX_DEPTH = 12000 };
 
@@ -281,7 +281,7 @@ static uint64_t rnd(Model *m) {
 
 // One step of a random program: the stack pops and pushes a few frames
 // (codes from `pool`), then an allocation, promotion or collection.
-static void model_step(Model *m, Synth *s, uint32_t pool, uint32_t min_depth, uint32_t max_depth) {
+static void model_step(Model *m, MiniEncoder *s, uint32_t pool, uint32_t min_depth, uint32_t max_depth) {
   // Below min_depth the stack grows a few frames a step: a stack of many
   // fresh codes at once would not fit the 4,086 bytes of one backtrace.
   uint32_t pop = (uint32_t)(rnd(m) % 4), push = (uint32_t)(rnd(m) % 4);
@@ -297,7 +297,7 @@ static void model_step(Model *m, Synth *s, uint32_t pool, uint32_t min_depth, ui
     uint64_t samples = r % 7 == 0 ? 1 + rnd(m) % 300 : 1;
     unsigned source = r % 11 == 0 ? TRACE_SOURCE_MAJOR : r % 13 == 0 ? TRACE_SOURCE_EXTERNAL : TRACE_SOURCE_MINOR;
     e.kind = TRACE_EVENT_ALLOC;
-    e.id = synth_alloc(s, m->time, len, samples, source, m->stack, m->depth);
+    e.id = menc_alloc(s, m->time, len, samples, source, m->stack, m->depth);
     e.length = len;
     e.n_samples = samples;
     e.source = (TraceSource)source;
@@ -309,10 +309,10 @@ static void model_step(Model *m, Synth *s, uint32_t pool, uint32_t min_depth, ui
     e.id = m->live[k];
     if (r < 75) {
       e.kind = TRACE_EVENT_PROMOTE;
-      synth_promote(s, m->time, e.id);
+      menc_promote(s, m->time, e.id);
     } else {
       e.kind = TRACE_EVENT_COLLECT;
-      synth_collect(s, m->time, e.id);
+      menc_collect(s, m->time, e.id);
       m->live[k] = m->live[--m->n_live];
     }
   }
@@ -345,9 +345,9 @@ static void check_synth_locations(const char *path) {
   TraceEvent e;
   while (trace_reader_next(r, &e) == TRACE_READER_EVENT)
     for (uint32_t i = 0; i < e.backtrace_len; i++) {
-      SynthLoc want[2];
+      MiniEncoderLoc want[2];
       uint32_t n_want;
-      synth_locations(e.backtrace[i], want, &n_want);
+      menc_locations(e.backtrace[i], want, &n_want);
       const TraceReaderLocation *got;
       assert_int_equal(trace_reader_locations(r, e.backtrace[i], &got), (int)n_want);
       for (uint32_t k = 0; k < n_want; k++) {
@@ -372,10 +372,10 @@ static void roundtrip(uint16_t version, uint32_t packet_bytes, uint32_t pool, ui
   m->time = 1700000000000000ull - 1700000000000000ull % (1u << 25) + (1u << 25) - 300;
   const char *path = tmp_path("synth.ctf");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  SynthOptions o = {.version = version, .pid = 4242, .start_us = m->time, .rate = 1e-4, .packet_bytes = packet_bytes};
-  Synth *s = synth_open(fd, &o);
+  MiniEncoderOptions o = {.version = version, .pid = 4242, .start_us = m->time, .rate = 1e-4, .packet_bytes = packet_bytes};
+  MiniEncoder *s = menc_open(fd, &o);
   for (uint32_t i = 0; i < steps; i++) model_step(m, s, pool, min_depth, max_depth);
-  synth_close(s);
+  menc_close(s);
   close(fd);
   Events got = read_events(path);
   events_seal(&m->expect);
@@ -414,15 +414,15 @@ static void test_cut_backtrace(void **state) {
   (void)state;
   const char *path = tmp_path("cut_bt.ctf");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  SynthOptions o = {.version = 2, .pid = 7, .start_us = 5000000, .rate = 1e-3};
-  Synth *s = synth_open(fd, &o);
+  MiniEncoderOptions o = {.version = 2, .pid = 7, .start_us = 5000000, .rate = 1e-3};
+  MiniEncoder *s = menc_open(fd, &o);
   static uint64_t stack[3001];
   for (uint32_t i = 0; i < 3001; i++) stack[i] = 1000 + i;
-  synth_alloc(s, 5000001, 2, 1, 0, stack, 3000);
-  synth_alloc(s, 5000002, 2, 1, 0, stack, 3001);   // shares 3,000 frames
+  menc_alloc(s, 5000001, 2, 1, 0, stack, 3000);
+  menc_alloc(s, 5000002, 2, 1, 0, stack, 3001);   // shares 3,000 frames
   stack[1] = 77;
-  synth_alloc(s, 5000003, 2, 1, 0, stack, 5);       // shares 1 frame
-  synth_close(s);
+  menc_alloc(s, 5000003, 2, 1, 0, stack, 5);       // shares 1 frame
+  menc_close(s);
   close(fd);
   Events got = read_events(path);
   assert_int_equal(got.last, TRACE_READER_END);
@@ -447,13 +447,13 @@ static void test_domains(void **state) {
   (void)state;
   const char *path = tmp_path("domains.ctf");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  SynthOptions o0 = {.version = 3, .pid = 9, .start_us = 1000, .rate = 1e-4, .packet_bytes = 300};
-  SynthOptions o1 = o0;
+  MiniEncoderOptions o0 = {.version = 3, .pid = 9, .start_us = 1000, .rate = 1e-4, .packet_bytes = 300};
+  MiniEncoderOptions o1 = o0;
   o1.domain = 1;
   o1.no_info = true;
   o1.first_id = 1000000;
   Model *m[2] = {calloc(1, sizeof(Model)), calloc(1, sizeof(Model))};
-  Synth *s[2] = {synth_open(fd, &o0), synth_open(fd, &o1)};
+  MiniEncoder *s[2] = {menc_open(fd, &o0), menc_open(fd, &o1)};
   Events all = {0};
   for (int d = 0; d < 2; d++) {
     m[d]->rng = 99 + (uint64_t)d;
@@ -468,9 +468,9 @@ static void test_domains(void **state) {
         events_add(&all, &m[d]->expect.v[m[d]->expect.n - 1].e);
         all.v[all.n - 1].e.domain = (uint16_t)d;
       }
-      synth_flush_at(s[d], m[d]->time);
+      menc_flush_at(s[d], m[d]->time);
     }
-  for (int d = 0; d < 2; d++) synth_close(s[d]);
+  for (int d = 0; d < 2; d++) menc_close(s[d]);
   close(fd);
   Events got = read_events(path);
   events_seal(&all);
@@ -498,23 +498,23 @@ static void test_other_pid(void **state) {
   (void)state;
   const char *path = tmp_path("pids.ctf");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  SynthOptions o = {.version = 2, .pid = 100, .start_us = 1000, .rate = 1e-4, .packet_bytes = 300};
-  SynthOptions other = o;
+  MiniEncoderOptions o = {.version = 2, .pid = 100, .start_us = 1000, .rate = 1e-4, .packet_bytes = 300};
+  MiniEncoderOptions other = o;
   other.pid = 200;
   other.no_info = true;
   Model *m = calloc(1, sizeof *m), *junk = calloc(1, sizeof *junk);
   m->rng = 5;
   junk->rng = 6;
   m->time = junk->time = 1000;
-  Synth *s = synth_open(fd, &o), *t = synth_open(fd, &other);
+  MiniEncoder *s = menc_open(fd, &o), *t = menc_open(fd, &other);
   for (int round = 0; round < 20; round++) {
     for (int i = 0; i < 40; i++) model_step(m, s, 60, 1, 15);
-    synth_flush_at(s, m->time);
+    menc_flush_at(s, m->time);
     for (int i = 0; i < 40; i++) model_step(junk, t, 60, 1, 15);
-    synth_flush_at(t, junk->time);
+    menc_flush_at(t, junk->time);
   }
-  synth_close(s);
-  synth_close(t);
+  menc_close(s);
+  menc_close(t);
   close(fd);
   Events got = read_events(path);
   events_seal(&m->expect);
@@ -813,9 +813,29 @@ static void test_error_backtraces(void **state) {
 
   raw_valid_prefix(r);
   p = raw_begin(r, 1, T0 + 20, 1, 2), at = r->n;
-  raw_alloc_miss(r, T0 + 11, 0, 10);
+  raw_alloc_miss(r, T0 + 11, UINT64_MAX, 10);
   raw_end(r, p);
-  expect_error(r, &(Expect){"code 0", TRACE_ERROR_CORRUPT, "frame code 0", 1, at + 6});
+  expect_error(r, &(Expect){"code -1", TRACE_ERROR_CORRUPT, "frame code 0xffffffffffffffff, which no writer uses", 1,
+                            at + 6});
+
+  // Frame code 0 is a code like any other: missed, then hit.
+  raw_info(r, 2);
+  p = raw_begin(r, 1, T0, 0, 0);
+  raw_location(r, 0, 31, 31, "zero.ml", "Zero.f");
+  raw_end(r, p);
+  p = raw_begin(r, 1, T0 + 10, 0, 2);
+  raw_alloc_miss(r, T0 + 5, 0, 12);
+  raw_event(r, TRACE_EV_SHORT_ALLOC + 1, T0 + 6);
+  raw8(r, 0);
+  raw8(r, 1);
+  raw16(r, 12 << 2);  // a hit on bucket 12: code 0
+  raw_end(r, p);
+  Events zero = read_bytes(r->b, r->n);
+  assert_int_equal(zero.last, TRACE_READER_END);
+  assert_int_equal(zero.n, 2);
+  assert_int_equal(zero.v[1].e.backtrace_len, 1);
+  assert_int_equal(zero.v[1].e.backtrace[0], 0);
+  events_free(&zero);
 
   raw_valid_prefix(r);
   p = raw_begin(r, 1, T0 + 20, 1, 2), at = r->n;

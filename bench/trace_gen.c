@@ -1,8 +1,8 @@
-// trace_synth.c - writes a synthetic memtrace trace (tests/trace_synth.h)
+// trace_gen.c - writes a synthetic memtrace trace (tests/trace/mini_encoder.h)
 // of a random program, for bench-reader and for the cross-check against
 // memtrace's own dump_trace in tests/suites/trace_reader.sh.
 //
-//   trace_synth [--version V] [--events N] [--shape S] [--seed N] [--domains D] OUT
+//   trace_gen [--version V] [--events N] [--shape S] [--seed N] [--domains D] OUT
 //
 // Shapes: shallow (stacks of 1-40 frames from 300 codes, like the
 // fixtures), deep (stacks of 3,000-4,000 frames from 6,000 codes, changing
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/trace_synth.h"
+#include "../tests/trace/mini_encoder.h"
 
 typedef struct Shape {
   const char *name;
@@ -49,7 +49,7 @@ static uint64_t rnd(Program *p) {
 }
 
 // The stack moves (grows toward min_depth first), then one event.
-static void step(Program *p, Synth *s, const Shape *sh) {
+static void step(Program *p, MiniEncoder *s, const Shape *sh) {
   uint32_t pop = (uint32_t)(rnd(p) % 4), push = (uint32_t)(rnd(p) % 4);
   if (p->depth < sh->min_depth) pop = 0, push = sh->grow;
   else p->depth = p->depth > pop + sh->min_depth ? p->depth - pop : sh->min_depth;
@@ -59,28 +59,28 @@ static void step(Program *p, Synth *s, const Shape *sh) {
   p->time += r == 0 ? 40000000 : rnd(p) % 50;
   if (r < 60 || p->n_live == 0) {
     uint64_t len = r < 50 ? 1 + rnd(p) % 16 : r < 55 ? 70000 : 300;
-    uint64_t id = synth_alloc(s, p->time, len, r % 7 == 0 ? 2 : 1, r % 11 == 0, p->stack, p->depth);
+    uint64_t id = menc_alloc(s, p->time, len, r % 7 == 0 ? 2 : 1, r % 11 == 0, p->stack, p->depth);
     if (p->n_live < 4096) p->live[p->n_live++] = id;
     return;
   }
   uint32_t k = (uint32_t)(rnd(p) % p->n_live);
   if (r < 75) {
-    synth_promote(s, p->time, p->live[k]);
+    menc_promote(s, p->time, p->live[k]);
   } else {
-    synth_collect(s, p->time, p->live[k]);
+    menc_collect(s, p->time, p->live[k]);
     p->live[k] = p->live[--p->n_live];
   }
 }
 
 static int usage(void) {
-  fputs("usage: trace_synth [--version 1|2|3] [--events N] [--shape shallow|deep|recursive|cut] [--seed N]\n"
+  fputs("usage: trace_gen [--version 1|2|3] [--events N] [--shape shallow|deep|recursive|cut] [--seed N]\n"
         "                   [--domains 1-8 (version 3)] OUT\n",
         stderr);
   return 2;
 }
 
 int main(int argc, char **argv) {
-  SynthOptions o = {.version = 2, .pid = 4242, .start_us = 1700000000000000ull, .rate = 1e-4};
+  MiniEncoderOptions o = {.version = 2, .pid = 4242, .start_us = 1700000000000000ull, .rate = 1e-4};
   uint64_t events = 100000, seed = 1;
   unsigned domains = 1;
   const Shape *shape = &shapes[0];
@@ -108,28 +108,28 @@ int main(int argc, char **argv) {
     return 1;
   }
   Program p[8];
-  Synth *s[8];
+  MiniEncoder *s[8];
   for (unsigned d = 0; d < domains; d++) {
     p[d] = (Program){.rng = 0x9E3779B97F4A7C15ull ^ seed ^ d, .time = o.start_us};
     p[d].stack = calloc(shape->max_depth + 1, sizeof *p[d].stack);
-    SynthOptions od = o;
+    MiniEncoderOptions od = o;
     od.domain = (uint16_t)d;
     od.no_info = d > 0;
     od.first_id = d * 1000000000ull;
-    s[d] = synth_open(fd, &od);
+    s[d] = menc_open(fd, &od);
   }
   for (uint64_t i = 0; i < events; i++) {
     unsigned d = (unsigned)(i / 50 % domains);
     if (i % 50 == 0 && i > 0) {  // the domain before hands over: its packet is written
       unsigned prev = (d + domains - 1) % domains;
-      synth_flush_at(s[prev], p[prev].time);
+      menc_flush_at(s[prev], p[prev].time);
       p[d].time = p[d].time > p[prev].time ? p[d].time : p[prev].time;
     }
     step(&p[d], s[d], shape);
   }
   bool written = true;
   for (unsigned d = 0; d < domains; d++) {
-    written &= synth_close(s[d]);
+    written &= menc_close(s[d]);
     free(p[d].stack);
   }
   if (close(fd) != 0 || !written) {

@@ -31,5 +31,5 @@ build/fuzz/seed_head: $(FUZZ_READER_DIR)/seed_head.c $(call obj,release,$(TRACE_
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
-fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen
+fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen build/release/tests/trace_synth
 	bash $(FUZZ_READER_DIR)/seeds.sh

@@ -82,3 +82,4 @@ clean:
 
 -include bench/bench.mk
 -include bench/memprof.mk
+-include bench/peers.mk

@@ -461,7 +461,9 @@ if command -v gnuplot >/dev/null 2>&1; then
       warn "gnuplot failed, no $out/peers.png"
   fi
   if has_part memprof && [ -s "$out/peers_memprof.dat" ]; then
-    gnuplot -e "datafile='$out/peers_memprof.dat'; outfile='$out/peers_memprof.png'; nimpls=$(echo $mp_available | wc -w); rates='$mp_rates'" \
+    # One y range for every panel: up to the largest overhead (x 1.3, room for its label).
+    ymax=$(awk 'NF > 1 && $1 !~ /^(#|case)/ { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+$/ && $i + 0 > m) m = $i + 0 } END { print (m > 1.5 ? m : 1.5) * 1.3 }' "$out/peers_memprof.dat")
+    gnuplot -e "datafile='$out/peers_memprof.dat'; outfile='$out/peers_memprof.png'; nimpls=$(echo $mp_available | wc -w); rates='$mp_rates'; ymax=$ymax" \
       bench/peers_memprof.gp || warn "gnuplot failed, no $out/peers_memprof.png"
   fi
 else

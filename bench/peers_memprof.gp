@@ -5,11 +5,12 @@
 # Input: results/peers_memprof.dat from bench/peers_bench.sh: one block per rate (blocks
 # separated by two blank lines), each a header line (case, runtimes) and one row a case.
 # Run: gnuplot -e "datafile='bench/results/peers_memprof.dat'; outfile='bench/results/peers_memprof.png'; \
-#        nimpls=3; rates='1e-5 1e-4 1e-3'" bench/peers_memprof.gp
+#        nimpls=3; rates='1e-5 1e-4 1e-3'; ymax=20" bench/peers_memprof.gp
 if (!exists("datafile")) datafile = 'bench/results/peers_memprof.dat'
 if (!exists("outfile")) outfile = 'bench/results/peers_memprof.png'
 if (!exists("nimpls")) nimpls = 3
 if (!exists("rates")) rates = '1e-5 1e-4 1e-3'
+if (!exists("ymax")) ymax = 20   # the same y range in every panel
 nrates = words(rates)
 
 if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
@@ -21,7 +22,7 @@ set output outfile
 set multiplot layout 1, nrates title "memprof overhead: CPU time with a counting tracker / CPU time off (paired median; log scale, lower is better)"
 set logscale y
 set format y "%g"
-set yrange [0.8:*]
+set yrange [0.8:ymax]
 set grid ytics mytics
 set key top left samplen 2
 set bmargin 5

@@ -16,9 +16,9 @@
 #
 # Times are CPU times (user + system of the run, from wait4, via build/bench/runstat);
 # wall time and max RSS are recorded beside them. A round runs every implementation
-# once, each round starting one implementation further on; a paired ratio is
-# vm's time over the other's in the same round, reported as the median and the range
-# (min-max) over the rounds.
+# once, in an order shuffled anew each round (seeded: the same orders every time);
+# a paired ratio is vm's time over the other's in the same round, reported as the
+# median and the range (min-max) over the rounds.
 #
 # Environment (all optional):
 #   BENCH_PEERS_RUNS=5                 rounds of part 1
@@ -195,8 +195,18 @@ run_failed() {
   sed 's/^/    /' "$err" | head -n 5
 }
 
-# rotated N R: the indices 0..N-1 starting at (R - 1) mod N, one a line.
-rotated() { local k; for ((k = 0; k < $1; k++)); do echo $(((k + $2 - 1) % $1)); done; }
+# shuffled N SEED: the indices 0..N-1 in an order drawn from SEED (the same every time),
+# one a line. A run's time depends on the run before it (a run of ./vm on word_count
+# 1000000 took 0.51-0.55 s of CPU right after an ocamlrun run, 0.40-0.44 s right after
+# another ./vm run), so no implementation may always follow the same one, as it would
+# in a fixed rotation.
+shuffled() {
+  awk -v n="$1" -v seed="$2" 'BEGIN {
+    srand(seed)
+    for (i = 0; i < n; i++) a[i] = i
+    for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = a[i]; a[i] = a[j]; a[j] = t }
+    for (i = 0; i < n; i++) print a[i] }'
+}
 
 # =====================================================================================
 # Part 1 and 2: programs, start-up and the small program
@@ -213,7 +223,7 @@ run_rounds() {
   shift 5
   printf '%-9s %-28s' "$part" "$prog $*"
   for run in $(seq 1 "$rounds"); do
-    for k in $(rotated "$nimpls" "$run"); do
+    for k in $(shuffled "$nimpls" "$((ci * 1000 + run))"); do
       impl=${impl_list[$k]}
       cmd=$(impl_cmd "$impl" "$prog")
       o=$tmp/out.$part.$ci.$impl.$run
@@ -352,7 +362,7 @@ if has_part memprof && [ -n "$mp_available" ]; then
     ci=$((ci + 1))
     printf '%-9s %-28s' memprof "$prog $args"
     for run in $(seq 1 "$mp_runs"); do
-      for k in $(rotated "$nconfigs" "$run"); do
+      for k in $(shuffled "$nconfigs" "$((ci * 1000 + run))"); do
         impl=${configs[$k]%%:*}
         cfg=${configs[$k]#*:}
         cmd=$(impl_cmd "$impl" "$prog")

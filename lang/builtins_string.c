@@ -1,4 +1,5 @@
 // builtins_string.c - the C part of the String module (stdlib/string.mn).
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,19 +107,38 @@ Value prim_string_of_float(Vm *vm, Value *args) {
   return ops_string(vm, buf, strlen(buf));
 }
 
-Value prim_string_to_int(Vm *vm, Value *args) {
-  const char *s = str_bytes(builtins_string(vm, args[0], "String.to_int"));
-  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
-  char *end;
-  errno = 0;
-  long long n = strtoll(s, &end, 0);
-  if (*end || errno || n > MINNOW_INT_MAX || n < MINNOW_INT_MIN) return VAL_NIL;
-  return val_of_int(n);
+// The int written in s[0..len): an optional sign, then decimal digits or 0x
+// and hex digits, nothing else (no space; "010" is ten, not octal eight);
+// false when s is anything else or the value is outside the 63-bit range.
+static bool parse_int(const char *s, size_t len, int64_t *out) {
+  size_t i = 0;
+  bool negative = len > 0 && s[0] == '-';
+  if (len > 0 && (s[0] == '-' || s[0] == '+')) i++;
+  unsigned base = len - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') ? 16 : 10;
+  if (base == 16) i += 2;
+  if (i == len) return false;
+  uint64_t limit = negative ? (uint64_t)1 << 62 : ((uint64_t)1 << 62) - 1, n = 0;
+  for (; i < len; i++) {
+    int c = (unsigned char)s[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+          : base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0 || n > (limit - (uint64_t)d) / base) return false;
+    n = n * base + (uint64_t)d;
+  }
+  *out = negative ? (int64_t)(0 - n) : (int64_t)n;
+  return true;
 }
 
+Value prim_string_to_int(Vm *vm, Value *args) {
+  Value s = builtins_string(vm, args[0], "String.to_int");
+  int64_t n;
+  return parse_int(str_bytes(s), str_len(s), &n) ? val_of_int(n) : VAL_NIL;
+}
+
+// The float in s: strtod's syntax, but the whole string and no leading space.
 Value prim_string_to_float(Vm *vm, Value *args) {
   const char *s = str_bytes(builtins_string(vm, args[0], "String.to_float"));
-  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
+  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0]) || isspace((unsigned char)s[0])) return VAL_NIL;
   char *end;
   double d = strtod(s, &end);
   if (*end) return VAL_NIL;
@@ -129,7 +149,7 @@ Value prim_string_repeat(Vm *vm, Value *args) {
   size_t len = str_len(builtins_string(vm, args[0], "String.repeat"));
   int64_t n = builtins_int(vm, args[1], "String.repeat");
   if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
-  if (len && (uint64_t)n > ((uint64_t)1 << 40) / len) vm_raise_error(vm, "out of memory");
+  if (len && (uint64_t)n > OPS_MAX_STRING_BYTES / len) vm_raise_error(vm, "out of memory");
   size_t total = len * (size_t)n;
   Value s = ops_string_uninit(vm, total);
   char *p = (char *)val_fields(s);

@@ -9,22 +9,35 @@
 
 #include "compiler.h"
 #include "frames.h"
+#include "namemap.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
+
+// An interned live list: count slots, ascending.
+typedef struct LiveList {
+  uint64_t hash;
+  uint32_t count;
+  uint32_t slots[];
+} LiveList;
 
 struct FrameTable {
   FrameDesc **slots;        // open addressing, capacity a power of two
   uint32_t cap, count;
   DebugInfo **debug;        // by id
   uint32_t debug_count, debug_cap;
+  // Live lists, interned (frames_live_list): descriptors with the same live
+  // slots share one list, so that many safe points in a function with many
+  // locals cost memory for the distinct lists only.
+  LiveList **lists;         // open addressing, capacity a power of two
+  uint32_t list_cap, list_count;
+  NameMap strings;          // function and file names of debug entries, stored once
+  char **string_list;       // the same, to free them
+  uint32_t string_count, string_cap;
 };
 
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fprintf(stderr, "minnow: out of memory (frame table)\n");
-    exit(2);
-  }
+  if (!p) vm_out_of_memory(NULL, "frame table");
   return p;
 }
 
@@ -45,18 +58,33 @@ void frames_free(FrameTable *t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->cap; i++)
     if (t->slots[i]) {
-      free((void *)t->slots[i]->live);
       free((void *)t->slots[i]->debug);
       free(t->slots[i]);
     }
-  for (uint32_t i = 0; i < t->debug_count; i++) {
-    free((void *)t->debug[i]->function);
-    free((void *)t->debug[i]->file);
-    free(t->debug[i]);
-  }
+  for (uint32_t i = 0; i < t->list_cap; i++) free(t->lists[i]);
+  free(t->lists);
+  for (uint32_t i = 0; i < t->debug_count; i++) free(t->debug[i]);
+  for (uint32_t i = 0; i < t->string_count; i++) free(t->string_list[i]);
+  free(t->string_list);
+  namemap_free(&t->strings);
   free(t->debug);
   free(t->slots);
   free(t);
+}
+
+// The table's copy of s, one per distinct string.
+static const char *intern(FrameTable *t, const char *s) {
+  uint32_t found = namemap_get(&t->strings, s);
+  if (found != NAMEMAP_NONE) return t->string_list[found];
+  if (t->string_count == t->string_cap) {
+    t->string_cap = t->string_cap ? t->string_cap * 2 : 64;
+    t->string_list = realloc(t->string_list, t->string_cap * sizeof *t->string_list);
+    if (!t->string_list) vm_out_of_memory(NULL, "frame table");
+  }
+  char *copy = dup_str(s);
+  t->string_list[t->string_count] = copy;
+  *namemap_slot(&t->strings, copy) = t->string_count;
+  return t->string_list[t->string_count++];
 }
 
 const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const char *file,
@@ -64,11 +92,11 @@ const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const cha
   if (t->debug_count == t->debug_cap) {
     t->debug_cap = t->debug_cap ? t->debug_cap * 2 : 256;
     t->debug = realloc(t->debug, t->debug_cap * sizeof *t->debug);
-    if (!t->debug) exit(2);
+    if (!t->debug) vm_out_of_memory(NULL, "frame table");
   }
   DebugInfo *d = xcalloc(1, sizeof *d);
-  d->function = dup_str(function);
-  d->file = dup_str(file);
+  d->function = intern(t, function);
+  d->file = intern(t, file);
   d->line = line;
   d->start_col = start_col;
   d->end_col = end_col;
@@ -107,13 +135,58 @@ static void grow(FrameTable *t) {
   free(old);
 }
 
+// Fletcher-style: two running sums, one add each per slot (no multiply in
+// the chain), mixed at the end; collisions only cost a memcmp.
+static uint64_t hash_list(const uint32_t *live, uint32_t count) {
+  uint64_t a = count, b = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    a += live[i];
+    b += a;
+  }
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ b;
+  return h ^ (h >> 31);
+}
+
+// The slot of the interned list equal to live[0..count), or the empty slot for it.
+static LiveList **list_slot(const FrameTable *t, const uint32_t *live, uint32_t count, uint64_t h) {
+  uint32_t mask = t->list_cap - 1;
+  for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+    LiveList *l = t->lists[i];
+    if (!l || (l->hash == h && l->count == count && memcmp(l->slots, live, count * sizeof *live) == 0))
+      return &t->lists[i];
+  }
+}
+
+static void grow_lists(FrameTable *t) {
+  LiveList **old = t->lists;
+  uint32_t old_cap = t->list_cap;
+  t->list_cap = old_cap ? old_cap * 2 : 256;
+  t->lists = xcalloc(t->list_cap, sizeof *t->lists);
+  for (uint32_t i = 0; i < old_cap; i++)
+    if (old[i]) *list_slot(t, old[i]->slots, old[i]->count, old[i]->hash) = old[i];
+  free(old);
+}
+
+const uint32_t *frames_live_list(FrameTable *t, const uint32_t *live, uint32_t count) {
+  if ((t->list_count + 1) * 2 > t->list_cap) grow_lists(t);
+  uint64_t h = hash_list(live, count);
+  LiveList **slot = list_slot(t, live, count, h);
+  if (!*slot) {
+    LiveList *l = xcalloc(1, sizeof *l + (size_t)count * sizeof *live);
+    l->hash = h;
+    l->count = count;
+    memcpy(l->slots, live, count * sizeof *live);
+    *slot = l;
+    t->list_count++;
+  }
+  return (*slot)->slots;
+}
+
 void frames_add(FrameTable *t, const FrameDesc *desc) {
   if ((t->count + 1) * 2 > t->cap) grow(t);
   FrameDesc *d = xcalloc(1, sizeof *d);
   *d = *desc;
-  uint32_t *live = xcalloc(desc->live_count, sizeof *live);
-  memcpy(live, desc->live, desc->live_count * sizeof *live);
-  d->live = live;
+  d->live = desc->live;   // interned by the caller (frames_live_list)
   const DebugInfo **debug = xcalloc(desc->debug_count, sizeof *debug);
   memcpy(debug, desc->debug, desc->debug_count * sizeof *debug);
   d->debug = debug;

@@ -100,8 +100,11 @@ const DebugInfo *frames_debug_new(FrameTable *table, const char *function,
 uint32_t frames_debug_count(const FrameTable *table);
 const DebugInfo *frames_debug_by_id(const FrameTable *table, uint32_t id);
 
-// Adds a descriptor (copied, with its live and debug arrays). `key` must not
-// be present already.
+// The table's copy of the live list live[0..count): equal lists are stored
+// once (interned); valid until frames_free.
+const uint32_t *frames_live_list(FrameTable *table, const uint32_t *live, uint32_t count);
+// Adds a descriptor (copied, with its debug array). Its live list must be
+// one frames_live_list returned. `key` must not be present already.
 void frames_add(FrameTable *table, const FrameDesc *desc);
 // The descriptor for `key`, or NULL.
 const FrameDesc *frames_find(const FrameTable *table, const uint32_t *key);

@@ -42,10 +42,6 @@
 // Out-of-line pieces of instructions
 // =====================================================================
 
-// == without a call when an immediate decides it.
-static inline bool values_equal(Value a, Value b) {
-  return a == b || (val_is_ptr(a) && val_is_ptr(b) && ops_equal(a, b));
-}
 
 static inline const Proto *closure_proto(const Vm *vm, Value clos) {
   return vm->protos[val_to_int(val_field(clos, 0))];
@@ -428,8 +424,7 @@ static void link_calls(Vm *vm) {
   vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
   vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
   if (!vm->fn_targets || !vm->global_targets) {
-    fprintf(stderr, "minnow: out of memory\n");
-    exit(2);
+    vm_out_of_memory(vm, "call targets");
   }
   for (uint32_t i = 0; i < vm->proto_count; i++) {
     const Proto *p = vm->protos[i];
@@ -455,6 +450,9 @@ static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
 #define SAVE() (vm->pc = pc, vm->base = base)
+// == without a call when an immediate decides it; the walk may raise `out
+// of memory`, so the position is saved first.
+#define EQUAL(a, b) ((a) == (b) || (val_is_ptr(a) && val_is_ptr(b) && (SAVE(), ops_equal(vm, a, b))))
   DISPATCH();
 
 op_MOVE: R(1) = R(2); pc += 3; DISPATCH();
@@ -512,8 +510,8 @@ op_NOT: {
   R(1) = a == VAL_TRUE ? VAL_FALSE : VAL_TRUE;
   pc += 3; DISPATCH();
 }
-op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(values_equal(a, b)); pc += 4; DISPATCH(); }
-op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!values_equal(a, b)); pc += 4; DISPATCH(); }
+op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(EQUAL(a, b)); pc += 4; DISPATCH(); }
+op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!EQUAL(a, b)); pc += 4; DISPATCH(); }
 #define COMPARE_OP(name, cmp)                                                  \
   op_##name: {                                                                 \
     Value a = R(2), b = R(3);                                                  \
@@ -528,6 +526,10 @@ COMPARE_OP(GE, >=)
 #undef COMPARE_OP
 
 op_JMP: pc += (int32_t)pc[1]; DISPATCH();
+op_LOOP:
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
+  pc += (int32_t)pc[1];
+  DISPATCH();
 op_JMPIF: {
   Value c = R(1);
   bool t = c == VAL_TRUE || (c != VAL_FALSE && (SAVE(), truth(vm, c)));
@@ -554,11 +556,11 @@ COMPARE_JUMP(JNLE, <=)
 COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
-op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNEQ: { Value a = R(1), b = R(2); pc += EQUAL(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
 // The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
 op_JNEQK: pc += R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]; DISPATCH();
 op_JNNEK: pc += R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4; DISPATCH();
-op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
+op_JNNE: { Value a = R(1), b = R(2); pc += EQUAL(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
 op_ADDI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
@@ -752,7 +754,7 @@ op_UNPAIR: UNPACK2(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)
 #undef UNPACK2
 op_TESTEQ: {
   Value v = R(1), k = vm->constants[pc[2]];
-  pc += v == k || ops_equal(v, k) ? 4 : (int32_t)pc[3];
+  pc += EQUAL(v, k) ? 4 : (int32_t)pc[3];
   DISPATCH();
 }
 op_TESTFIELD: {
@@ -762,6 +764,7 @@ op_TESTFIELD: {
   DISPATCH();
 }
 op_ITERLOOP: {
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
   Value c = R(1);
   if (likely(val_has_tag(c, TAG_CONS))) {
     R(3) = val_field(c, 0);
@@ -783,6 +786,7 @@ op_FORPREP: {
   DISPATCH();
 }
 op_FORLOOP: {
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
   Value i = R(1) + 2;
   R(1) = i;
   pc += (int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4;
@@ -798,6 +802,7 @@ op_HALT: return VAL_NIL;
 #undef DISPATCH
 #undef R
 #undef SAVE
+#undef EQUAL
 }
 
 // =====================================================================
@@ -854,7 +859,8 @@ bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   return ok;
 }
 
-// Prints an uncaught error at the raise point with its backtrace; exits 1.
+// Prints an uncaught error at the raise point with its backtrace; exits 1
+// through vm_exit (trackers finished).
 static _Noreturn void die_uncaught(Vm *vm, Value v) {
   fflush(stdout);
   FrameCursor c;
@@ -866,8 +872,7 @@ static _Noreturn void die_uncaught(Vm *vm, Value v) {
   ops_print(vm, stderr, v, false);
   fputc('\n', stderr);
   frames_print_backtrace(vm, &c, stderr);
-  fflush(stderr);
-  exit(1);
+  vm_exit(vm, VM_EXIT_ERROR);
 }
 
 _Noreturn void vm_raise(Vm *vm, Value v) {

@@ -50,7 +50,7 @@ static Value make_callstack(Vm *vm, const MemprofSample *s, uint32_t limit) {
   uint32_t max = collect_frames(vm, s, NULL, limit ? limit : UINT32_MAX);
   // max >= 1 (the site); the block is filled in place: nothing to free if
   // the allocation raises.
-  Value cs = gc_alloc(vm, max, TAG_RAW);
+  Value cs = gc_alloc(vm, max, TAG_CALLSTACK);
   collect_frames(vm, s, val_fields(cs), max);
   return cs;
 }
@@ -115,6 +115,7 @@ static uint32_t callstack_size_of(Vm *vm, Value params) {
 static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
   Value tracker = VAL_NIL;
   ops_record_get(vm, params, "tracker", &tracker);
+  if (tracker != VAL_NIL) ops_check_options(vm, tracker, callback_names, CB_COUNT, "Memprof.start: tracker");
   for (int i = 0; i < CB_COUNT; i++) {
     Value f = VAL_NIL;
     if (tracker != VAL_NIL) ops_record_get(vm, tracker, callback_names[i], &f);
@@ -125,37 +126,40 @@ static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
 }
 
 Value prim_memprof_start(Vm *vm, Value *args) {
+  static const char *const fields[] = {"sampling_rate", "callstack_size", "tracker"};
   if (!vm->memprof) vm_raise_error(vm, "Memprof.start: this build has no profiler (vm-boehm or vm-noprof)");
-  if (!val_has_tag(args[0], TAG_RECORD)) vm_raise_error(vm, "type error: Memprof.start expects a record, got %s", vm_type_name(args[0]));
+  ops_check_options(vm, args[0], fields, 3, "Memprof.start");
   double rate = rate_of(vm, args[0]);
   ClosureTracker tmp;
   tmp.callstack_size = callstack_size_of(vm, args[0]);
   read_callbacks(vm, args[0], &tmp);
-  if (vm->memprof->running >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
-  Value handle = gc_alloc(vm, 1, TAG_RAW);   // before the profile: no sample of it
+  if (vm->memprof->module_profile >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
+  Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
   ClosureTracker *t = malloc(sizeof *t);
   if (!t) vm_raise_error(vm, "out of memory");
   *t = tmp;
   read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
-  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t};
+  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false};
   int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
   if (id < 0) {
     free(t);
     vm_raise_error(vm, "Memprof.start: cannot start a profile");
   }
+  vm->memprof->module_profile = id;
   val_fields(handle)[0] = (Value)id;
   return handle;
 }
 
 Value prim_memprof_stop(Vm *vm, Value *args) {
   (void)args;
-  if (!memprof_stop_profile(vm)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof->module_profile)) vm_raise_error(vm, "Memprof.stop: no profile is running");
   return VAL_NIL;
 }
 
 Value prim_memprof_discard(Vm *vm, Value *args) {
   Value h = args[0];
-  if (!val_has_tag(h, TAG_RAW) || val_wosize(h) != 1) vm_raise_error(vm, "type error: Memprof.discard expects a profile");
+  if (!val_has_tag(h, TAG_PROFILE))
+    vm_raise_error(vm, "type error: Memprof.discard expects a profile, got %s", vm_type_name(h));
   if (!memprof_discard_profile(vm, (int)val_field(h, 0)))
     vm_raise_error(vm, "Memprof.discard: the profile is still running");
   return VAL_NIL;
@@ -163,7 +167,8 @@ Value prim_memprof_discard(Vm *vm, Value *args) {
 
 // Memprof.frames(cs): the callstack as a list of records, innermost first.
 Value prim_memprof_frames(Vm *vm, Value *args) {
-  if (!val_has_tag(args[0], TAG_RAW)) vm_raise_error(vm, "type error: Memprof.frames expects a callstack");
+  if (!val_has_tag(args[0], TAG_CALLSTACK))
+    vm_raise_error(vm, "type error: Memprof.frames expects a callstack, got %s", vm_type_name(args[0]));
   static const char *const names[] = {"file", "line", "start_col", "end_col", "function"};
   Value list = VAL_EMPTY;
   Value vals[5];

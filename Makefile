@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -22,18 +22,19 @@ VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/inter
              lang/checked.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
+TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
 STDLIB    := $(sort $(wildcard stdlib/*.mn))
 
-SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC)
+SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_asan    := $(SRC_release)
-SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC)
+SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
-.PHONY: all test unit-test lang-test clean bench-gc bench-memprof
-all: vm
+.PHONY: all test unit-test lang-test clean bench-gc bench-memprof memtrace
+all: vm tools/memtrace
 
 build/embed: tools/embed.c
 	@mkdir -p build
@@ -69,18 +70,39 @@ build/%/unit/test_%: ;
 define unit
 build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 
 unit-bins: $(foreach t,$(UNIT_TESTS),build/release/unit/$(t) build/asan/unit/$(t))
 
-test: vm vm-boehm vm-asan unit-bins
+# trace_synth: synthetic traces and the dump memtrace's tool must print for
+# them (tests/suites/trace_writer.sh), and the encoder benchmark's stream.
+TEST_TOOLS := build/release/tests/trace_synth build/asan/tests/trace_synth
+build/%/tests/trace_synth: tests/trace/trace_synth.c build/%/trace/writer.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_$*) -o $@ $^ $(LDLIBS)
+
+# ---------------------------------------------------------------- trace tools
+# tools/memtrace, the trace tool (sources and README in tools/memtrace_cli/),
+# and its ASan+UBSan build for the tests.
+MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+memtrace: tools/memtrace
+tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
+	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+-include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
+
+test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk
+-include bench/trace.mk
+-include bench/reader.mk
+-include tests/fuzz/reader.mk
 -include bench/hostile.mk

@@ -66,9 +66,8 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm, wosize, tag); }
 
 Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {
-  (void)vm;
   Value *p = GC_MALLOC_UNCOLLECTABLE((wosize + 1) * sizeof(Value));
-  if (!p) exit(2);
+  if (!p) vm_out_of_memory(vm, "constants");
   p[0] = hd_make(wosize, tag, COLOR_STATIC);
   for (uint64_t i = 0; i < wosize; i++) p[1 + i] = VAL_NIL;
   return val_of_ptr(p + 1);

@@ -38,7 +38,7 @@ void gc_update_limit(Vm *vm) {
   if (vm->young_trigger > limit) limit = vm->young_trigger;
   if (vm->options.gc_stress) limit = vm->young_end;
   vm->young_limit_c = limit;
-  if (MEMPROF_BUILT && vm->memprof_force_slow) limit = vm->young_end;
+  if ((MEMPROF_BUILT && vm->memprof_force_slow) || vm->pending_signal) limit = vm->young_end;
   vm->young_limit = limit;
 }
 
@@ -91,6 +91,7 @@ static void check_heap_limit(Vm *vm, uint64_t extra) {
 }
 
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+  if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
   for (;;) {
     Value *p = vm->young_ptr - whsize;
     if (vm->options.gc_stress && !vm->gc.collecting) {
@@ -171,20 +172,14 @@ Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) {
     return val_of_ptr(p + 1);
   }
   Value v = major_alloc_raw(vm, wosize, tag);
-  if (!v) {
-    fprintf(stderr, "minnow: out of memory\n");
-    exit(1);
-  }
+  if (!v) vm_out_of_memory(vm, "runtime block");
   vm->gc.stats.major_words += (double)(wosize + 1);
   return v;
 }
 
 Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {
   StaticBlock *b = malloc(sizeof(StaticBlock) + (wosize + 1) * sizeof(Value));
-  if (!b) {
-    fprintf(stderr, "minnow: out of memory\n");
-    exit(2);
-  }
+  if (!b) vm_out_of_memory(vm, "constants");
   b->next = vm->gc.major->statics;
   vm->gc.major->statics = b;
   b->words[0] = hd_make(wosize, tag, COLOR_STATIC);
@@ -198,10 +193,7 @@ void gc_remember(Vm *vm, Value *field) {
   if (gc->remembered_count == gc->remembered_cap) {
     gc->remembered_cap = gc->remembered_cap ? gc->remembered_cap * 2 : 1024;
     gc->remembered = realloc(gc->remembered, gc->remembered_cap * sizeof(Value *));
-    if (!gc->remembered) {
-      fprintf(stderr, "minnow: out of memory (remembered set)\n");
-      exit(1);
-    }
+    if (!gc->remembered) vm_out_of_memory(vm, "remembered set");
   }
   gc->remembered[gc->remembered_count++] = field;
 }

@@ -24,10 +24,7 @@ static void push_promoted(MajorHeap *h, Value v) {
   if (h->promoted_count == h->promoted_cap) {
     h->promoted_cap = h->promoted_cap ? h->promoted_cap * 2 : 4096;
     h->promoted = realloc(h->promoted, h->promoted_cap * sizeof(Value));
-    if (!h->promoted) {
-      fprintf(stderr, "minnow: out of memory during a minor collection\n");
-      exit(1);
-    }
+    if (!h->promoted) vm_out_of_memory(NULL, "minor collection");
   }
   h->promoted[h->promoted_count++] = v;
 }
@@ -43,10 +40,7 @@ static void oldify(Vm *vm, Value *slot) {
   uint64_t wosize = hd_wosize(hd);
   unsigned tag = hd_tag(hd);
   Value copy = major_alloc_raw(vm, wosize, tag);
-  if (!copy) {
-    fprintf(stderr, "minnow: out of memory during a minor collection\n");
-    exit(1);
-  }
+  if (!copy) vm_out_of_memory(vm, "minor collection");
   Value *to = val_fields(copy), *from = val_fields(v);
   if (wosize <= 2) {   // pairs and cons cells, the bulk of promotions: no call
     to[0] = from[0];

@@ -17,12 +17,11 @@ typedef struct Check {
 } Check;
 
 static void collect(Vm *vm, Value v, void *data) {
-  (void)vm;
   Check *c = data;
   if (c->count == c->cap) {
     c->cap = c->cap ? c->cap * 2 : 4096;
     c->blocks = realloc(c->blocks, c->cap * sizeof(Value));
-    if (!c->blocks) exit(2);
+    if (!c->blocks) vm_out_of_memory(vm, "heap verifier");
   }
   c->blocks[c->count++] = v;
 }

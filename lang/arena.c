@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "vm.h"
 
 enum { CHUNK_MIN_BYTES = 64 * 1024, ARENA_ALIGN = 8 };
 
@@ -20,10 +21,7 @@ struct ArenaChunk {
   alignas(max_align_t) unsigned char data[];
 };
 
-static void out_of_memory(void) {
-  fputs("minnow: out of memory while parsing\n", stderr);
-  exit(1);
-}
+static void out_of_memory(void) { vm_out_of_memory(NULL, "parsing"); }
 
 static ArenaChunk *new_chunk(size_t at_least) {
   size_t size = at_least < CHUNK_MIN_BYTES ? CHUNK_MIN_BYTES : at_least;

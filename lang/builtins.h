@@ -16,9 +16,6 @@ int64_t builtins_int(Vm *vm, Value v, const char *what);
 // The string v (a type error otherwise).
 Value builtins_string(Vm *vm, Value v, const char *what);
 double builtins_number(Vm *vm, Value v, const char *what);
-// Ends the process with `status` after flushing output and finishing the
-// memtrace trace, if one is being written.
-_Noreturn void vm_exit(Vm *vm, int status);
 
 #define PRIMITIVE_LIST(X)                                                            \
   X(print, 1) X(println, 1) X(str, 1) X(raise, 1) X(compare, 2) X(hash, 1)           \
@@ -35,7 +32,8 @@ _Noreturn void vm_exit(Vm *vm, int status);
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
   X(gc_verify, 0)                                                                    \
-  X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)
+  X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)         \
+  X(memtrace_start, 2) X(memtrace_stop, 0)
 
 #define X(name, arity) Value prim_##name(Vm *vm, Value *args);
 PRIMITIVE_LIST(X)

@@ -45,6 +45,7 @@
   X(GT, 4, 0, "rrr")                                                         \
   X(GE, 4, 0, "rrr")                                                         \
   X(JMP, 2, 0, "o")                                                          \
+  X(LOOP, 2, 0, "o")          /* a JMP that may go back: polls for signals */ \
   X(JMPIF, 3, 0, "ro")        /* cond must be a bool */                      \
   X(JMPIFNOT, 3, 0, "ro")                                                    \
   X(JNLT, 4, 0, "rro")        /* jump unless a < b (ints fast) */            \

@@ -215,8 +215,7 @@ enum { MAX_CTOR_LEAVES = 256 };
 static void *xrealloc(void *p, size_t bytes) {
   void *q = realloc(p, bytes ? bytes : 1);
   if (!q) {
-    fprintf(stderr, "minnow: out of memory while compiling\n");
-    exit(2);
+    vm_out_of_memory(NULL, "compiling");
   }
   return q;
 }
@@ -1597,7 +1596,7 @@ static void compile_while(FnState *fs, Expr *e) {
   uint32_t mark = fs->next_reg;
   compile_stmt(fs, e->u.while_.body);
   free_to(fs, mark);
-  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  uint32_t j = emit_jump(fs, BC_LOOP, e->pos, 0, 0, 0);
   patch_to(fs, j, top);
   patch_here(fs, jexit);
   pop_loop(fs, &loop, top);
@@ -1716,7 +1715,9 @@ static void compile_jump_out(FnState *fs, Expr *e) {
     return;
   }
   emit_poptries(fs, fs->try_depth - loop->try_depth, e->pos);
-  uint32_t j = emit_jump(fs, BC_JMP, e->pos, 0, 0, 0);
+  // `continue` in a `while` jumps back: like every edge that closes a cycle,
+  // it is a LOOP (or FORLOOP, ITERLOOP), where a pending signal is noticed.
+  uint32_t j = emit_jump(fs, e->kind == EX_BREAK ? BC_JMP : BC_LOOP, e->pos, 0, 0, 0);
   if (e->kind == EX_BREAK) {
     GROW(loop->break_patches, loop->break_count, loop->break_cap);
     loop->break_patches[loop->break_count++] = j;
@@ -1962,6 +1963,9 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // Jump threading: a jump landing on a JMP goes straight to that JMP's
 // target (a chain is followed a few links, so that a cycle of JMPs stays);
 // then a JMP landing on a RET becomes that RET (both 2 words).
+// Invariant kept: every JMP goes forward, so every cycle of the control flow
+// passes through a LOOP, FORLOOP or ITERLOOP, which notice pending signals
+// (lang/vm.h, vm_handle_signal); threading follows JMPs only.
 static void thread_jumps(Proto *p) {
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;

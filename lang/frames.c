@@ -37,10 +37,7 @@ struct FrameTable {
 
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fprintf(stderr, "minnow: out of memory (frame table)\n");
-    exit(2);
-  }
+  if (!p) vm_out_of_memory(NULL, "frame table");
   return p;
 }
 
@@ -82,10 +79,7 @@ static const char *intern(FrameTable *t, const char *s) {
   if (t->string_count == t->string_cap) {
     t->string_cap = t->string_cap ? t->string_cap * 2 : 64;
     t->string_list = realloc(t->string_list, t->string_cap * sizeof *t->string_list);
-    if (!t->string_list) {
-      fprintf(stderr, "minnow: out of memory (frame table)\n");
-      exit(2);
-    }
+    if (!t->string_list) vm_out_of_memory(NULL, "frame table");
   }
   char *copy = dup_str(s);
   t->string_list[t->string_count] = copy;
@@ -98,7 +92,7 @@ const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const cha
   if (t->debug_count == t->debug_cap) {
     t->debug_cap = t->debug_cap ? t->debug_cap * 2 : 256;
     t->debug = realloc(t->debug, t->debug_cap * sizeof *t->debug);
-    if (!t->debug) exit(2);
+    if (!t->debug) vm_out_of_memory(NULL, "frame table");
   }
   DebugInfo *d = xcalloc(1, sizeof *d);
   d->function = intern(t, function);

@@ -424,8 +424,7 @@ static void link_calls(Vm *vm) {
   vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
   vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
   if (!vm->fn_targets || !vm->global_targets) {
-    fprintf(stderr, "minnow: out of memory\n");
-    exit(2);
+    vm_out_of_memory(vm, "call targets");
   }
   for (uint32_t i = 0; i < vm->proto_count; i++) {
     const Proto *p = vm->protos[i];
@@ -527,6 +526,10 @@ COMPARE_OP(GE, >=)
 #undef COMPARE_OP
 
 op_JMP: pc += (int32_t)pc[1]; DISPATCH();
+op_LOOP:
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
+  pc += (int32_t)pc[1];
+  DISPATCH();
 op_JMPIF: {
   Value c = R(1);
   bool t = c == VAL_TRUE || (c != VAL_FALSE && (SAVE(), truth(vm, c)));
@@ -761,6 +764,7 @@ op_TESTFIELD: {
   DISPATCH();
 }
 op_ITERLOOP: {
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
   Value c = R(1);
   if (likely(val_has_tag(c, TAG_CONS))) {
     R(3) = val_field(c, 0);
@@ -782,6 +786,7 @@ op_FORPREP: {
   DISPATCH();
 }
 op_FORLOOP: {
+  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
   Value i = R(1) + 2;
   R(1) = i;
   pc += (int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4;
@@ -854,7 +859,8 @@ bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   return ok;
 }
 
-// Prints an uncaught error at the raise point with its backtrace; exits 1.
+// Prints an uncaught error at the raise point with its backtrace; exits 1
+// through vm_exit (trackers finished).
 static _Noreturn void die_uncaught(Vm *vm, Value v) {
   fflush(stdout);
   FrameCursor c;
@@ -866,8 +872,7 @@ static _Noreturn void die_uncaught(Vm *vm, Value v) {
   ops_print(vm, stderr, v, false);
   fputc('\n', stderr);
   frames_print_backtrace(vm, &c, stderr);
-  fflush(stderr);
-  exit(1);
+  vm_exit(vm, VM_EXIT_ERROR);
 }
 
 _Noreturn void vm_raise(Vm *vm, Value v) {

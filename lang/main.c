@@ -1,24 +1,39 @@
 // main.c - the command line: ./vm [options] script.mn [args...]
 // (options in lang/README.md).
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checked.h"
 #include "vm.h"
+#include "../memprof/memtrace.h"
+#include "../trace/format.h"
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: vm [options] script.mn [args...]\n"
           "  --dump-bytecode      print code and frame descriptors, run nothing\n"
-          "  --memtrace FILE      write a memtrace trace of the run\n"
+          "  --memtrace FILE      write a memtrace trace of the run to FILE (also MEMTRACE=FILE)\n"
+          "  --memtrace-rate R    its sampling rate, in (0, 1] (also MEMTRACE_RATE=R; default 1e-05)\n"
+          "  --memtrace-format V  its format version: 2 (default, what memtrace 0.2 reads) or 3\n"
           "  --stack-words N      VM stack size in words (default 16777216)\n"
           "  --minor-words N      minor heap size in words (default 2097152)\n"
           "  --max-heap-words N   major heap limit in words (default: none)\n"
           "  --memprof-count R    sample at rate R with a tracker that counts; print totals\n"
           "  --gc-stress          collect at every allocation\n"
           "  --gc-verify          verify the heap after every collection\n");
+}
+
+// A sampling rate in (0, 1]; `what` names its source in the message.
+static bool parse_rate(const char *what, const char *arg, double *out) {
+  char *end;
+  double r = arg ? strtod(arg, &end) : 0;
+  if (!arg || end == arg || *end || !(r > 0 && r <= 1)) {
+    fprintf(stderr, "vm: %s expects a rate in (0, 1], got '%s'\n", what, arg ? arg : "");
+    return false;
+  }
+  *out = r;
+  return true;
 }
 
 // The value of `flag`: a count in 1 .. max, digits only ("-1", "1e6" and
@@ -31,7 +46,12 @@ static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_
 }
 
 int main(int argc, char **argv) {
-  VmOptions opt = {.stack_words = 16u << 20, .minor_words = 2u << 20};
+  VmOptions opt = {.stack_words = 16u << 20, .minor_words = 2u << 20, .memtrace_rate = MEMTRACE_DEFAULT_RATE,
+                   .memtrace_format = TRACE_VERSION_DEFAULT};
+  // The environment first: the command line's flags win.
+  const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
+  if (env_trace && *env_trace) opt.memtrace_path = env_trace;
+  if (env_rate && *env_rate && !parse_rate("MEMTRACE_RATE", env_rate, &opt.memtrace_rate)) return VM_EXIT_USAGE;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -39,24 +59,36 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
-    else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
-              strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0) && !next) {
-      fprintf(stderr, "vm: %s expects an argument\n", a);
-      return 2;
-    }
-    else if (strcmp(a, "--memtrace") == 0) { opt.memtrace_path = next; i++; }
-    else if (strcmp(a, "--memprof-count") == 0) {
-      char *end;
-      opt.memprof_count_rate = strtod(next, &end);
-      if (*end || !(opt.memprof_count_rate > 0 && opt.memprof_count_rate <= 1)) {
-        fprintf(stderr, "vm: --memprof-count expects a rate in (0, 1]\n");
-        return 2;
+    else if (strcmp(a, "--memtrace") == 0) {
+      if (!next) {
+        fprintf(stderr, "vm: --memtrace expects a file name\n");
+        return VM_EXIT_USAGE;
       }
+      opt.memtrace_path = next;
       i++;
     }
-    else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return 2; i++; }
-    else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return 2; i++; }
-    else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return 2; i++; }
+    else if (strcmp(a, "--memtrace-rate") == 0) { if (!parse_rate(a, next, &opt.memtrace_rate)) return VM_EXIT_USAGE; i++; }
+    else if (strcmp(a, "--memtrace-format") == 0) {
+      if (!next || (strcmp(next, "2") != 0 && strcmp(next, "3") != 0)) {
+        fprintf(stderr, "vm: --memtrace-format expects 2 or 3\n");
+        return VM_EXIT_USAGE;
+      }
+      opt.memtrace_format = next[0] - '0';
+      i++;
+    }
+    else if (strcmp(a, "--memprof-count") == 0) { if (!parse_rate(a, next, &opt.memprof_count_rate)) return VM_EXIT_USAGE; i++; }
+    else if (strcmp(a, "--stack-words") == 0) {
+      if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return VM_EXIT_USAGE;
+      i++;
+    }
+    else if (strcmp(a, "--minor-words") == 0) {
+      if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return VM_EXIT_USAGE;
+      i++;
+    }
+    else if (strcmp(a, "--max-heap-words") == 0) {
+      if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return VM_EXIT_USAGE;
+      i++;
+    }
     else {
       fprintf(stderr, "vm: unknown option %s\n", a);
       usage(stderr);
@@ -69,10 +101,9 @@ int main(int argc, char **argv) {
   }
   if (opt.stack_words < 1024) opt.stack_words = 1024;
   Vm *vm = vm_new(&opt);
-  if (!vm) return 2;
+  if (!vm) return VM_EXIT_ERROR;
   vm->argc = argc - i;
   vm->argv = argv + i;
-  int status = vm_run_main(vm, argv[i]);
-  vm_free(vm);
-  return status;
+  vm_catch_signals(vm);
+  vm_exit(vm, vm_run_main(vm, argv[i]));
 }

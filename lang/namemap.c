@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "namemap.h"
+#include "vm.h"
 
 uint64_t namemap_hash(const char *key) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -30,10 +31,7 @@ static void grow(NameMap *map) {
   bigger.cap = map->cap ? map->cap * 2 : 16;
   bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
   bigger.values = malloc(bigger.cap * sizeof *bigger.values);
-  if (!bigger.keys || !bigger.values) {
-    fprintf(stderr, "minnow: out of memory while compiling\n");
-    exit(2);
-  }
+  if (!bigger.keys || !bigger.values) vm_out_of_memory(NULL, "name table");
   for (uint32_t i = 0; i < map->cap; i++)
     if (map->keys[i]) {
       uint32_t j = find(&bigger, map->keys[i]);

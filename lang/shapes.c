@@ -9,6 +9,7 @@
 
 #include "namemap.h"
 #include "shapes.h"
+#include "vm.h"
 
 typedef struct Shape {
   uint32_t count;
@@ -31,10 +32,7 @@ struct Shapes {
 
 static void *xrealloc(void *p, size_t bytes) {
   p = realloc(p, bytes ? bytes : 1);
-  if (!p) {
-    fprintf(stderr, "minnow: out of memory (shapes)\n");
-    exit(2);
-  }
+  if (!p) vm_out_of_memory(NULL, "record shapes");
   return p;
 }
 

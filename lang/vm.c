@@ -1,7 +1,9 @@
 // vm.c - creating and destroying the VM, running the main script, exiting.
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builtins.h"
 #include "bytecode.h"
@@ -13,6 +15,11 @@
 #include "../memprof/memprof.h"
 #include "../memprof/counter.h"
 #include "../memprof/memtrace.h"
+
+// The VM that vm_out_of_memory(NULL, ...) and the signal handler finish: the
+// one process-wide pointer of the runtime, since neither a signal handler nor
+// the compiler's table code has a Vm at hand. Set by vm_new.
+static Vm *process_vm;
 
 Vm *vm_new(const VmOptions *options) {
   Vm *vm = calloc(1, sizeof *vm);
@@ -35,11 +42,13 @@ Vm *vm_new(const VmOptions *options) {
   vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
   vm->exn = VAL_NIL;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
+  process_vm = vm;
   return vm;
 }
 
 void vm_free(Vm *vm) {
   if (!vm) return;
+  if (process_vm == vm) process_vm = NULL;
   memprof_free(vm);
   compiler_free(vm);
   for (uint32_t i = 0; i < vm->proto_count; i++) {
@@ -67,28 +76,67 @@ void vm_free(Vm *vm) {
 int vm_run_main(Vm *vm, const char *path) {
   vm->main_path = path;
   Proto *entry = compiler_compile_program(vm, path);
-  if (!entry) return 2;
+  if (!entry) return VM_EXIT_USAGE;
   vm->entry_proto = entry;
   if (vm->options.dump_bytecode) {
     compiler_dump(vm, stdout);
-    return 0;
+    return VM_EXIT_OK;
   }
-  if (vm->options.memtrace_path && !memtrace_start(vm, vm->options.memtrace_path)) return 2;
+  char err[512];
+  if (vm->options.memtrace_path && !memtrace_start(vm, vm->options.memtrace_path, vm->options.memtrace_rate,
+                                                   vm->options.memtrace_format, err, sizeof err)) {
+    fprintf(stderr, "vm: --memtrace: %s\n", err);
+    return VM_EXIT_USAGE;
+  }
   if (vm->options.memprof_count_rate > 0 && !memprof_counter_start(vm, vm->options.memprof_count_rate)) {
     fprintf(stderr, "vm: --memprof-count: cannot start the profiler\n");
-    return 2;
+    return VM_EXIT_USAGE;
   }
   bool ok;
   interp_run_entry(vm, entry, &ok);
-  fflush(stdout);
-  memprof_counter_report(vm, stderr);
-  if (vm->options.memtrace_path) memtrace_finish(vm);
-  return ok ? 0 : 1;
+  return ok ? VM_EXIT_OK : VM_EXIT_ERROR;
 }
+
+// =====================================================================
+// Leaving the process
+// =====================================================================
 
 _Noreturn void vm_exit(Vm *vm, int status) {
   fflush(stdout);
-  memprof_counter_report(vm, stderr);
-  if (vm->options.memtrace_path) memtrace_finish(vm);
+  if (vm) memprof_finish(vm);
+  fflush(stderr);
   exit(status);
+}
+
+_Noreturn void vm_out_of_memory(Vm *vm, const char *what) {
+  fprintf(stderr, "minnow: out of memory (%s)\n", what);
+  vm_exit(vm ? vm : process_vm, VM_EXIT_ERROR);
+}
+
+static void on_signal(int sig) {
+  Vm *vm = process_vm;
+  if (!vm) _exit(128 + sig);
+  vm->pending_signal = sig;
+  vm->young_limit = vm->young_end;   // the next interpreter allocation stops
+}
+
+void vm_catch_signals(Vm *vm) {
+  process_vm = vm;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;   // a second signal takes the default action
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+_Noreturn void vm_handle_signal(Vm *vm) {
+  int sig = vm->pending_signal;
+  fflush(stdout);
+  memprof_finish(vm);
+  fflush(stderr);
+  signal(sig, SIG_DFL);
+  raise(sig);
+  _exit(128 + sig);
 }

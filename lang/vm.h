@@ -11,6 +11,7 @@
 #define MINNOW_VM_H
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,8 @@ typedef struct VmOptions {
   bool gc_verify;         // verify the heap after every collection
   bool dump_bytecode;
   const char *memtrace_path;  // NULL: no trace
+  double memtrace_rate;       // its sampling rate
+  int memtrace_format;        // its format version (1 to 3)
   double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
 } VmOptions;
 
@@ -118,7 +121,7 @@ typedef struct Vm {
   // --- subsystems ---------------------------------------------------------
   GcState gc;
   Memprof *memprof;
-  void *counter_data;     // --memprof-count's tracker (memprof/counter.c)
+  struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
                           // so that the next allocation takes the slow path
@@ -130,6 +133,10 @@ typedef struct Vm {
                           // before the next sampled major word (gc/heap.c skips
                           // memprof for blocks that fit; memprof/engine.c syncs)
   bool sampling_suspended; // runtime-internal allocations (error messages)
+  // SIGINT or SIGTERM arrived (its number; 0: none). Written by the signal
+  // handler only (vm_catch_signals), read at safe points: loop back-edges and
+  // allocation slow paths (young_limit is raised to young_end for them).
+  volatile sig_atomic_t pending_signal;
   VmOptions options;
   // --- process ------------------------------------------------------------
   int argc;
@@ -174,6 +181,32 @@ static inline void vm_push_root(Vm *vm, Value *slot) {
   vm->roots[vm->root_count++] = slot;
 }
 static inline void vm_pop_roots(Vm *vm, uint32_t n) { vm->root_count -= n; }
+
+// ---------------------------------------------------------------------------
+// Leaving the process. Every way out goes through vm_exit, which finishes the
+// profiler's trackers first (the --memprof-count report, a trace's last
+// packet): the end of the script, Sys.exit, an uncaught error, out of memory,
+// and SIGINT/SIGTERM (vm_handle_signal).
+enum {
+  VM_EXIT_OK = 0,
+  VM_EXIT_ERROR = 1,   // uncaught runtime error, out of memory included
+  VM_EXIT_USAGE = 2,   // bad command line, unreadable script, syntax or compile error
+};
+// Flushes stdout, finishes every tracker, exits with `status`. Runs no
+// Minnow code.
+_Noreturn void vm_exit(Vm *vm, int status);
+// Memory ran out where no exception can be raised (inside a collection, in
+// the compiler's tables): prints "minnow: out of memory (what)" and exits
+// with VM_EXIT_ERROR through vm_exit. Code with no Vm at hand calls it with
+// NULL: the process's VM (the one vm_new made last) is finished.
+_Noreturn void vm_out_of_memory(Vm *vm, const char *what);
+// From now on SIGINT and SIGTERM set vm->pending_signal, and the VM leaves
+// at its next safe point through vm_handle_signal. A second signal before
+// that ends the process at once (the default action is back in place).
+void vm_catch_signals(Vm *vm);
+// At a safe point with vm->pending_signal set: finishes the trackers, then
+// dies of that signal (the parent sees 128 + its number). Never returns.
+_Noreturn void vm_handle_signal(Vm *vm);
 
 // The type name of a value as used in error messages ("int", "record", ...).
 const char *vm_type_name(Value v);

@@ -100,10 +100,7 @@ static void preserve_queued(Memprof *mp, uint32_t depth) {
     Event *ev = &mp->events[k];
     if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
     MemprofFrame *own = malloc(ev->depth * sizeof *own);
-    if (!own) {
-      ev->depth = depth;   // out of memory: keep what is still valid
-      continue;
-    }
+    if (!own) vm_out_of_memory(NULL, "memprof callstacks");
     memcpy(own, cs->rets, ev->depth * sizeof *own);
     ev->own = own;
   }

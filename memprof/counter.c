@@ -9,6 +9,7 @@
 #include "../lang/vm.h"
 
 typedef struct Counts {
+  double rate;
   uint64_t blocks, samples, words, promotes, dealloc_minor, dealloc_major;
   uint64_t frames;   // callstack frames seen (site + callers)
 } Counts;
@@ -39,28 +40,26 @@ static void count_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
   else c->dealloc_minor++;
 }
 
+// The profile ends with the VM (memprof_finish): one line of totals on stderr.
 static void count_release(Vm *vm, void *data) {
   (void)vm;
-  free(data);
+  Counts *c = data;
+  fprintf(stderr,
+          "memprof: rate %g: %llu samples in %llu blocks (estimated %.0f words allocated), "
+          "%llu promoted, %llu freed young, %llu freed old, %.1f frames per sample\n",
+          c->rate, (unsigned long long)c->samples, (unsigned long long)c->blocks,
+          (double)c->samples / c->rate, (unsigned long long)c->promotes,
+          (unsigned long long)c->dealloc_minor, (unsigned long long)c->dealloc_major,
+          c->blocks ? (double)c->frames / (double)c->blocks : 0.0);
+  free(c);
 }
 
 bool memprof_counter_start(Vm *vm, double rate) {
   Counts *c = calloc(1, sizeof *c);
   if (!c) return false;
-  MemprofTracker t = {count_alloc, count_promote, count_dealloc, count_release, NULL, c};
-  vm->counter_data = c;
-  return memprof_start_profile(vm, rate, 0, &t) >= 0;
-}
-
-void memprof_counter_report(Vm *vm, FILE *out) {
-  Counts *c = vm->counter_data;
-  if (!c || !vm->memprof) return;
-  double rate = vm->memprof->sampler.rate;
-  fprintf(out,
-          "memprof: rate %g: %llu samples in %llu blocks (estimated %.0f words allocated), "
-          "%llu promoted, %llu freed young, %llu freed old, %.1f frames per sample\n",
-          rate, (unsigned long long)c->samples, (unsigned long long)c->blocks,
-          (double)c->samples / rate, (unsigned long long)c->promotes,
-          (unsigned long long)c->dealloc_minor, (unsigned long long)c->dealloc_major,
-          c->blocks ? (double)c->frames / (double)c->blocks : 0.0);
+  c->rate = rate;
+  MemprofTracker t = {count_alloc, count_promote, count_dealloc, count_release, NULL, c, .native = true};
+  if (memprof_start_profile(vm, rate, 0, &t) >= 0) return true;
+  free(c);
+  return false;
 }

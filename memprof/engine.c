@@ -28,8 +28,16 @@
 //    no Minnow code runs between the sample and its delivery, so the
 //    callstack below the sampling frame is the same (callstack.c part 6
 //    covers the exceptions).
-// 5. Profiles: at most one running. Stopping ends sampling (and cancels alloc
-//    events not yet delivered); the entries keep reporting until discarded.
+// 5. Profiles: up to MEMPROF_MAX_RUNNING sample at once, each at its own rate
+//    (a trace and a Memprof module profile, say). The sampler runs at the
+//    highest of their rates; each sampled word is kept for a profile of rate
+//    r with probability r / highest (binomial thinning), so each profile's
+//    count for a block of w words is exactly Binomial(w, r), as if it
+//    sampled alone. A block sampled for several profiles gets an entry and
+//    an event for each, with one callstack capture. Alone, a profile draws
+//    nothing more (the same seed gives the same samples as before). Stopping
+//    ends a profile's sampling (and cancels its alloc events not yet
+//    delivered); its entries keep reporting until discarded.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +50,7 @@
 static void *grow_array(void *p, uint32_t *cap, size_t elem) {
   uint32_t n = *cap ? *cap * 2 : 64;
   void *q = realloc(p, (size_t)n * elem);
-  if (!q) {
-    fprintf(stderr, "minnow: out of memory (memprof)\n");
-    exit(1);
-  }
+  if (!q) vm_out_of_memory(NULL, "memprof");
   *cap = n;
   return q;
 }
@@ -59,7 +64,7 @@ Memprof *memprof_new(Vm *vm) {
   if (!mp) return NULL;
   const char *seed = getenv("MINNOW_SEED");
   sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
-  mp->running = -1;
+  mp->module_profile = -1;
   vm->memprof_sampling = false;
   return mp;
 }
@@ -67,10 +72,7 @@ Memprof *memprof_new(Vm *vm) {
 void memprof_free(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp) return;
-  for (uint32_t i = 0; i < mp->profile_count; i++) {
-    Profile *p = &mp->profiles[i];
-    if (!p->discarded && p->tracker.release) p->tracker.release(vm, p->tracker.data);
-  }
+  memprof_finish(vm);
   callstacks_free(&mp->stacks);
   for (uint32_t k = mp->event_head; k < mp->event_count; k++) free((void *)mp->events[k].own);
   free(mp->profiles);
@@ -109,7 +111,7 @@ static void set_pending(Vm *vm, bool pending) {
   }
 }
 
-static bool sampling(const Memprof *mp) { return mp && mp->running >= 0; }
+static bool sampling(const Memprof *mp) { return mp && mp->running_count > 0; }
 
 // =====================================================================
 // Trigger and samples
@@ -170,23 +172,51 @@ static const DebugInfo *site_of(const Vm *vm, uint32_t sub) {
   return d->debug[sub < d->debug_count ? sub : d->debug_count - 1];
 }
 
-// Creates the entry and alloc event of one sampled block.
+// How many of `n` words sampled at the sampler's rate a profile of `rate`
+// keeps: each with probability rate / sampler rate (part 5).
+static uint32_t thin(Sampler *s, uint32_t n, double rate) {
+  if (rate >= s->rate) return n;
+  uint64_t threshold = (uint64_t)(rate / s->rate * 9007199254740992.0);   // q * 2^53
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n; i++) kept += (sampler_next_u64(s) >> 11) < threshold;
+  return kept;
+}
+
+// Creates the entries and alloc events of one block with `n_samples` words
+// sampled at the sampler's rate: one for each running profile that keeps
+// some, sharing one callstack capture.
 static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
+  uint32_t kept[MEMPROF_MAX_RUNNING];
+  bool any = false;
+  for (uint32_t r = 0; r < mp->running_count; r++) {
+    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[mp->running[r]].rate);
+    any |= kept[r] > 0;
+  }
+  if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
   uint32_t depth = 0, unchanged = 0;
   if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
-  uint32_t i = new_entry(mp);
-  mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = n_samples,
-                           .profile = mp->running, .young = young, .major_born = !young,
-                           .live = true, .in_use = true};
-  if (young) {
-    if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
-    mp->young[mp->young_count++] = i;
+  for (uint32_t r = 0; r < mp->running_count; r++) {
+    Profile *p = &mp->profiles[mp->running[r]];
+    if (kept[r] == 0) {   // a capture this profile will not see
+      if (unchanged < p->capture_carry) p->capture_carry = unchanged;
+      continue;
+    }
+    uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
+    p->capture_carry = UINT32_MAX;
+    uint32_t i = new_entry(mp);
+    mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept[r],
+                             .profile = mp->running[r], .young = young, .major_born = !young,
+                             .live = true, .in_use = true};
+    if (young) {
+      if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
+      mp->young[mp->young_count++] = i;
+    }
+    mp->samples_taken += kept[r];
+    mp->blocks_sampled++;
+    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations});
   }
-  mp->samples_taken += n_samples;
-  mp->blocks_sampled++;
-  push_event(vm, (Event){EV_ALLOC, i, site, depth, unchanged, NULL, mp->allocations});
 }
 
 void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
@@ -314,16 +344,35 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
 // Delivering events
 // =====================================================================
 
+// An alloc event that its tracker will not see: the next sample it sees
+// shares with the previous one only what this capture shared with both.
+static void skip_alloc(Profile *p, const Event *ev) {
+  if (ev->unchanged < p->unchanged_carry) p->unchanged_carry = ev->unchanged;
+}
+
+// The callers of an alloc event are rets[0 .. ev->depth) (or its own copy):
+// entries above the side stack's current depth that returns popped are still
+// those of the event, since only a capture overwrites them and it preserves
+// the queued events first (callstack.c part 6). Its `unchanged` is relative
+// to the previous capture; the tracker needs it relative to the previous
+// sample it was given, so the captures it never saw fold into
+// Profile.unchanged_carry (the frames common to all of them).
 static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   Memprof *mp = vm->memprof;
-  uint32_t depth = ev->own || ev->depth <= mp->stacks.depth ? ev->depth : mp->stacks.depth;
+  if (!p->tracker.alloc) {
+    skip_alloc(p, ev);
+    return false;
+  }
+  uint32_t unchanged = ev->unchanged < p->unchanged_carry ? ev->unchanged : p->unchanged_carry;
+  p->unchanged_carry = UINT32_MAX;
   MemprofSample s = {
       .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
-      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = depth,
-      .unchanged = ev->unchanged < depth ? ev->unchanged : depth,
+      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
+      .unchanged = unchanged,
   };
-  return p->tracker.alloc && p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
+  return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
+
 
 // Delivers one event to its profile's tracker. The entry being delivered is
 // mp->delivering, so that memprof_callback_raised can forget it.
@@ -333,6 +382,7 @@ static void deliver(Vm *vm, const Event *ev) {
   Profile *p = &mp->profiles[e->profile];
   e->pending--;
   if (e->forgotten || p->discarded) {
+    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
     maybe_release(mp, ev->entry);
     return;
   }
@@ -408,34 +458,49 @@ void memprof_exception_caught(Vm *vm) {
 // Profiles
 // =====================================================================
 
+// The sampler runs at the highest rate of the running profiles (part 5);
+// the trigger and the major distance are drawn again for it (exact: the
+// process is memoryless).
+static void retune(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  double rate = 0;
+  for (uint32_t r = 0; r < mp->running_count; r++)
+    if (mp->profiles[mp->running[r]].rate > rate) rate = mp->profiles[mp->running[r]].rate;
+  if (rate > 0) sampler_set_rate(&mp->sampler, rate);
+  vm->memprof_sampling = mp->running_count > 0;
+  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
+  memprof_renew_trigger(vm);
+}
+
 int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker) {
   Memprof *mp = vm->memprof;
-  if (!mp || mp->running >= 0) return -1;
+  if (!mp || mp->running_count == MEMPROF_MAX_RUNNING) return -1;
   if (!mp->stacks.rets && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
   if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
   int id = (int)mp->profile_count++;
-  mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate,
-                               .callstack_size = callstack_size, .tracker = *tracker};
-  mp->running = id;
-  vm->memprof_sampling = true;
-  mp->stacks.low_water = 0;   // a new tracker has seen no previous callstack
-  sampler_set_rate(&mp->sampler, rate);
-  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
-  memprof_renew_trigger(vm);
+  // capture_carry 0: the tracker has seen no callstack yet, so its first
+  // sample shares nothing with a previous one.
+  mp->profiles[id] = (Profile){.id = id, .running = true, .rate = rate, .callstack_size = callstack_size,
+                               .tracker = *tracker, .capture_carry = 0, .unchanged_carry = UINT32_MAX};
+  mp->running[mp->running_count++] = id;
+  retune(vm);
   return id;
 }
 
-bool memprof_stop_profile(Vm *vm) {
+bool memprof_stop_profile(Vm *vm, int id) {
   Memprof *mp = vm->memprof;
-  if (!mp || mp->running < 0) return false;
-  mp->profiles[mp->running].running = false;
+  uint32_t r = 0;
+  while (mp && r < mp->running_count && mp->running[r] != id) r++;
+  if (!mp || r == mp->running_count) return false;
+  mp->profiles[id].running = false;
+  memmove(&mp->running[r], &mp->running[r + 1], (mp->running_count - r - 1) * sizeof mp->running[0]);
+  mp->running_count--;
+  if (mp->module_profile == id) mp->module_profile = -1;
   // Alloc events not yet delivered are cancelled: no alloc callback after stop.
   for (uint32_t k = mp->event_head; k < mp->event_count; k++)
-    if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == mp->running)
+    if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == id)
       forget(mp, mp->events[k].entry);
-  mp->running = -1;
-  vm->memprof_sampling = false;
-  memprof_renew_trigger(vm);
+  retune(vm);
   return true;
 }
 
@@ -450,6 +515,42 @@ bool memprof_discard_profile(Vm *vm, int id) {
   }
   if (p->tracker.release) p->tracker.release(vm, p->tracker.data);
   return true;
+}
+
+// Events of native trackers still queued when the VM exits are theirs to
+// write (a trace's last samples); a Minnow tracker's are dropped, since no
+// Minnow code runs on the way out. Inside a collection or a delivery the
+// queue may be half made: nothing is delivered then.
+static void deliver_to_native(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (mp->in_callback || vm->gc.collecting) return;
+  mp->in_callback = true;
+  while (mp->event_head < mp->event_count) {
+    Event ev = mp->events[mp->event_head++];
+    Entry *e = &mp->entries[ev.entry];
+    if (mp->profiles[e->profile].tracker.native) {
+      deliver(vm, &ev);
+    } else {
+      e->pending--;
+      forget(mp, ev.entry);
+    }
+    free((void *)ev.own);
+  }
+  mp->event_head = mp->event_count = 0;
+  mp->in_callback = false;
+}
+
+void memprof_finish(Vm *vm) {
+  Memprof *mp = vm->memprof;
+  if (!mp) return;
+  while (mp->running_count > 0) memprof_stop_profile(vm, mp->running[mp->running_count - 1]);
+  deliver_to_native(vm);
+  for (uint32_t i = 0; i < mp->profile_count; i++) {
+    Profile *p = &mp->profiles[i];
+    if (p->discarded) continue;
+    p->discarded = true;
+    if (p->tracker.release) p->tracker.release(vm, p->tracker.data);
+  }
 }
 
 uint32_t memprof_callstack_size(const Vm *vm, int id) {

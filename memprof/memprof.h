@@ -29,6 +29,11 @@ typedef struct Memprof Memprof;
 // Creates the profiler state (no profile running). Seed: MINNOW_SEED from the
 // environment if set, else a fixed seed.
 Memprof *memprof_new(Vm *vm);
+// The VM exits: sampling stops, events queued for native trackers are
+// delivered (outside a collection or a callback), and every profile not
+// discarded is released (its tracker finishes its output). Runs no Minnow
+// code. Idempotent.
+void memprof_finish(Vm *vm);
 void memprof_free(Vm *vm);
 
 // --- sampling ---------------------------------------------------------------

@@ -60,6 +60,12 @@ typedef struct Profile {
   double rate;
   uint32_t callstack_size;
   MemprofTracker tracker;
+  // The callstack frames shared by the captures this profile's tracker did
+  // not see since the last one it saw (UINT32_MAX: none). capture_carry
+  // folds the captures made for other profiles only (track), unchanged_carry
+  // this profile's events skipped at delivery (deliver_alloc); both lower
+  // the next sample's `unchanged` (tracker.h).
+  uint32_t capture_carry, unchanged_carry;
 } Profile;
 
 typedef struct Entry {
@@ -93,12 +99,17 @@ typedef struct Event {
   uint64_t allocation;         // which allocation (sub-blocks share it)
 } Event;
 
+// Profiles sampling at once (engine.c part 5).
+enum { MEMPROF_MAX_RUNNING = 4 };
+
 struct Memprof {
-  Sampler sampler;
+  Sampler sampler;             // at the highest rate of the running profiles
   Callstacks stacks;
   Profile *profiles;
   uint32_t profile_count, profile_cap;
-  int running;                 // index of the running profile, or -1
+  int running[MEMPROF_MAX_RUNNING];  // the profiles sampling, in start order
+  uint32_t running_count;
+  int module_profile;          // the Memprof module's running profile, or -1
   Entry *entries;
   uint32_t entry_count, entry_cap;
   uint32_t *free_entries;

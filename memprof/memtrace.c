@@ -1,15 +1,241 @@
-// memtrace.c - entry points of the trace writer (--memtrace). The writer of
-// the memtrace CTF format (../shared/MEMTRACE-FORMAT.md) is not in this
-// version: the option is refused with a clear message rather than writing a
-// partial trace.
+// memtrace.c - the trace writer behind ./vm --memtrace FILE and the Memtrace
+// module: a native memprof tracker (tracker.h) that hands every event to the
+// encoder of trace/writer.c, which writes Jane Street memtrace's format
+// (docs/trace-format.md).
+//
+// 1. Frame codes. A caller is its return address (code words are 4-byte
+//    aligned: even), an allocation site its debug entry's id as 2 * id + 1.
+//    Both stand for one call site for the whole run (memprof_frame_debug),
+//    so the writer resolves each once (locate) and writes its location once.
+// 2. Callstacks by difference. `stack` holds the codes of the previous
+//    sample's callstack, outermost first, its site last. A sample's callers
+//    [0, unchanged) are those of the previous sample this tracker received
+//    (tracker.h): only the callers past them and the site are written into
+//    `stack`, and the writer is told the first `unchanged` are common. A
+//    sample costs its new frames, not its depth.
+// 3. Ids. The writer numbers allocations 0, 1, 2...; a tracked block keeps
+//    its id in MemprofBlock.user for its promote and collect events.
+// 4. Failure. A write error (disk full, a pipe closed) stops sampling and
+//    tracing with one message on stderr; the program runs on. The trace up
+//    to its last whole packet stays readable.
+// 5. End. The profile's release (memprof_finish: every way out of the VM;
+//    Memtrace.stop) flushes and closes the trace. Blocks still alive then get
+//    no collect event: a reader counts them as live at the end.
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
+#include "memprof_internal.h"
 #include "memtrace.h"
+#include "../lang/builtins.h"
+#include "../lang/ops.h"
+#include "../lang/vm.h"
+#include "../trace/writer.h"
 
-bool memtrace_start(Vm *vm, const char *path) {
-  (void)vm;
-  fprintf(stderr, "vm: --memtrace %s: this build has no trace writer yet\n", path);
-  return false;
+typedef struct Tracer {
+  TraceWriter *writer;
+  char *path;                  // for messages
+  uint64_t *stack;             // previous sample's codes, outermost first
+  uint32_t stack_cap;
+  int profile;                 // memprof profile id
+  bool failed;                 // a write error stopped it (reported once)
+} Tracer;
+
+static uint64_t now_us(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-void memtrace_finish(Vm *vm) { (void)vm; }
+static uint64_t site_code(const DebugInfo *site) { return 2 * (uint64_t)site->id + 1; }
+
+// TraceLocate: the location chain of a code, the code it was inlined into
+// first ("caller first", as memtrace writes inlined frames).
+static uint32_t locate(void *data, uint64_t code, TraceLocation *out, uint32_t max) {
+  const Vm *vm = data;
+  const DebugInfo *d = code & 1 ? frames_debug_by_id(vm->frames, (uint32_t)(code >> 1))
+                                : memprof_frame_debug(vm, (MemprofFrame)(uintptr_t)code);
+  uint32_t n = 0;
+  for (const DebugInfo *e = d; e; e = e->inlined_into) n++;
+  if (n > max) n = max;
+  uint32_t i = n;
+  for (const DebugInfo *e = d; e && i > 0; e = e->inlined_into) {
+    out[--i] = (TraceLocation){e->function, e->file, e->line, e->start_col, e->end_col};
+  }
+  return n;
+}
+
+// A write error: one message, then no more samples (the events of blocks
+// already tracked are dropped by the writer, which no longer writes).
+static void check_writer(Vm *vm, Tracer *t) {
+  const char *err = trace_writer_error(t->writer);
+  if (!err || t->failed) return;
+  t->failed = true;
+  fprintf(stderr, "vm: --memtrace %s: %s; tracing stopped, the program goes on\n", t->path, err);
+  memprof_stop_profile(vm, t->profile);
+}
+
+static bool grow_stack(Tracer *t, uint32_t need) {
+  if (need <= t->stack_cap) return true;
+  uint32_t cap = t->stack_cap ? t->stack_cap : 256;
+  while (cap < need) cap *= 2;
+  uint64_t *s = realloc(t->stack, (size_t)cap * sizeof *s);
+  if (!s) return false;
+  t->stack = s;
+  t->stack_cap = cap;
+  return true;
+}
+
+static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
+  Tracer *t = data;
+  if (t->failed) return false;
+  uint32_t depth = s->caller_count + 1;
+  if (!grow_stack(t, depth)) vm_out_of_memory(vm, "memtrace callstack");
+  for (uint32_t i = s->unchanged; i < s->caller_count; i++) t->stack[i] = (uint64_t)(uintptr_t)s->callers[i];
+  t->stack[s->caller_count] = site_code(s->site);
+  TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
+  block->user = trace_writer_alloc(t->writer, now_us(), s->wosize, s->n_samples, source, t->stack, depth,
+                                   s->unchanged);
+  check_writer(vm, t);
+  return !t->failed;
+}
+
+static bool on_promote(Vm *vm, void *data, MemprofBlock *block) {
+  Tracer *t = data;
+  if (t->failed) return false;
+  trace_writer_promote(t->writer, now_us(), block->user);
+  check_writer(vm, t);
+  return !t->failed;
+}
+
+static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
+  (void)major;
+  Tracer *t = data;
+  if (t->failed) return;
+  trace_writer_collect(t->writer, now_us(), block->user);
+  check_writer(vm, t);
+}
+
+static void on_release(Vm *vm, void *data) {
+  Tracer *t = data;
+  char err[256];
+  if (!trace_writer_finish(t->writer, err, sizeof err) && !t->failed)
+    fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
+  if (vm->memtrace == t) vm->memtrace = NULL;
+  free(t->path);
+  free(t->stack);
+  free(t);
+}
+
+// ---------------------------------------------------------------------------
+// Trace info
+
+// Appends printf-formatted text to buf (of `cap` bytes), cut at the end.
+static void append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
+// What the trace says of the run: the VM's executable, the script and its
+// arguments (context), the VM's parameters.
+static void describe_run(const Vm *vm, double rate, char *exe, size_t exe_cap, char *context, size_t ctx_cap,
+                         char *params, size_t params_cap) {
+  ssize_t n = readlink("/proc/self/exe", exe, exe_cap - 1);
+  if (n <= 0) snprintf(exe, exe_cap, "vm");
+  else exe[n] = 0;
+  context[0] = 0;
+  for (int i = 0; i < vm->argc; i++) append(context, ctx_cap, "%s%s", i ? " " : "", vm->argv[i]);
+  if (vm->argc == 0 && vm->main_path) append(context, ctx_cap, "%s", vm->main_path);
+  params[0] = 0;
+  append(params, params_cap, "vm=minnow rate=%g minor_words=%llu stack_words=%llu max_heap_words=%llu", rate,
+         (unsigned long long)vm->options.minor_words, (unsigned long long)vm->options.stack_words,
+         (unsigned long long)vm->options.max_heap_words);
+  if (vm->options.gc_stress) append(params, params_cap, " gc_stress=1");
+  const char *seed = getenv("MINNOW_SEED");
+  if (seed) append(params, params_cap, " seed=%s", seed);
+}
+
+// ---------------------------------------------------------------------------
+// Starting and stopping
+
+bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *err, size_t err_len) {
+  if (!vm->memprof) {
+    snprintf(err, err_len, "this build has no profiler (vm-boehm or vm-noprof)");
+    return false;
+  }
+  if (!(rate > 0 && rate <= 1)) {
+    snprintf(err, err_len, "the rate must be in (0, 1], got %g", rate);
+    return false;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
+    return false;
+  }
+  Tracer *t = calloc(1, sizeof *t);
+  char exe[1024], context[2048], params[512], host[256] = "";
+  gethostname(host, sizeof host - 1);
+  describe_run(vm, rate, exe, sizeof exe, context, sizeof context, params, sizeof params);
+  TraceInfo info = {.sample_rate = rate, .word_size = 64, .executable = exe, .host = host,
+                    .runtime_params = params, .context = context, .pid = (uint64_t)getpid(),
+                    .start_time_us = now_us(), .version = (uint16_t)version};
+  char werr[256] = "";
+  if (t) t->path = strdup(path);
+  if (t && t->path) t->writer = trace_writer_new(fd, true, &info, locate, vm, werr, sizeof werr);
+  if (!t || !t->path || !t->writer) {
+    snprintf(err, err_len, "%s: %s", path, werr[0] ? werr : "out of memory");
+    close(fd);
+    if (t) free(t->path);
+    free(t);
+    return false;
+  }
+  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true};
+  t->profile = memprof_start_profile(vm, rate, 0, &tracker);
+  if (t->profile < 0) {
+    snprintf(err, err_len, "cannot start the profiler: %d profiles are sampling already", MEMPROF_MAX_RUNNING);
+    trace_writer_close(t->writer);
+    free(t->path);
+    free(t);
+    return false;
+  }
+  vm->memtrace = t;
+  return true;
+}
+
+bool memtrace_stop(Vm *vm) {
+  Tracer *t = vm->memtrace;
+  if (!t) return false;
+  memprof_stop_profile(vm, t->profile);
+  memprof_discard_profile(vm, t->profile);   // releases: flushes and closes
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// The Memtrace module
+
+Value prim_memtrace_start(Vm *vm, Value *args) {
+  Value path = builtins_string(vm, args[0], "Memtrace.start");
+  if (strlen(str_bytes(path)) != str_len(path)) vm_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
+  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : builtins_number(vm, args[1], "Memtrace.start");
+  if (vm->memtrace) vm_raise_error(vm, "Memtrace.start: a trace is already being written");
+  char err[512];
+  if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
+    vm_raise_error(vm, "Memtrace.start: %s", err);
+  return VAL_NIL;
+}
+
+Value prim_memtrace_stop(Vm *vm, Value *args) {
+  (void)args;
+  if (!memtrace_stop(vm)) vm_raise_error(vm, "Memtrace.stop: no trace is being written");
+  return VAL_NIL;
+}

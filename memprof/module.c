@@ -133,25 +133,26 @@ Value prim_memprof_start(Vm *vm, Value *args) {
   ClosureTracker tmp;
   tmp.callstack_size = callstack_size_of(vm, args[0]);
   read_callbacks(vm, args[0], &tmp);
-  if (vm->memprof->running >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
+  if (vm->memprof->module_profile >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
   Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
   ClosureTracker *t = malloc(sizeof *t);
   if (!t) vm_raise_error(vm, "out of memory");
   *t = tmp;
   read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
-  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t};
+  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false};
   int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
   if (id < 0) {
     free(t);
     vm_raise_error(vm, "Memprof.start: cannot start a profile");
   }
+  vm->memprof->module_profile = id;
   val_fields(handle)[0] = (Value)id;
   return handle;
 }
 
 Value prim_memprof_stop(Vm *vm, Value *args) {
   (void)args;
-  if (!memprof_stop_profile(vm)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof->module_profile)) vm_raise_error(vm, "Memprof.stop: no profile is running");
   return VAL_NIL;
 }
 

@@ -35,9 +35,17 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame);
 
 // One sampled block. Its callstack is `site` (the allocating expression,
 // innermost) below `callers` (outermost first: callers[caller_count-1] is the
-// call site in the function that allocated). The first `unchanged` callers
-// are those of the previous sample of the same profile (0 for its first): a
-// consumer that encodes callstacks by difference need not compare them.
+// call site in the function that allocated), complete at every rate.
+// `unchanged`: callers[0 .. unchanged) are the first callers of the previous
+// sample this tracker's alloc callback received from the same profile (0 for
+// the first one): a consumer that encodes callstacks by difference (a trace
+// writer) or keeps a tree of them (the Memprof module) need not look at them.
+// Samples the tracker never received (cancelled by a stop, forgotten with a
+// raising sibling sub-block) do not count. It is a lower bound: more callers
+// may be equal. `callers` points into memprof's side stack (or an event's own
+// copy): valid until the alloc callback returns, collections and Minnow code
+// run by the callback included; copy what you keep. `site` and the debug
+// entries of callers live as long as the VM.
 // Inlined debug entries are not expanded here (see DebugInfo.inlined_into).
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
@@ -57,11 +65,16 @@ typedef struct MemprofTracker {
   bool (*alloc)(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *sample);
   bool (*promote)(Vm *vm, void *data, MemprofBlock *block);
   void (*dealloc)(Vm *vm, void *data, MemprofBlock *block, bool major);
-  // The profile was discarded (or the VM ends): release `data`.
+  // The profile was discarded, or the VM exits (memprof_finish): finish what
+  // the tracker writes or reports, and release `data`.
   void (*release)(Vm *vm, void *data);
   // GC roots of the tracker itself (the Memprof module's closures).
   void (*scan_roots)(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), void *visit_data);
   void *data;
+  // The callbacks are C that runs no Minnow code and never raises: when the
+  // VM exits, events still queued for this tracker are delivered before its
+  // release (memprof_finish); a Minnow tracker's are dropped.
+  bool native;
 } MemprofTracker;
 
 // A tracker callback that ran Minnow code which raised (vm_call returned
@@ -71,15 +84,17 @@ _Noreturn void memprof_callback_raised(Vm *vm);
 
 // Starts a profile sampling each allocated word with probability `rate`
 // (0 < rate <= 1), keeping at most `callstack_size` frames per sample for
-// trackers that copy callstacks (0: no limit). Returns its id, or -1 if a
-// profile is already running.
+// trackers that copy callstacks (0: no limit). Several profiles may sample
+// at once, each at its own rate (memprof/engine.c part 5). Returns its id,
+// or -1 if MEMPROF_MAX_RUNNING profiles are running already.
 int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker);
-// Stops sampling (tracked blocks keep reporting). False if none was running.
-bool memprof_stop_profile(Vm *vm);
+// Stops profile `id` sampling (its tracked blocks keep reporting). False if
+// it was not running.
+bool memprof_stop_profile(Vm *vm, int id);
 // Forgets every block of the stopped profile `id`: no further callback.
 // False if `id` is running or unknown.
 bool memprof_discard_profile(Vm *vm, int id);
-// The running profile's callstack_size (0 if none).
+// Profile `id`'s callstack_size (0 if unknown).
 uint32_t memprof_callstack_size(const Vm *vm, int id);
 // Reseeds the sampler (tests use fixed seeds).
 void memprof_set_seed(Vm *vm, uint64_t seed);

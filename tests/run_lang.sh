@@ -3,11 +3,12 @@
 # Each script states its expected stdout, stderr and exit status in comments;
 # the format is documented in tests/README.md.
 #
-# usage: tests/run_lang.sh [--vm PATH] [--flags "VM FLAGS"] [--timeout SECS] [FILES_OR_DIRS...]
+# usage: tests/run_lang.sh [--vm PATH] [--flags "VM FLAGS"] [--args "SCRIPT ARGS"] [--timeout SECS] [FILES_OR_DIRS...]
+# --args replaces every script's `// args:` (tests/memprof/rates run at several rates).
 set -u
 
 usage() {
-  echo "usage: $0 [--vm PATH] [--flags \"VM FLAGS\"] [--timeout SECS] [FILES_OR_DIRS...]" >&2
+  echo "usage: $0 [--vm PATH] [--flags \"VM FLAGS\"] [--args \"SCRIPT ARGS\"] [--timeout SECS] [FILES_OR_DIRS...]" >&2
   exit 2
 }
 
@@ -15,12 +16,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 orig=$(pwd)
 vm=""
 flags=""
+args_override=""
+has_override=false
 limit=60
 paths=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --vm) [ $# -ge 2 ] || usage; vm=$2; shift 2 ;;
     --flags) [ $# -ge 2 ] || usage; flags=$2; shift 2 ;;
+    --args) [ $# -ge 2 ] || usage; args_override=$2; has_override=true; shift 2 ;;
     --timeout) [ $# -ge 2 ] || usage; limit=$2; shift 2 ;;
     -h|--help) usage ;;
     --) shift; paths+=("$@"); break ;;
@@ -102,7 +106,11 @@ while IFS= read -r abs; do
   expectations 'expect stderr' "$rel" > "$tmp/want_err"
   want_exit=$(directive 'expect exit' "$rel" | tail -n 1)
   [ -n "$want_exit" ] || want_exit=0
-  read -r -a args <<< "$(directive args "$rel" | tail -n 1)"
+  if $has_override; then
+    read -r -a args <<< "$args_override"
+  else
+    read -r -a args <<< "$(directive args "$rel" | tail -n 1)"
+  fi
 
   # The outer 2>/dev/null silences bash's own "Segmentation fault" report.
   # shellcheck disable=SC2086  # flags are split on purpose

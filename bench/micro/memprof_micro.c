@@ -175,7 +175,7 @@ static Run run_script(const char *path, int prof, double rate, int hook) {
   Run r = {0};
   Counts *counts = calloc(1, sizeof *counts);
   if (prof != PROF_OFF) {
-    MemprofTracker t = {count_alloc, count_promote, count_dealloc, NULL, NULL, counts};
+    MemprofTracker t = {count_alloc, count_promote, count_dealloc, NULL, NULL, counts, .native = true};
     // PROF_STACKS_ONLY: a profile that never samples, so that the stub stack exists.
     if (memprof_start_profile(vm, prof == PROF_STACKS_ONLY ? 1e-300 : rate, 0, &t) < 0) {
       fprintf(stderr, "memprof_micro: memprof_start_profile failed\n");

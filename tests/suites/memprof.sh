@@ -3,6 +3,8 @@
 #   1. on ./vm, all of them;
 #   2. on ./vm --gc-stress, all but tests/memprof/stats/ (statistical and big
 #      scripts: a minor collection at every allocation makes them too slow);
+#   (tests/memprof/rates/ is left to memprof_rates.sh, which runs each script
+#   at several rates;)
 #   3. on ./vm-asan, all of them, if ./vm-asan is built.
 # Statistical scripts use fixed seeds: MINNOW_SEED is set here unless the
 # caller chose one. Run by tests/run_all.sh, which reads the last line:
@@ -37,14 +39,18 @@ if [ ! -x ./vm ]; then
   exit 1
 fi
 
-run "vm" --vm ./vm --timeout 120 tests/memprof
+# tests/memprof/rates/ has a suite of its own (memprof_rates.sh: each script
+# at several rates).
+all=()
+while IFS= read -r f; do all+=("$f"); done < <(find tests/memprof -name '*.mn' -not -path 'tests/memprof/rates/*' | LC_ALL=C sort)
+run "vm" --vm ./vm --timeout 120 "${all[@]}"
 
 stress=()
-while IFS= read -r f; do stress+=("$f"); done < <(find tests/memprof -name '*.mn' -not -path 'tests/memprof/stats/*' | LC_ALL=C sort)
+for f in "${all[@]}"; do case "$f" in tests/memprof/stats/*) ;; *) stress+=("$f") ;; esac; done
 run "vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300 "${stress[@]}"
 
 if [ -x ./vm-asan ]; then
-  run "vm-asan" --vm ./vm-asan --timeout 300 tests/memprof
+  run "vm-asan" --vm ./vm-asan --timeout 300 "${all[@]}"
 fi
 
 echo "$total_pass passed, $total_fail failed"

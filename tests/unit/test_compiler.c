@@ -165,7 +165,7 @@ static Edges edges_of(const uint32_t *pc) {
   if (!strcmp(n, "JMPIF") || !strcmp(n, "JMPIFNOT") || !strcmp(n, "TESTCONS") || !strcmp(n, "TESTEMPTY")) {
     e.fall = true;
     e.jump = rel(pc, pc[2]);
-  } else if (!strcmp(n, "JMP")) {
+  } else if (!strcmp(n, "JMP") || !strcmp(n, "LOOP")) {
     e.jump = rel(pc, pc[1]);
   } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
     e.fall = true;

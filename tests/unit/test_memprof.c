@@ -463,7 +463,7 @@ static void on_release(Vm *vm, void *data) {
 }
 
 static MemprofTracker tracker_for(Rec *r) {
-  return (MemprofTracker){on_alloc, on_promote, on_dealloc, on_release, NULL, r};
+  return (MemprofTracker){on_alloc, on_promote, on_dealloc, on_release, NULL, r, .native = true};
 }
 
 // Writes `src` to a fresh temporary .mn file, compiles and runs it.
@@ -546,7 +546,7 @@ static void run_workload(double rate, uint64_t minor_words, int forget_every, bo
   assert_true(id >= 0);
   assert_true(run_source(vm, workload));
   const char *file = script_path;
-  assert_true(memprof_stop_profile(vm));
+  assert_true(memprof_stop_profile(vm, id));
   check_history(&r, file, true, true);
   assert_true(r.walked_checked == r.n);
   // Deep callstacks share their outer part with the previous sample.
@@ -591,9 +591,10 @@ static void test_engine_exact_counts(void **state) {
   Rec r = {0};
   Vm *vm = new_vm(1u << 18);
   MemprofTracker t = tracker_for(&r);
-  assert_true(memprof_start_profile(vm, 1.0, 0, &t) >= 0);
+  int id = memprof_start_profile(vm, 1.0, 0, &t);
+  assert_true(id >= 0);
   assert_true(run_source(vm, workload));
-  memprof_stop_profile(vm);
+  assert_true(memprof_stop_profile(vm, id));
   assert_true(r.n > 1000);
   for (size_t i = 0; i < r.n; i++) assert_int_equal(r.blocks[i].n_samples, r.blocks[i].wosize + 1);
   assert_int_equal(r.errors, 0);
@@ -602,24 +603,23 @@ static void test_engine_exact_counts(void **state) {
   free(r.prev);
 }
 
-// Profiles: one at a time; stop and discard; release exactly once; no
-// callback for a discarded profile's blocks.
+// Profiles: several at once (MEMPROF_MAX_RUNNING); stop and discard by id;
+// release exactly once; no callback for a discarded profile's blocks.
 static void test_profiles_api(void **state) {
   (void)state;
   Rec r1 = {0}, r2 = {0};
   Vm *vm = new_vm(1u << 18);
   MemprofTracker t1 = tracker_for(&r1), t2 = tracker_for(&r2);
-  assert_false(memprof_stop_profile(vm));
+  assert_false(memprof_stop_profile(vm, 0));
   int id1 = memprof_start_profile(vm, 0.5, 7, &t1);
   assert_true(id1 >= 0);
   assert_int_equal(memprof_callstack_size(vm, id1), 7);
-  assert_int_equal(memprof_start_profile(vm, 0.5, 0, &t2), -1);
   assert_false(memprof_discard_profile(vm, id1));      // running
   assert_false(memprof_discard_profile(vm, id1 + 5));  // unknown
   assert_false(memprof_discard_profile(vm, -1));
   assert_true(run_source(vm, "fn f(n) { (n, n, n) }\nvar keep = []\nfor i in 0..1000 { keep = f(i) :: keep }\nGc.minor()\nkeep = []\n"));
-  assert_true(memprof_stop_profile(vm));
-  assert_false(memprof_stop_profile(vm));
+  assert_true(memprof_stop_profile(vm, id1));
+  assert_false(memprof_stop_profile(vm, id1));
   size_t allocs = r1.n;
   assert_true(allocs > 100);
   int id2 = memprof_start_profile(vm, 1.0, 0, &t2);
@@ -634,7 +634,18 @@ static void test_profiles_api(void **state) {
   memprof_run_callbacks(vm);
   assert_true(r1.seq == seq1);
   assert_true(r1.n == allocs);
-  assert_true(memprof_stop_profile(vm));
+  // Up to MEMPROF_MAX_RUNNING sample at once.
+  Rec extra[MEMPROF_MAX_RUNNING] = {{0}};
+  int extra_ids[MEMPROF_MAX_RUNNING];
+  for (int i = 0; i < MEMPROF_MAX_RUNNING - 1; i++) {
+    MemprofTracker te = tracker_for(&extra[i]);
+    extra_ids[i] = memprof_start_profile(vm, 0.01, 0, &te);
+    assert_true(extra_ids[i] >= 0);
+  }
+  MemprofTracker over = tracker_for(&extra[MEMPROF_MAX_RUNNING - 1]);
+  assert_int_equal(memprof_start_profile(vm, 0.01, 0, &over), -1);
+  for (int i = 0; i < MEMPROF_MAX_RUNNING - 1; i++) assert_true(memprof_stop_profile(vm, extra_ids[i]));
+  assert_true(memprof_stop_profile(vm, id2));
   assert_int_equal(r1.errors, 0);
   assert_int_equal(r2.errors, 0);
   vm_free(vm);
@@ -644,6 +655,40 @@ static void test_profiles_api(void **state) {
   free(r1.prev);
   free(r2.blocks);
   free(r2.prev);
+}
+
+// Two profiles sampling at once, at 0.2 and 0.01: each sees what it would
+// alone, Binomial(words, its rate) per block (engine.c part 5: thinning), so
+// over N blocks of w words each gets within 5.7 sigma of N * w * rate samples;
+// every sampled block's callstack is exact for both (Rec checks against the
+// walker), and each profile's `unchanged` is relative to its own previous
+// sample although captures alternate between them.
+static void test_two_profiles_at_once(void **state) {
+  (void)state;
+  Rec a = {0}, b = {0};
+  Vm *vm = new_vm(1u << 16);
+  memprof_set_seed(vm, 4242);
+  MemprofTracker ta = tracker_for(&a), tb = tracker_for(&b);
+  int ida = memprof_start_profile(vm, 0.2, 0, &ta), idb = memprof_start_profile(vm, 0.01, 0, &tb);
+  assert_true(ida >= 0 && idb >= 0);
+  // 20,000 blocks of 10 words (9 fields + header) in a recursion of varying depth.
+  assert_true(run_source(vm, "fn leaf(n) { (n, n, n, n, n, n, n, n, n) }\n"
+                             "fn down(d, n) { if d == 0 { leaf(n) } else { let r = down(d - 1, n); r } }\n"
+                             "for i in 0..20000 { let t = down(i % 37, i) }\n"));
+  assert_true(memprof_stop_profile(vm, ida));
+  assert_true(memprof_stop_profile(vm, idb));
+  double words = 20000.0 * 10;
+  uint64_t sa = 0, sb = 0;
+  for (size_t i = 0; i < a.n; i++) if (a.blocks[i].wosize == 9) sa += a.blocks[i].n_samples;
+  for (size_t i = 0; i < b.n; i++) if (b.blocks[i].wosize == 9) sb += b.blocks[i].n_samples;
+  int errors = a.errors + b.errors;
+  if (a.errors) print_error("profile a: %s\n", a.first_error);
+  if (b.errors) print_error("profile b: %s\n", b.first_error);
+  vm_free(vm);
+  free(a.blocks); free(a.prev); free(b.blocks); free(b.prev);
+  check_within("samples at 0.2", (double)sa, words * 0.2, sqrt(words * 0.2 * 0.8));
+  check_within("samples at 0.01", (double)sb, words * 0.01, sqrt(words * 0.01 * 0.99));
+  assert_int_equal(errors, 0);
 }
 
 // A C tracker may raise from its callbacks (tracker.h): with vm_raise
@@ -698,11 +743,12 @@ static void run_raising(bool via_callback_raised) {
   rz.raise_every = 7;
   rz.via_callback_raised = via_callback_raised;
   Vm *vm = new_vm(4096);
-  MemprofTracker t = {raising_alloc, raising_promote, raising_dealloc, raising_release, NULL, &rz};
-  assert_true(memprof_start_profile(vm, 1.0, 0, &t) >= 0);
+  MemprofTracker t = {raising_alloc, raising_promote, raising_dealloc, raising_release, NULL, &rz, .native = false};
+  int id = memprof_start_profile(vm, 1.0, 0, &t);
+  assert_true(id >= 0);
   assert_true(run_source(vm, raising_workload));
   const char *file = script_path;
-  memprof_stop_profile(vm);
+  assert_true(memprof_stop_profile(vm, id));
   // Raised on every 7th block: about 3000 * 3 / 7 of them (conses and
   // 5-tuples both count), and every later block was still reported.
   assert_true(rz.raised > 300);
@@ -735,6 +781,7 @@ static void test_engine_raise_directly(void **state) {
 typedef struct Switcher {
   Rec first, second;
   MemprofTracker t2;
+  int id1, id2;
   bool switched;
   uint32_t first_unchanged_of_second;
   uint32_t first_callers_of_second;
@@ -745,8 +792,9 @@ static bool switch_alloc1(Vm *vm, void *data, MemprofBlock *block, const Memprof
   bool keep = on_alloc(vm, &sw->first, block, s);
   if (!sw->switched && sw->first.n == 20) {
     sw->switched = true;
-    if (!memprof_stop_profile(vm)) rec_error(&sw->first, "stop from a callback failed");
-    if (memprof_start_profile(vm, 1.0, 0, &sw->t2) < 0) rec_error(&sw->first, "start from a callback failed");
+    if (!memprof_stop_profile(vm, sw->id1)) rec_error(&sw->first, "stop from a callback failed");
+    sw->id2 = memprof_start_profile(vm, 1.0, 0, &sw->t2);
+    if (sw->id2 < 0) rec_error(&sw->first, "start from a callback failed");
   }
   return keep;
 }
@@ -765,14 +813,15 @@ static void switch_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) 
 static void test_unchanged_first_sample_of_profile(void **state) {
   (void)state;
   Switcher sw = {0};
-  sw.t2 = (MemprofTracker){switch_alloc2, switch_promote, switch_dealloc, NULL, NULL, &sw};
+  sw.t2 = (MemprofTracker){switch_alloc2, switch_promote, switch_dealloc, NULL, NULL, &sw, .native = false};
   Vm *vm = new_vm(1u << 18);
-  MemprofTracker t1 = {switch_alloc1, switch_promote, switch_dealloc, NULL, NULL, &sw};
-  assert_true(memprof_start_profile(vm, 1.0, 0, &t1) >= 0);
+  MemprofTracker t1 = {switch_alloc1, switch_promote, switch_dealloc, NULL, NULL, &sw, .native = false};
+  sw.id1 = memprof_start_profile(vm, 1.0, 0, &t1);
+  assert_true(sw.id1 >= 0);
   assert_true(run_source(vm,
                          "fn down(n) { if n == 0 { var l = []; for i in 0..100 { l = (i, i) :: l }; l } else { let r = down(n - 1); r } }\n"
                          "let r = down(500)\n"));
-  memprof_stop_profile(vm);
+  memprof_stop_profile(vm, sw.id2);
   // Checked after freeing everything, so that a failure leaks nothing.
   vm_free(vm);
   size_t n2 = sw.second.n;
@@ -787,6 +836,47 @@ static void test_unchanged_first_sample_of_profile(void **state) {
   assert_true(n2 > 50);
   assert_true(sw.first_callers_of_second > 500);
   assert_int_equal(sw.first_unchanged_of_second, 0);
+  assert_int_equal(errors, 0);
+}
+
+// `callers` stays valid for the whole alloc callback, collections included
+// (tracker.h): the tracker copies it, collects, and compares.
+typedef struct Collector {
+  Rec rec;
+  uint64_t checked;
+  int collect_every;
+} Collector;
+
+static bool collecting_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
+  Collector *c = data;
+  MemprofFrame *copy = malloc((s->caller_count + 1) * sizeof *copy);
+  memcpy(copy, s->callers, s->caller_count * sizeof *copy);
+  if (++c->checked % (uint64_t)c->collect_every == 0) gc_full_major(vm);
+  else gc_minor(vm);
+  if (memcmp(copy, s->callers, s->caller_count * sizeof *copy) != 0)
+    rec_error(&c->rec, "callers changed by a collection inside the callback");
+  free(copy);
+  return on_alloc(vm, &c->rec, block, s);
+}
+static bool collecting_promote(Vm *vm, void *data, MemprofBlock *block) { return on_promote(vm, &((Collector *)data)->rec, block); }
+static void collecting_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) { on_dealloc(vm, &((Collector *)data)->rec, block, major); }
+
+static void test_callers_valid_through_collections(void **state) {
+  (void)state;
+  Collector c = {.collect_every = 5};
+  Vm *vm = new_vm(1u << 14);
+  memprof_set_seed(vm, 99);
+  MemprofTracker t = {collecting_alloc, collecting_promote, collecting_dealloc, NULL, NULL, &c, .native = true};
+  int id = memprof_start_profile(vm, 0.05, 0, &t);
+  assert_true(id >= 0);
+  assert_true(run_source(vm, workload));
+  assert_true(memprof_stop_profile(vm, id));
+  vm_free(vm);
+  if (c.rec.errors) print_error("%s\n", c.rec.first_error);
+  int errors = c.rec.errors;
+  free(c.rec.blocks);
+  free(c.rec.prev);
+  assert_true(c.checked > 100);
   assert_int_equal(errors, 0);
 }
 
@@ -807,9 +897,11 @@ int main(void) {
       cmocka_unit_test(test_engine_stress),
       cmocka_unit_test(test_engine_exact_counts),
       cmocka_unit_test(test_profiles_api),
+      cmocka_unit_test(test_two_profiles_at_once),
       cmocka_unit_test(test_engine_raise_via_callback_raised),
       cmocka_unit_test(test_engine_raise_directly),
       cmocka_unit_test(test_unchanged_first_sample_of_profile),
+      cmocka_unit_test(test_callers_valid_through_collections),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,12 +202,13 @@ static void test_scan_during_a_run(void **state) {
                             "let z = outer(5)\n");
   Probe p = {.vm = vm};
   MemprofTracker tracker = {.alloc = probe_alloc, .data = &p};
-  assert_true(memprof_start_profile(vm, 1.0, 0, &tracker) >= 0);
+  int id = memprof_start_profile(vm, 1.0, 0, &tracker);
+  assert_true(id >= 0);
   fflush(stdout);
   bool ok = false;
   interp_run_entry(vm, entry, &ok);
   assert_true(ok);
-  memprof_stop_profile(vm);
+  memprof_stop_profile(vm, id);
   assert_true(p.seen);
   // The top frame is probe's, stopped at the tuple's allocation.
   const Proto *probe = ts_proto(state, "probe"), *outer = ts_proto(state, "outer");

@@ -1,0 +1,12 @@
+// commands.h - the subcommands of `memtrace` (tools/memtrace/README.md).
+// Adding one: write NAME.c with `int cmd_NAME(int argc, char **argv)`
+// (argv[0] is the subcommand's name; returns the exit status: 0 done, 1 bad
+// or unreadable trace, 2 bad usage) and add one line here and one line to
+// the table in main.c.
+#ifndef MINNOW_MEMTRACE_COMMANDS_H
+#define MINNOW_MEMTRACE_COMMANDS_H
+
+int cmd_dump(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,116 @@
+// info.c - `memtrace info FILE`: the trace's header (trace info), its
+// events counted by kind and source, duration, sampling rate, backtrace
+// depths, and where its bytes go, per sample (README.md shows the layout).
+#include <inttypes.h>
+#include <time.h>
+
+#include "commands.h"
+#include "tool.h"
+
+static const ToolUsage usage = {
+    "info",
+    "usage: memtrace info FILE\n"
+    "Summarizes the trace FILE (\"-\": stdin): the recording program, sampling rate,\n"
+    "start time and duration, counts of allocations (by source), promotions and\n"
+    "collections, backtrace depths, and the bytes of the file split into packet\n"
+    "headers, trace info, locations, backtraces and other event bytes, in total and\n"
+    "per sample. A damaged trace is summarized up to the damage, then the error is\n"
+    "printed on stderr; exit status 1.\n",
+};
+
+typedef struct Tally {
+  uint64_t by_source[3];
+  uint64_t frames;  // sum of backtrace lengths
+} Tally;
+
+// A string from the trace, with control characters shown as '?'.
+static void print_field(const char *label, const char *s) {
+  printf("%-16s", label);
+  for (; *s; s++) putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+  putchar('\n');
+}
+
+static void print_time(uint64_t us) {
+  time_t secs = (time_t)(us / 1000000);
+  struct tm tm;
+  char text[64];
+  if (gmtime_r(&secs, &tm) && strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm))
+    printf("%-16s%s.%06u UTC (%" PRIu64 " us since the epoch)\n", "start", text, (unsigned)(us % 1000000), us);
+  else
+    printf("%-16s%" PRIu64 " us since the epoch\n", "start", us);
+}
+
+static void print_header(const char *path, const TraceReaderInfo *info) {
+  printf("%-16s%s\n", "file", path);
+  printf("%-16smemtrace CTF, version %u\n", "format", info->version);
+  print_field("executable", info->executable);
+  print_field("host", info->host);
+  printf("%-16s%" PRIu64 "\n", "pid", info->pid);
+  print_field("runtime params", info->runtime_params);
+  print_field("context", *info->context ? info->context : "(none)");
+  printf("%-16s%u bits\n", "word size", info->word_size);
+  printf("%-16s%g (one sample per %.0f words on average)\n", "sampling rate", info->sample_rate,
+         1 / info->sample_rate);
+  print_time(info->start_time_us);
+}
+
+static double per(uint64_t part, uint64_t whole) { return whole ? (double)part / (double)whole : 0; }
+
+static void print_counts(const TraceReaderInfo *info, const TraceReaderStats *s, const Tally *t) {
+  uint64_t events = s->allocs + s->promotes + s->collects;
+  if (events)
+    printf("%-16s%.6f s to the last event (the first at %.6f s)\n", "duration",
+           (double)(s->last_time_us - info->start_time_us) / 1e6,
+           (double)(s->first_time_us - info->start_time_us) / 1e6);
+  else
+    printf("%-16s(no events)\n", "duration");
+  printf("%-16s%" PRIu64 ": %" PRIu64 " allocations, %" PRIu64 " promotions, %" PRIu64 " collections\n", "events",
+         events, s->allocs, s->promotes, s->collects);
+  printf("%-16s%" PRIu64 " minor, %" PRIu64 " major, %" PRIu64 " external; %" PRIu64 " samples of %" PRIu64
+         " words (about %.0f words allocated)\n", "allocations", t->by_source[0], t->by_source[1], t->by_source[2],
+         s->samples, s->sampled_words, (double)s->samples / info->sample_rate);
+  printf("%-16sdeepest %" PRIu32 " frames, %.1f on average, %.1f new per allocation\n", "backtraces",
+         s->max_backtrace, per(t->frames, s->allocs), per(s->new_frames, s->allocs));
+  printf("%-16s%" PRIu64 " codes from %" PRIu64 " location events\n", "locations", s->location_codes,
+         s->location_events);
+  printf("%-16s%" PRIu64 " (%" PRIu64 " of other processes skipped, %" PRIu64 " bytes)\n", "packets", s->packets,
+         s->skipped_packets, s->skipped_bytes);
+}
+
+static void print_bytes(const TraceReaderStats *s) {
+  printf("%-16s%" PRIu64 ": headers %" PRIu64 ", trace info %" PRIu64 ", locations %" PRIu64 ", backtraces %" PRIu64
+         ", events %" PRIu64 "\n", "bytes", s->bytes, s->header_bytes, s->info_bytes, s->location_bytes,
+         s->backtrace_bytes, s->event_bytes);
+  if (!s->samples) {
+    printf("%-16s(no samples)\n", "bytes/sample");
+    return;
+  }
+  printf("%-16s%.2f: headers %.2f, locations %.2f, backtraces %.2f, events %.2f (trace info %.2f)\n",
+         "bytes/sample", per(s->bytes, s->samples), per(s->header_bytes, s->samples),
+         per(s->location_bytes, s->samples), per(s->backtrace_bytes, s->samples), per(s->event_bytes, s->samples),
+         per(s->info_bytes, s->samples));
+}
+
+int cmd_info(int argc, char **argv) {
+  const char *path;
+  int status = tool_one_file(argc, argv, &usage, &path);
+  if (status != TOOL_CONTINUE) return status;
+  TraceReader *r = tool_open(&usage, path);
+  if (!r) return 1;
+  Tally tally = {{0}, 0};
+  TraceEvent ev;
+  TraceReaderStatus s;
+  while ((s = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
+    if (ev.kind != TRACE_EVENT_ALLOC) continue;
+    tally.by_source[ev.source]++;
+    tally.frames += ev.backtrace_len;
+  }
+  TraceReaderStats stats;
+  trace_reader_stats(r, &stats);
+  print_header(path, trace_reader_info(r));
+  print_counts(trace_reader_info(r), &stats, &tally);
+  print_bytes(&stats);
+  status = s == TRACE_READER_ERROR ? tool_trace_error(&usage, path, r) : 0;
+  trace_reader_close(r);
+  return status;
+}

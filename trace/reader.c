@@ -1,0 +1,725 @@
+// reader.c - the streaming trace reader (contract in reader.h): the read
+// buffer, packet headers, events and the backtrace codec's decoding side.
+// The location codec is in locations.c.
+//
+// 1. Buffer. The file is read with read(2)s of up to READ_BUFFER bytes into
+//    one buffer; buf[pos .. len) is unread, buf[pos] the start of the next
+//    packet. A packet is decoded only once it is wholly in the buffer (it is
+//    at most TRACE_MAX_PACKET bytes, so it always fits); when it is not, the
+//    unread tail moves to the front and the reader reads on. The buffer is
+//    only moved between packets, so pointers into the current packet hold.
+// 2. Bounds. Past `len` the buffer has READ_SLACK more bytes. The decoders
+//    read a group of fields (an event's fixed part, a codeword and its
+//    payload: at most MAX_GROUP bytes) from a position not past the packet's
+//    end, then check the new position against the end. Reads can thus pass
+//    the end by less than MAX_GROUP bytes, into the next packet or the slack:
+//    never out of the allocation, and one compare per group.
+// 3. Domains. Each v3 domain has its own codec state (backtrace cache, name
+//    tables, current backtrace, last time, next allocation id); v1 and v2
+//    traces have domain 0 only. The location table is the trace's.
+// 4. Backtrace codec (trace/format.h, docs/trace-format.md): each codeword
+//    names a bucket; the bucket that preceded it in this backtrace (0 at the
+//    start) records it as its successor; a hit then follows successors for
+//    the predicted frames. An empty bucket holds code 0, which no writer can
+//    use (memtrace's writer takes code 0 for a hit on an empty bucket).
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "locations.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the reader loads little-endian fields directly");
+
+enum {
+  READ_BUFFER = 1 << 20,
+  MAX_GROUP = 48,
+  READ_SLACK = 64,
+  TIME_MASK = (1 << TRACE_TIME_BITS) - 1,
+  // A backtrace whose codewords take at least this many bytes may have been
+  // cut by the writer (at TRACE_BACKTRACE_MAX_BYTES - 10): only after one
+  // may the next common prefix exceed it.
+  CUT_BACKTRACE_BYTES = TRACE_BACKTRACE_MAX_BYTES - 16,
+};
+_Static_assert(READ_SLACK >= MAX_GROUP, "slack covers a group of reads past the end");
+_Static_assert((int)READ_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
+
+typedef struct Domain {
+  uint16_t id;
+  bool has_packets;             // next_alloc_id is known
+  bool last_maybe_cut;          // the last backtrace may have been cut
+  uint64_t next_alloc_id;       // end id of this domain's last packet
+  uint64_t last_time_us;        // time of its last event
+  uint64_t *frames;             // current backtrace, outermost first
+  uint32_t n_frames, cap_frames;
+  LocNames names;
+  uint64_t cache_code[TRACE_CACHE_BUCKETS];  // 0: empty
+  uint16_t cache_next[TRACE_CACHE_BUCKETS];  // successor bucket
+} Domain;
+
+typedef struct PacketHeader {
+  uint32_t size, header_size;   // bytes
+  uint16_t version, domain;
+  uint64_t time_begin, time_end, pid;
+  uint16_t check_bucket, check_next;
+  uint64_t check_code;
+  uint64_t id_begin, id_end;
+} PacketHeader;
+
+struct TraceReader {
+  int fd;
+  bool follow;
+  uint8_t *buf;                 // READ_BUFFER + READ_SLACK bytes
+  size_t pos, len;
+  uint64_t buf_offset;          // file offset of buf[0]
+
+  // The packet being decoded (in_packet): buf[pos] is its header.
+  bool in_packet;
+  const uint8_t *p, *end, *content;
+  PacketHeader pkt;
+  uint64_t time_base;           // time_begin with the low TIME_BITS cleared
+  uint32_t start_low;           // time_begin's low TIME_BITS
+  uint64_t next_id;
+  Domain *dom;
+
+  TraceReaderInfo info;
+  char *info_strings;
+  Domain *domains[TRACE_READER_MAX_DOMAINS];
+  unsigned n_domains;
+  const Domain *last_alloc_domain;
+  LocTable *locs;
+  TraceReaderStats stats;
+  uint64_t content_bytes;       // content of finished packets, info excluded
+  TraceReaderError error;
+};
+
+// Internal results of the steps below; the first three are the API's.
+typedef enum Step {
+  STEP_EVENT = TRACE_READER_EVENT,
+  STEP_END = TRACE_READER_END,
+  STEP_ERROR = TRACE_READER_ERROR,
+  STEP_AGAIN = 2,  // a packet is ready, or a location event was absorbed
+} Step;
+
+// ================================================================ helpers
+
+static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+// memtrace's variable-length int: 0..252 itself; 253, 254, 255 announce a
+// u16, an i32 (sign-extended) or an i64. Reads at most 9 bytes.
+static inline const uint8_t *rd_vint(const uint8_t *p, int64_t *out) {
+  uint8_t b = *p;
+  if (__builtin_expect(b < 253, 1)) {
+    *out = b;
+    return p + 1;
+  }
+  if (b == 253) *out = rd16(p + 1);
+  else if (b == 254) *out = (int32_t)rd32(p + 1);
+  else *out = (int64_t)rd64(p + 1);
+  return p + 1 + (b == 253 ? 2 : b == 254 ? 4 : 8);
+}
+
+static uint64_t offset_of(const TraceReader *r, const uint8_t *at) {
+  return r->buf_offset + (uint64_t)(at - r->buf);
+}
+
+static Step fail_at_offset(TraceReader *r, TraceErrorKind kind, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static Step fail_at_offset(TraceReader *r, TraceErrorKind kind, uint64_t offset, const char *fmt, ...) {
+  r->error.kind = kind;
+  r->error.offset = offset;
+  int n = snprintf(r->error.message, sizeof r->error.message, "byte %" PRIu64 ": ", offset);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->error.message + n, sizeof r->error.message - (size_t)n, fmt, ap);
+  va_end(ap);
+  return STEP_ERROR;
+}
+
+#define FAIL(r, at, ...) fail_at_offset((r), TRACE_ERROR_CORRUPT, offset_of((r), (at)), __VA_ARGS__)
+
+const char *trace_event_kind_name(TraceEventKind kind) {
+  switch (kind) {
+  case TRACE_EVENT_ALLOC: return "alloc";
+  case TRACE_EVENT_PROMOTE: return "promote";
+  case TRACE_EVENT_COLLECT: return "collect";
+  }
+  return "?";
+}
+
+const char *trace_source_name(TraceSource source) {
+  switch (source) {
+  case TRACE_SOURCE_MINOR: return "minor";
+  case TRACE_SOURCE_MAJOR: return "major";
+  case TRACE_SOURCE_EXTERNAL: return "external";
+  }
+  return "?";
+}
+
+// ================================================================ buffer
+
+// Makes at least `need` unread bytes available if the file has them; returns
+// how many are (possibly fewer), or -1 after a read error (error set).
+static int64_t fill(TraceReader *r, size_t need) {
+  if (r->len - r->pos >= need) return (int64_t)(r->len - r->pos);
+  if (r->pos > 0) {
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->buf_offset += r->pos;
+    r->len -= r->pos;
+    r->pos = 0;
+  }
+  while (r->len < need) {
+    ssize_t n = read(r->fd, r->buf + r->len, READ_BUFFER - r->len);
+    if (n > 0) r->len += (size_t)n;
+    else if (n == 0) break;
+    else if (errno != EINTR) {
+      fail_at_offset(r, TRACE_ERROR_IO, r->buf_offset + r->len, "read failed: %s", strerror(errno));
+      return -1;
+    }
+  }
+  return (int64_t)r->len;
+}
+
+// The file ends `have` bytes into a packet (or its header) that needs `need`.
+static Step cut_short(TraceReader *r, int64_t have, uint64_t need, const char *what) {
+  if (have < 0) return STEP_ERROR;
+  if (r->follow) return STEP_END;
+  return fail_at_offset(r, TRACE_ERROR_TRUNCATED, r->buf_offset + r->pos,
+                        "the trace is truncated: the file ends %" PRId64 " bytes into a %" PRIu64 "-byte %s",
+                        have, need, what);
+}
+
+// ================================================================ packet headers
+
+// Decodes and checks the header at buf[pos] (all of it is there).
+static Step parse_header(TraceReader *r, PacketHeader *h) {
+  const uint8_t *b = r->buf + r->pos;
+  uint32_t bits = rd32(b + 4);
+  unsigned v3 = h->version >= 3 ? 2 : 0;  // fields after pid shift by the domain's 2 bytes
+  h->header_size = v3 ? TRACE_HEADER_V3 : TRACE_HEADER_V2;
+  h->size = bits / 8;
+  h->time_begin = rd64(b + 8);
+  h->time_end = rd64(b + 16);
+  h->pid = rd64(b + 30);
+  h->domain = v3 ? rd16(b + 38) : 0;
+  h->check_bucket = rd16(b + 38 + v3);
+  h->check_next = rd16(b + 40 + v3);
+  h->check_code = rd64(b + 42 + v3);
+  h->id_begin = rd64(b + 50 + v3);
+  h->id_end = rd64(b + 58 + v3);
+  if (bits % 8 != 0) return FAIL(r, b + 4, "packet size %" PRIu32 " bits is not a whole number of bytes", bits);
+  if (h->size < h->header_size)
+    return FAIL(r, b + 4, "packet size %" PRIu32 " smaller than its %" PRIu32 "-byte header", h->size, h->header_size);
+  if (h->size > TRACE_MAX_PACKET)
+    return FAIL(r, b + 4, "packet size %" PRIu32 " larger than the format's %d-byte maximum", h->size, TRACE_MAX_PACKET);
+  if (h->time_begin > h->time_end)
+    return FAIL(r, b + 8, "packet's first time %" PRIu64 " is after its last time %" PRIu64, h->time_begin, h->time_end);
+  if (h->id_begin > h->id_end)
+    return FAIL(r, b + 50 + v3, "packet's allocation ids run backwards (%" PRIu64 " to %" PRIu64 ")", h->id_begin,
+                h->id_end);
+  if (h->check_bucket != TRACE_CACHE_CHECK_NONE && h->check_bucket >= TRACE_CACHE_BUCKETS)
+    return FAIL(r, b + 38 + v3, "cache check names bucket %u, past the cache's %d", h->check_bucket,
+                TRACE_CACHE_BUCKETS);
+  return STEP_AGAIN;
+}
+
+// Reads the next packet's header and makes the whole packet available.
+static Step read_packet(TraceReader *r, PacketHeader *h) {
+  int64_t have = fill(r, 4);
+  if (have <= 0) return have < 0 ? STEP_ERROR : STEP_END;
+  const uint8_t *b = r->buf + r->pos;
+  if (have >= 4 && rd32(b) != TRACE_MAGIC)
+    return FAIL(r, b, "bad magic 0x%08" PRIx32 " (not a memtrace packet header)", rd32(b));
+  if ((have = fill(r, 30)) < 30) return cut_short(r, have, TRACE_HEADER_V2, "packet header");
+  b = r->buf + r->pos;
+  h->version = rd16(b + 28);
+  if (h->version < TRACE_VERSION_MIN || h->version > TRACE_VERSION_MAX)
+    return fail_at_offset(r, TRACE_ERROR_VERSION, offset_of(r, b + 28),
+                          "trace format version %u, this reader knows versions %d to %d", h->version,
+                          TRACE_VERSION_MIN, TRACE_VERSION_MAX);
+  if (r->info.version && h->version != r->info.version)
+    return FAIL(r, b + 28, "packet of format version %u in a version %u trace", h->version, r->info.version);
+  uint32_t header_size = h->version >= 3 ? TRACE_HEADER_V3 : TRACE_HEADER_V2;
+  if ((have = fill(r, header_size)) < header_size) return cut_short(r, have, header_size, "packet header");
+  if (parse_header(r, h) == STEP_ERROR) return STEP_ERROR;
+  if ((have = fill(r, h->size)) < h->size) return cut_short(r, have, h->size, "packet");
+  return STEP_AGAIN;
+}
+
+// ================================================================ domains and packets
+
+static Domain *find_domain(TraceReader *r, uint16_t id) {
+  for (unsigned i = 0; i < r->n_domains; i++)
+    if (r->domains[i]->id == id) return r->domains[i];
+  return NULL;
+}
+
+static Domain *new_domain(TraceReader *r, uint16_t id, const uint8_t *at) {
+  if (r->n_domains == TRACE_READER_MAX_DOMAINS) {
+    fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "more than %d domains", TRACE_READER_MAX_DOMAINS);
+    return NULL;
+  }
+  Domain *d = calloc(1, sizeof *d);
+  if (!d) {
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory");
+    return NULL;
+  }
+  d->id = id;
+  d->last_time_us = r->info.start_time_us;
+  loc_names_init(&d->names);
+  r->domains[r->n_domains++] = d;
+  return d;
+}
+
+// Allocation ids continue from the domain's last packet (v3 domains draw
+// ids in chunks, so there they may jump forward).
+static Step check_ids(TraceReader *r, const Domain *d, const PacketHeader *h, const uint8_t *at) {
+  uint64_t expected = d->has_packets ? d->next_alloc_id : 0;
+  if (h->version >= 3 ? h->id_begin >= expected || !d->has_packets : h->id_begin == expected) return STEP_AGAIN;
+  return FAIL(r, at, "packet's first allocation id %" PRIu64 " does not follow the previous packet's last (%" PRIu64
+              " expected)", h->id_begin, expected);
+}
+
+// The writer's view of one bucket, carried in the header, against ours.
+static Step check_cache(TraceReader *r, const Domain *d, const PacketHeader *h, const uint8_t *at) {
+  if (h->check_bucket == TRACE_CACHE_CHECK_NONE) return STEP_AGAIN;
+  uint64_t code = d->cache_code[h->check_bucket];
+  uint16_t next = d->cache_next[h->check_bucket];
+  if (code == h->check_code && next == h->check_next) return STEP_AGAIN;
+  return FAIL(r, at, "cache check failed: bucket %u holds code %" PRIu64 " and successor %u, the writer's held %" PRIu64
+              " and %u", h->check_bucket, code, next, h->check_code, h->check_next);
+}
+
+// Sets up the packet at buf[pos] (read_packet done) for its events.
+static Step begin_packet(TraceReader *r) {
+  const PacketHeader *h = &r->pkt;
+  const uint8_t *b = r->buf + r->pos;
+  unsigned v3 = h->version >= 3 ? 2 : 0;
+  Domain *d = find_domain(r, h->domain);
+  if (!d && !(d = new_domain(r, h->domain, b + 38))) return STEP_ERROR;
+  if (check_ids(r, d, h, b + 50 + v3) == STEP_ERROR || check_cache(r, d, h, b + 38 + v3) == STEP_ERROR)
+    return STEP_ERROR;
+  r->dom = d;
+  r->in_packet = true;
+  r->content = b + h->header_size;
+  r->p = r->content;
+  r->end = b + h->size;
+  r->time_base = h->time_begin & ~(uint64_t)TIME_MASK;
+  r->start_low = (uint32_t)(h->time_begin & TIME_MASK);
+  r->next_id = h->id_begin;
+  r->stats.packets++;
+  r->stats.header_bytes += h->header_size;
+  return STEP_AGAIN;
+}
+
+// The next packet of the trace's pid, ready for its events.
+static Step start_packet(TraceReader *r) {
+  for (;;) {
+    Step s = read_packet(r, &r->pkt);
+    if (s != STEP_AGAIN) return s;
+    if (r->pkt.pid == r->info.pid) return begin_packet(r);
+    r->stats.skipped_packets++;
+    r->stats.skipped_bytes += r->pkt.size;
+    r->pos += r->pkt.size;
+  }
+}
+
+static Step finish_packet(TraceReader *r) {
+  const PacketHeader *h = &r->pkt;
+  if (r->next_id != h->id_end) {
+    unsigned v3 = h->version >= 3 ? 2 : 0;
+    return FAIL(r, r->buf + r->pos + 58 + v3, "packet declares allocations %" PRIu64 " to %" PRIu64
+                " but holds %" PRIu64, h->id_begin, h->id_end, r->next_id - h->id_begin);
+  }
+  r->dom->next_alloc_id = h->id_end;
+  r->dom->has_packets = true;
+  r->content_bytes += h->size - h->header_size;
+  r->pos += h->size;
+  r->in_packet = false;
+  return STEP_AGAIN;
+}
+
+// ================================================================ backtraces
+
+// Room for one more codeword's frames at `pos`.
+static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
+  uint64_t cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 256;
+  if (cap < pos + TRACE_MAX_PREDICTED + 1u) cap = pos + TRACE_MAX_PREDICTED + 1u;
+  if (pos > TRACE_READER_MAX_FRAMES) {
+    fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "a backtrace of more than %d frames",
+                   TRACE_READER_MAX_FRAMES);
+    return false;
+  }
+  uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
+  if (!frames) {
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);
+    return false;
+  }
+  d->frames = frames;
+  d->cap_frames = (uint32_t)cap;
+  return true;
+}
+
+// A cache miss brought `code`: it must be a code a location event defined.
+static bool check_new_code(TraceReader *r, uint64_t code, const uint8_t *at) {
+  const TraceReaderLocation *unused;
+  if (code != 0 && loc_table_find(r->locs, code, &unused) >= 0) return true;
+  if (code == 0) FAIL(r, at, "backtrace brings frame code 0, which reads as an empty bucket");
+  else FAIL(r, at, "backtrace brings frame code %" PRIu64 ", which no location event defined", code);
+  return false;
+}
+
+// Decodes n_coded codewords at p into d->frames from `pos` on (contract 4
+// at the top). Returns the position after them, with the new length in
+// *len; NULL on error.
+static const uint8_t *decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded,
+                                       uint32_t pos, uint32_t *len) {
+  const uint8_t *end = r->end;
+  uint64_t *restrict codes = d->cache_code;
+  uint16_t *restrict next = d->cache_next;
+  uint64_t *restrict out = d->frames;
+  uint32_t cap = d->cap_frames, pred = 0;
+  const uint8_t *at = p;
+  for (uint32_t i = 0; i < n_coded; i++) {
+    at = p;
+    if (__builtin_expect(cap - pos < TRACE_MAX_PREDICTED + 1u, 0)) {
+      if (!grow_frames(r, d, pos, at)) return NULL;
+      out = d->frames;
+      cap = d->cap_frames;
+    }
+    uint32_t word = rd16(p), bucket = word >> 2, tag = word & 3;
+    p += 2;
+    next[pred] = (uint16_t)bucket;
+    pred = bucket;
+    if (tag == 3) {  // a miss: the code follows
+      uint64_t code = rd64(p);
+      p += 8;
+      if (p > end) break;
+      if (__builtin_expect(!check_new_code(r, code, at), 0)) return NULL;
+      codes[bucket] = code;
+      out[pos++] = code;
+      continue;
+    }
+    uint32_t n_predicted = tag == 2 ? *p++ : tag;
+    uint64_t code = codes[bucket];
+    if (__builtin_expect(code == 0, 0))
+      return FAIL(r, at, "backtrace codeword names an empty bucket (%" PRIu32 ")", bucket), NULL;
+    out[pos++] = code;
+    for (; n_predicted; n_predicted--) {
+      pred = next[pred];
+      code = codes[pred];
+      if (__builtin_expect(code == 0, 0))
+        return FAIL(r, at, "backtrace codeword predicts an empty bucket (%" PRIu32 ")", pred), NULL;
+      out[pos++] = code;
+    }
+    if (__builtin_expect(p > end, 0)) break;
+  }
+  if (p > end) return FAIL(r, at, "backtrace codeword runs past the end of its packet"), NULL;
+  *len = pos;
+  return p;
+}
+
+// Frames shared by two backtraces (only needed when the domain changes).
+static uint32_t shared_frames(const Domain *a, const Domain *b) {
+  uint32_t n = a->n_frames < b->n_frames ? a->n_frames : b->n_frames, i = 0;
+  while (i < n && a->frames[i] == b->frames[i]) i++;
+  return i;
+}
+
+// ================================================================ events
+
+static void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, const uint8_t *at) {
+  ev->time_us = time;
+  ev->dtime_us = time - r->info.start_time_us;
+  ev->offset = offset_of(r, at);
+  ev->domain = r->dom->id;
+  if (!r->stats.first_time_us) r->stats.first_time_us = time;
+  r->stats.last_time_us = time;
+}
+
+// The backtrace of an allocation whose fixed fields are read; fills ev's
+// backtrace fields. Returns the position after the codewords, NULL on error.
+static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *p, int64_t prefix,
+                                     uint32_t n_coded) {
+  Domain *d = r->dom;
+  if ((uint64_t)(r->end - p) < 2 * (uint64_t)n_coded)
+    return FAIL(r, p, "backtrace of %" PRIu32 " codewords runs past the end of its packet", n_coded), NULL;
+  const uint8_t *codewords = p;
+  uint32_t len;
+  if ((uint64_t)prefix <= d->n_frames) {
+    if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len))) return NULL;
+    d->n_frames = len;
+    d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
+    ev->common = (uint32_t)prefix;
+    r->stats.new_frames += len - (uint32_t)prefix;
+  } else {
+    // The previous backtrace was cut: memtrace keeps it for this one and
+    // decodes the codewords only for the cache.
+    if (!d->last_maybe_cut)
+      return FAIL(r, codewords, "common prefix %" PRId64 " is longer than the previous backtrace (%" PRIu32 " frames)",
+                  prefix, d->n_frames), NULL;
+    if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len))) return NULL;
+    ev->common = d->n_frames;
+  }
+  if (__builtin_expect(r->last_alloc_domain != d, 0)) {
+    if (r->last_alloc_domain) ev->common = shared_frames(r->last_alloc_domain, d);
+    r->last_alloc_domain = d;
+  }
+  ev->backtrace = d->frames;
+  ev->backtrace_len = d->n_frames;
+  ev->coded_prefix = (uint64_t)prefix;
+  r->stats.backtrace_bytes += (uint64_t)(p - codewords);
+  if (d->n_frames > r->stats.max_backtrace) r->stats.max_backtrace = d->n_frames;
+  return p;
+}
+
+// An allocation event, long (code 2) or short (101..116); p follows its
+// event header at `at`.
+static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const uint8_t *p, unsigned code) {
+  int64_t length, n_samples, prefix;
+  unsigned source = TRACE_SOURCE_MINOR;
+  uint32_t n_coded;
+  if (code == TRACE_EV_ALLOC) {
+    p = rd_vint(p, &length);
+    p = rd_vint(p, &n_samples);
+    source = *p++;
+    p = rd_vint(p, &prefix);
+    n_coded = rd16(p);
+    p += 2;
+  } else {
+    length = code - TRACE_EV_SHORT_ALLOC;
+    n_samples = 1;
+    p = rd_vint(p, &prefix);
+    n_coded = *p++;
+  }
+  if (p > r->end) return FAIL(r, at, "event runs past the end of its packet");
+  if (source > TRACE_SOURCE_EXTERNAL) return FAIL(r, at, "allocation source %u is not 0, 1 or 2", source);
+  if (length < 0 || n_samples < 0 || prefix < 0)
+    return FAIL(r, at, "negative allocation field (length %" PRId64 ", samples %" PRId64 ", prefix %" PRId64 ")",
+                length, n_samples, prefix);
+  if (!(p = read_backtrace(r, ev, p, prefix, n_coded))) return STEP_ERROR;
+  ev->kind = TRACE_EVENT_ALLOC;
+  ev->id = r->next_id++;
+  ev->source = (TraceSource)source;
+  ev->length = (uint64_t)length;
+  ev->n_samples = (uint64_t)n_samples;
+  r->stats.allocs++;
+  r->stats.samples += (uint64_t)n_samples;
+  r->stats.sampled_words += (uint64_t)length * (uint64_t)n_samples;
+  r->p = p;
+  return STEP_EVENT;
+}
+
+// A promotion or collection: the allocation `distance` before the last one.
+// v1/v2 writers only refer back; memtrace's v3 reader lets a collection
+// refer forward (a domain's late collections).
+static Step read_reference(TraceReader *r, TraceEvent *ev, const uint8_t *at, const uint8_t *p, unsigned code) {
+  int64_t distance;
+  p = rd_vint(p, &distance);
+  if (p > r->end) return FAIL(r, at, "event runs past the end of its packet");
+  bool forward_ok = code == TRACE_EV_COLLECT && r->pkt.version >= 3;
+  if (distance < 0 ? !forward_ok : (uint64_t)distance >= r->next_id)
+    return FAIL(r, at, "%s of allocation %" PRId64 " back from the last one (%" PRIu64 " allocations so far)",
+                code == TRACE_EV_PROMOTE ? "promotion" : "collection", distance, r->next_id);
+  ev->kind = code == TRACE_EV_PROMOTE ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
+  ev->id = r->next_id - 1 - (uint64_t)distance;
+  ev->source = TRACE_SOURCE_MINOR;
+  ev->length = ev->n_samples = ev->coded_prefix = 0;
+  ev->backtrace = NULL;
+  ev->backtrace_len = ev->common = 0;
+  if (code == TRACE_EV_PROMOTE) r->stats.promotes++;
+  else r->stats.collects++;
+  r->p = p;
+  return STEP_EVENT;
+}
+
+static Step read_location(TraceReader *r, const uint8_t *at, const uint8_t *p) {
+  LocError err = {0};
+  p = loc_table_read_event(r->locs, &r->dom->names, p, r->end, &err);
+  if (!p)
+    return fail_at_offset(r, err.out_of_memory ? TRACE_ERROR_MEMORY : TRACE_ERROR_CORRUPT, offset_of(r, err.at), "%s",
+                          err.text);
+  r->stats.location_events++;
+  r->stats.location_bytes += (uint64_t)(p - at);
+  r->p = p;
+  return STEP_AGAIN;
+}
+
+// The event at r->p (before the packet's end).
+static Step read_event(TraceReader *r, TraceEvent *ev) {
+  const uint8_t *at = r->p;
+  if (r->end - at < 4) return FAIL(r, at, "event header runs past the end of its packet");
+  uint32_t head = rd32(at);
+  unsigned code = head >> TRACE_TIME_BITS;
+  uint32_t low = head & TIME_MASK;
+  uint64_t time = r->time_base + low + (low < r->start_low ? (uint64_t)1 << TRACE_TIME_BITS : 0);
+  Domain *d = r->dom;
+  if (time > r->pkt.time_end)
+    return FAIL(r, at, "event time %" PRIu64 " is past its packet's last time %" PRIu64, time, r->pkt.time_end);
+  if (time < d->last_time_us)
+    return FAIL(r, at, "event time %" PRIu64 " is before the previous event's %" PRIu64, time, d->last_time_us);
+  d->last_time_us = time;
+  const uint8_t *p = at + 4;
+  Step s;
+  if (code == TRACE_EV_ALLOC || (code > TRACE_EV_SHORT_ALLOC && code <= TRACE_EV_SHORT_ALLOC + TRACE_SHORT_ALLOC_MAX))
+    s = read_alloc(r, ev, at, p, code);
+  else if (code == TRACE_EV_PROMOTE || code == TRACE_EV_COLLECT)
+    s = read_reference(r, ev, at, p, code);
+  else if (code == TRACE_EV_LOCATION)
+    return read_location(r, at, p);
+  else if (code == TRACE_EV_INFO)
+    return FAIL(r, at, "a second trace-info event");
+  else
+    return FAIL(r, at, "unknown event code %u", code);
+  if (s == STEP_EVENT) set_times(r, ev, time, at);
+  return s;
+}
+
+TraceReaderStatus trace_reader_next(TraceReader *r, TraceEvent *event) {
+  if (r->error.kind != TRACE_ERROR_NONE) return TRACE_READER_ERROR;
+  for (;;) {
+    Step s;
+    if (r->in_packet) {
+      if (r->p < r->end) s = read_event(r, event);
+      else s = finish_packet(r);
+    } else {
+      s = start_packet(r);
+    }
+    if (s != STEP_AGAIN) return (TraceReaderStatus)s;
+  }
+}
+
+// ================================================================ trace info
+
+// A NUL-terminated string at *p before `end`, copied to *dst.
+static bool read_info_string(TraceReader *r, const uint8_t **p, const uint8_t *end, char **dst) {
+  const uint8_t *nul = memchr(*p, 0, (size_t)(end - *p));
+  if (!nul) {
+    FAIL(r, *p, "a trace-info string runs past the end of its packet");
+    return false;
+  }
+  size_t n = (size_t)(nul - *p) + 1;
+  memcpy(*dst, *p, n);
+  *p += n;
+  *dst += n;
+  return true;
+}
+
+// The trace-info event: the first packet's only event.
+static Step read_info(TraceReader *r) {
+  const PacketHeader *h = &r->pkt;
+  const uint8_t *b = r->buf + r->pos, *p = b + h->header_size, *end = b + h->size;
+  TraceReaderInfo *info = &r->info;
+  if (end - p < 4 + 8 + 1) return FAIL(r, p, "trace-info event runs past the end of its packet");
+  uint32_t head = rd32(p);
+  if (head >> TRACE_TIME_BITS != TRACE_EV_INFO)
+    return FAIL(r, p, "the first packet's event has code %" PRIu32 ", not trace info", head >> TRACE_TIME_BITS);
+  if ((head & TIME_MASK) != (h->time_begin & TIME_MASK))
+    return FAIL(r, p, "the trace-info event's time differs from its packet's");
+  memcpy(&info->sample_rate, p + 4, 8);
+  info->word_size = p[12];
+  p += 13;
+  if (!(info->sample_rate > 0 && info->sample_rate <= 1))
+    return FAIL(r, p - 9, "sampling rate %g is not in (0, 1]", info->sample_rate);
+  char *dst = r->info_strings = malloc(h->size);
+  if (!dst) return fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, p), "out of memory");
+  const char **fields[] = {&info->executable, &info->host, &info->runtime_params};
+  for (unsigned i = 0; i < 3; i++) {
+    *fields[i] = dst;
+    if (!read_info_string(r, &p, end, &dst)) return STEP_ERROR;
+  }
+  if (end - p < 8) return FAIL(r, p, "trace-info event runs past the end of its packet");
+  info->pid = rd64(p);
+  p += 8;
+  info->context = dst;
+  *dst = '\0';
+  if (h->version >= 2 && !read_info_string(r, &p, end, &dst)) return STEP_ERROR;
+  if (p != end) return FAIL(r, p, "%td bytes after the trace-info event in its packet", end - p);
+  info->start_time_us = h->time_begin;
+  info->domain = h->domain;
+  info->version = h->version;
+  r->stats.packets++;
+  r->stats.header_bytes += h->header_size;
+  r->stats.info_bytes += h->size - h->header_size;
+  r->pos += h->size;
+  return STEP_AGAIN;
+}
+
+// ================================================================ open, close, queries
+
+TraceReader *trace_reader_open_fd(int fd, TraceReaderError *err) {
+  TraceReader *r = calloc(1, sizeof *r);
+  uint8_t *buf = calloc(1, READ_BUFFER + READ_SLACK);
+  LocTable *locs = loc_table_new();
+  if (!r || !buf || !locs) {
+    if (err) *err = (TraceReaderError){.kind = TRACE_ERROR_MEMORY, .message = "out of memory"};
+    free(r);
+    free(buf);
+    loc_table_free(locs);
+    close(fd);
+    return NULL;
+  }
+  r->fd = fd;
+  r->buf = buf;
+  r->locs = locs;
+  Step s = read_packet(r, &r->pkt);
+  if (s == STEP_END) fail_at_offset(r, TRACE_ERROR_TRUNCATED, 0, "the file is empty");
+  else if (s == STEP_AGAIN) read_info(r);
+  if (r->error.kind != TRACE_ERROR_NONE) {
+    if (err) *err = r->error;
+    trace_reader_close(r);
+    return NULL;
+  }
+  return r;
+}
+
+TraceReader *trace_reader_open(const char *path, TraceReaderError *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (err) {
+      *err = (TraceReaderError){.kind = TRACE_ERROR_IO};
+      snprintf(err->message, sizeof err->message, "cannot open: %s", strerror(errno));
+    }
+    return NULL;
+  }
+  return trace_reader_open_fd(fd, err);
+}
+
+void trace_reader_close(TraceReader *r) {
+  if (!r) return;
+  for (unsigned i = 0; i < r->n_domains; i++) {
+    free(r->domains[i]->frames);
+    free(r->domains[i]);
+  }
+  loc_table_free(r->locs);
+  free(r->info_strings);
+  free(r->buf);
+  close(r->fd);
+  free(r);
+}
+
+void trace_reader_follow(TraceReader *r, bool follow) { r->follow = follow; }
+
+const TraceReaderError *trace_reader_error(const TraceReader *r) { return &r->error; }
+
+const TraceReaderInfo *trace_reader_info(const TraceReader *r) { return &r->info; }
+
+int trace_reader_locations(const TraceReader *r, uint64_t code, const TraceReaderLocation **locs) {
+  return loc_table_find(r->locs, code, locs);
+}
+
+void trace_reader_stats(const TraceReader *r, TraceReaderStats *out) {
+  *out = r->stats;
+  uint64_t content = r->content_bytes + (r->in_packet ? (uint64_t)(r->p - r->content) : 0);
+  out->event_bytes = content - out->location_bytes - out->backtrace_bytes;
+  out->location_codes = loc_table_codes(r->locs);
+  out->bytes = out->header_bytes + out->info_bytes + content + out->skipped_bytes;
+}

@@ -106,3 +106,4 @@ clean:
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
+-include tests/fuzz/vm.mk

@@ -28,6 +28,29 @@ void gc_free(Vm *vm) {
   vm->gc.major = NULL;
 }
 
+bool gc_reset(Vm *vm, uint64_t minor_words) {
+  Value *mark_stack = vm->gc.major->mark_stack;
+  vm->gc.major->mark_stack = NULL;
+  major_free_all(vm->gc.major);
+  free(vm->gc.remembered);
+  memset(&vm->gc, 0, sizeof vm->gc);
+  vm->gc.major = calloc(1, sizeof(MajorHeap));
+  if (!vm->gc.major) {
+    free(mark_stack);
+    return false;
+  }
+  vm->gc.major->mark_stack = mark_stack;
+  vm->young_trigger = NULL;
+  vm->young_ptr = vm->young_end;
+  if (minor_words != (uint64_t)(vm->young_end - vm->young_start)) {   // Gc.set changed it
+    free(vm->young_start);
+    vm->young_start = vm->young_end = vm->young_ptr = NULL;
+    return gc_set_minor_size(vm, minor_words);
+  }
+  gc_update_limit(vm);
+  return true;
+}
+
 void gc_update_major_limit(Vm *vm) {
   vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : major_live_threshold(vm);
 }

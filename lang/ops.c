@@ -52,7 +52,7 @@ static bool is_list(Value v) { return v == VAL_EMPTY || val_has_tag(v, TAG_CONS)
 // tells them apart), and compare orders by the first difference found in
 // that same walk. Below MEMO_AFTER steps nothing is recorded: acyclic
 // values cost what they did.
-enum { MEMO_AFTER = 1 << 16 };
+enum { MEMO_AFTER = 1 << 12 };
 
 typedef struct PairSet {
   Value (*keys)[2];   // open addressing; {0, 0} is empty (0 is never a Value)

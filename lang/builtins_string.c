@@ -149,7 +149,7 @@ Value prim_string_repeat(Vm *vm, Value *args) {
   size_t len = str_len(builtins_string(vm, args[0], "String.repeat"));
   int64_t n = builtins_int(vm, args[1], "String.repeat");
   if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
-  if (len && (uint64_t)n > OPS_MAX_STRING_BYTES / len) vm_raise_error(vm, "out of memory");
+  if (len && (uint64_t)n > OPS_MAX_STRING_BYTES / len) vm_raise_out_of_memory(vm);
   size_t total = len * (size_t)n;
   Value s = ops_string_uninit(vm, total);
   char *p = (char *)val_fields(s);

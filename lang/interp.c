@@ -371,7 +371,7 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
   if (vm->handler_count == vm->handler_cap) {
     vm->handler_cap = vm->handler_cap ? vm->handler_cap * 2 : 64;
     vm->handlers = realloc(vm->handlers, vm->handler_cap * sizeof(Handler));
-    if (!vm->handlers) vm_raise_error(vm, "out of memory");
+    if (!vm->handlers) vm_raise_out_of_memory(vm);
   }
   vm->handlers[vm->handler_count++] = (Handler){base, handler_pc, reg, vm->level};
 }
@@ -920,6 +920,8 @@ _Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) {
   str_finish(s, len);
   vm_raise(vm, s);
 }
+
+_Noreturn void vm_raise_out_of_memory(Vm *vm) { vm_raise(vm, vm->oom_message); }
 
 _Noreturn void vm_raise_stack_overflow(Vm *vm) {
   vm_raise_error(vm, "stack overflow");

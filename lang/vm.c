@@ -30,6 +30,10 @@ static void init_program_state(Vm *vm) {
   vm->frames = frames_new();
   vm->shapes = shapes_new();
   vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
+  static const char oom[] = "out of memory";
+  vm->oom_message = gc_alloc_static(vm, str_wosize_for(sizeof oom - 1), TAG_STRING);
+  memcpy(val_fields(vm->oom_message), oom, sizeof oom - 1);
+  str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   process_vm = vm;

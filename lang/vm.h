@@ -107,6 +107,7 @@ typedef struct Vm {
   const Proto *entry_proto; // runs each module's <top>; never part of a callstack
   Shapes *shapes;
   Value empty_array;      // the one block of 0 fields (static)
+  Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)
   // Return address of frames entered from C (vm_call) and of the entry frame:
   // &trampoline_code[1]. Returning there runs EXIT_NESTED (frames.h, part 4).
   uint32_t trampoline_code[3];
@@ -176,6 +177,10 @@ int vm_run_text(Vm *vm, const char *path, char *text, size_t len);
 // Raises `v` from C code: unwinds to the innermost handler (possibly in an
 // outer interpreter level). Never returns.
 _Noreturn void vm_raise(Vm *vm, Value v);
+// Raises `out of memory` with a message made at start-up: nothing is
+// allocated, so it works when the heap is full (vm_raise_error would need
+// room for its message).
+_Noreturn void vm_raise_out_of_memory(Vm *vm);
 // Raises a runtime error whose message is printf-formatted.
 _Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -107,3 +107,4 @@ clean:
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
 -include tests/fuzz/vm.mk
+-include tests/gen/gen.mk

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # builtin_sweep.sh - the builtin sweep (issue 17): generates the scripts
 # (tests/sweep/gen_sweep.sh: every standard-library function and every C
-# primitive, each argument position set to each of 54 values, and arity
+# primitive, each argument position set to each of 55 values, and arity
 # +-1, each call inside try) and runs each on ./vm, ./vm-boehm and
 # ./vm-asan with --max-heap-words 4000000 (a call such as List.init(max_int,
 # f) then ends in `out of memory` in a second, not after filling the

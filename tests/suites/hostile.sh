@@ -50,6 +50,9 @@ cases() {
   check "$vm" 2 '--memtrace expects a file name' --memtrace
   check "$vm" 2 'unknown option --bogus' --bogus "$tmp/ok.mn"
   check "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
+  check env 2 "MINNOW_SEED expects a number \\(decimal, or 0x hex\\), got 'abc'" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
+  check env 2 "MINNOW_SEED expects a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
+  check env 0 '' MINNOW_SEED=0x2a "$vm" "$tmp/ok.mn"
   # Class 7: files that are not what they seem.
   check "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"
   check "$vm" 2 '^/dev/zero: error: file too large \(more than 16777216 bytes\)$' /dev/zero

@@ -61,8 +61,10 @@ Value prim_string_concat(Vm *vm, Value *args) {
   return s;
 }
 
-// A block of at least `bytes` bytes no Minnow code sees (scratch for split).
-static Value scratch_bytes(Vm *vm, size_t bytes) { return gc_alloc(vm, bytes / 8 + 1, TAG_BYTES); }
+// A block of at least `bytes` bytes no Minnow code sees (scratch for split):
+// made without sampling (memprof reports what the program allocates, the
+// pieces and cells, not this) and without collecting.
+static Value scratch_bytes(Vm *vm, size_t bytes) { return gc_alloc_no_collect(vm, bytes / 8 + 1, TAG_BYTES); }
 
 // `src` reversed into the scratch block *dst.
 static void reverse_into(Value dst, const char *src, size_t n) {

@@ -74,14 +74,13 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
-    else if (strcmp(a, "--memtrace") == 0) {
-      if (!next) {
-        fprintf(stderr, "vm: --memtrace expects a file name\n");
-        return VM_EXIT_USAGE;
-      }
-      opt.memtrace_path = next;
-      i++;
+    else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
+              strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
+              strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0) && !next) {
+      fprintf(stderr, "vm: %s expects an argument\n", a);
+      return 2;
     }
+    else if (strcmp(a, "--memtrace") == 0 && next) { opt.memtrace_path = next; i++; }
     else if (strcmp(a, "--memtrace-rate") == 0) { if (!parse_rate(a, next, &opt.memtrace_rate)) return VM_EXIT_USAGE; i++; }
     else if (strcmp(a, "--memtrace-format") == 0) {
       if (!next || (strcmp(next, "2") != 0 && strcmp(next, "3") != 0)) {
@@ -92,18 +91,9 @@ int main(int argc, char **argv) {
       i++;
     }
     else if (strcmp(a, "--memprof-count") == 0) { if (!parse_rate(a, next, &opt.memprof_count_rate)) return VM_EXIT_USAGE; i++; }
-    else if (strcmp(a, "--stack-words") == 0) {
-      if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return VM_EXIT_USAGE;
-      i++;
-    }
-    else if (strcmp(a, "--minor-words") == 0) {
-      if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return VM_EXIT_USAGE;
-      i++;
-    }
-    else if (strcmp(a, "--max-heap-words") == 0) {
-      if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return VM_EXIT_USAGE;
-      i++;
-    }
+    else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return 2; i++; }
+    else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return 2; i++; }
+    else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return 2; i++; }
     else {
       fprintf(stderr, "vm: unknown option %s\n", a);
       usage(stderr);

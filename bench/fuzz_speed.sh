@@ -21,10 +21,12 @@ export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AF
 export ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1:malloc_context_size=0
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1
 
-rate() {   # NAME TARGET...: one afl run, prints execs_per_sec
+root=$(pwd)
+rate() {   # NAME TARGET...: one afl run, prints execs_per_sec; inputs run in a scratch directory
   rm -rf "$tmp/$1"
-  afl-fuzz -i tests/fuzz/corpus -o "$tmp/$1" -x tests/fuzz/minnow.dict -t 1000 -m none -V "$seconds" -- "${@:2}" \
-    > "$tmp/$1.log" 2>&1
+  mkdir -p "$tmp/cwd"
+  (cd "$tmp/cwd" && afl-fuzz -i "$root/tests/fuzz/corpus" -o "$tmp/$1" -x "$root/tests/fuzz/minnow.dict" -t 1000 \
+    -m none -V "$seconds" -- "${@:2}" > "$tmp/$1.log" 2>&1)
   awk -F: '/^execs_done/ { e = $2 } /^run_time/ { t = $2 } END { if (t > 0) printf "%.1f\n", e / t; else print 0 }' \
     "$tmp/$1/default/fuzzer_stats" 2>/dev/null || echo 0
 }
@@ -32,8 +34,8 @@ rate() {   # NAME TARGET...: one afl run, prints execs_per_sec
 printf 'pair,fork_server_execs_per_s,in_process_execs_per_s,ratio\n' > "$out/fuzz_speed.csv"
 ratios=()
 for p in $(seq "$pairs"); do
-  base=$(rate base build/fuzz/vm-afl @@)
-  fast=$(rate fast build/fuzz/fuzz_vm)
+  base=$(rate base "$root/build/fuzz/vm-afl" @@)
+  fast=$(rate fast "$root/build/fuzz/fuzz_vm")
   ratio=$(awk -v a="$fast" -v b="$base" 'BEGIN { r = (b > 0) ? a / b : 0; printf "%.1f", r }')
   ratios+=("$ratio")
   printf 'pair %d: fork server %s execs/s, in-process %s execs/s: %sx\n' "$p" "$base" "$fast" "$ratio"

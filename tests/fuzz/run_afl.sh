@@ -13,10 +13,15 @@ mkdir -p "$out"
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1
 export ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1:malloc_context_size=0
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1
-input=tests/fuzz/corpus
+root=$(pwd)
+out=$(cd "$out" && pwd)
+input=$root/tests/fuzz/corpus
 [ -f "$out/default/fuzzer_stats" ] && input=-   # continue an earlier run
+# Inputs may write files (Memtrace.start): they run in a scratch directory.
+mkdir -p "$out/cwd"
+cd "$out/cwd" || exit 2
 # -t: a run longer than 1 s is a hang (the step budget ends every loop long before).
-afl-fuzz -i "$input" -o "$out" -x tests/fuzz/minnow.dict -t 1000 -m none -V "$seconds" -- build/fuzz/fuzz_vm \
+afl-fuzz -i "$input" -o "$out" -x "$root/tests/fuzz/minnow.dict" -t 1000 -m none -V "$seconds" -- "$root/build/fuzz/fuzz_vm" \
   > "$out/afl.log" 2>&1
 status=$?
 stats="$out/default/fuzzer_stats"

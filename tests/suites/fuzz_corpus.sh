@@ -15,9 +15,11 @@ fi
 inputs=()
 while IFS= read -r f; do inputs+=("$f"); done < <(find tests/fuzz/corpus tests/fuzz/findings -type f | LC_ALL=C sort)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  timeout 600 "$bin" "${inputs[@]}" >/dev/null 2>"$log"
+scratch=$(mktemp -d)   # inputs may write files (Memtrace.start): not in the tree
+trap 'rm -rf "$log" "$scratch"' EXIT
+root=$(pwd)
+(cd "$scratch" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  timeout 600 "$root/$bin" "${inputs[@]/#/$root/}" >/dev/null 2>"$log")
 status=$?
 ran=$(grep -c ': ran in [0-9]* us$' "$log")
 failed=$((${#inputs[@]} - ran))

@@ -107,3 +107,5 @@ clean:
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
 -include bench/peers.mk
+-include tests/fuzz/vm.mk
+-include tests/gen/gen.mk

@@ -2370,21 +2370,24 @@ static void init_constants(Vm *vm) {
   add_constant(vm, vm->empty_array);
 }
 
-Proto *compiler_compile_program(Vm *vm, const char *path) {
+static void report_source_error(const char *path, const SourceError *err) {
+  if (err->line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err->line, err->col, err->message);
+  else fprintf(stderr, "%s: error: %s%s\n", path, err->cannot_read ? "cannot read: " : "", err->message);
+}
+
+Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len) {
   ModuleTable *t = xrealloc(NULL, sizeof *t);
   memset(t, 0, sizeof *t);
   vm->modules = t;
   init_constants(vm);
-  const char *prelude = stdlib_source("prelude");
-  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
-  size_t len;
-  char *text;
   SourceError err;
-  if (!source_read(path, &text, &len, &err)) {
-    if (err.line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err.line, err.col, err.message);
-    else fprintf(stderr, "%s: error: %s%s\n", path, err.cannot_read ? "cannot read: " : "", err.message);
+  if (!source_check(text, len, &err)) {
+    report_source_error(path, &err);
+    free(text);
     return NULL;
   }
+  const char *prelude = stdlib_source("prelude");
+  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
   load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
   Proto *entry = make_entry(vm);
@@ -2393,6 +2396,17 @@ Proto *compiler_compile_program(Vm *vm, const char *path) {
   vm->entry_code = entry->code;
   vm->entry_code_end = entry->code + entry->code_len;
   return entry;
+}
+
+Proto *compiler_compile_program(Vm *vm, const char *path) {
+  size_t len;
+  char *text;
+  SourceError err;
+  if (!source_read(path, &text, &len, &err)) {
+    report_source_error(path, &err);
+    return NULL;
+  }
+  return compiler_compile_text(vm, path, text, len);
 }
 
 void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {

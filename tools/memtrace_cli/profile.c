@@ -1,0 +1,691 @@
+// profile.c - the analysis core: callstack trie, stacks, sites, live table,
+// lifetime histograms and leak windows, built in one pass (profile.h).
+//
+// Hash tables are open-addressed with linear probing, at most half full,
+// sizes powers of two. The trie and site tables store ids (their keys live
+// in the nodes and sites); the live table stores its entries inline and
+// deletes by shifting back the entries of the probe run (no tombstones), so
+// its size follows the live set, not the number of events.
+#include "profile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress.h"
+
+// ---------------------------------------------------------------- types
+
+typedef struct LiveEntry {
+  uint64_t id;           // allocation id; LIVE_EMPTY marks a free slot
+  uint64_t samples;
+  uint64_t birth_us;
+  uint64_t birth_clock;  // the allocation clock after this block's samples
+  ProfileStackId stack;
+  uint16_t window;       // birth window (1..K), 0 without windows
+  bool promoted, minor;  // minor: born in the minor heap
+} LiveEntry;
+
+static const uint64_t LIVE_EMPTY = UINT64_MAX;
+
+typedef struct IdTable {
+  uint32_t *slots;       // ids + 1; 0 is empty
+  uint32_t mask, used;
+} IdTable;
+
+typedef struct SiteExtra {
+  ProfileLifetimes *lifetimes;
+  uint64_t *windows;
+} SiteExtra;
+
+struct Profile {
+  TraceReader *reader;
+  ProfileOptions opts;
+  double rate, sample_bytes;
+  uint32_t word_bytes;
+  bool ok;
+
+  ProfileNode *nodes;
+  uint32_t n_nodes, cap_nodes;
+  IdTable node_index;          // (parent, code) -> node
+
+  ProfileStack *stacks;
+  uint32_t n_stacks, cap_stacks;
+
+  ProfileSite *sites;
+  SiteExtra *extras;
+  uint32_t n_sites, cap_sites, cap_extras;
+  IdTable site_index;          // location (or code) -> site
+
+  ProfileNodeId *path;         // the previous allocation's nodes, outermost first
+  uint32_t path_len, path_cap;
+
+  LiveEntry *live;
+  uint64_t live_mask, live_used;
+
+  ProfileCounts totals;
+  ProfileSummary summary;
+  bool finished;
+
+  uint32_t window;             // current window (1..K); 0 without windows
+  uint64_t *checkpoint_us;     // [1..K]
+};
+
+// ---------------------------------------------------------------- hashing
+
+static uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+static uint64_t combine(uint64_t h, uint64_t v) { return mix64(h * 0x9e3779b97f4a7c15ull + v + 1); }
+
+static uint64_t hash_string(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return mix64(h);
+}
+
+static uint64_t hash_location(const TraceReaderLocation *l) {
+  uint64_t h = combine(hash_string(l->function), hash_string(l->file));
+  return combine(combine(combine(h, l->line), l->start_col), l->end_col);
+}
+
+// The key of a frame: its locations, or its code when it has none.
+static uint64_t hash_code(const TraceReader *r, uint64_t code) {
+  const TraceReaderLocation *locs;
+  int n = trace_reader_locations(r, code, &locs);
+  if (n <= 0) return combine(0x5eed, code);
+  uint64_t h = 0x10c;
+  for (int i = 0; i < n; i++) h = combine(h, hash_location(&locs[i]));
+  return h;
+}
+
+// ---------------------------------------------------------------- memory
+
+static void *grow(Profile *p, void *ptr, uint32_t *cap, size_t elem, uint32_t need) {
+  if (need <= *cap) return ptr;
+  uint32_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *q = realloc(ptr, (size_t)c * elem);
+  if (!q) {
+    p->ok = false;
+    return NULL;
+  }
+  *cap = c;
+  return q;
+}
+
+static bool id_table_init(IdTable *t, uint32_t slots) {
+  t->slots = calloc(slots, sizeof *t->slots);
+  t->mask = slots - 1;
+  t->used = 0;
+  return t->slots != NULL;
+}
+
+// ---------------------------------------------------------------- trie
+
+static uint64_t node_hash(ProfileNodeId parent, uint64_t code) { return mix64(code ^ ((uint64_t)parent << 40 | parent)); }
+
+static bool node_table_grow(Profile *p) {
+  IdTable bigger;
+  if (!id_table_init(&bigger, 2 * (p->node_index.mask + 1))) return p->ok = false;
+  for (uint32_t i = 0; i <= p->node_index.mask; i++) {
+    uint32_t v = p->node_index.slots[i];
+    if (!v) continue;
+    const ProfileNode *n = &p->nodes[v - 1];
+    uint64_t j = node_hash(n->parent, n->code) & bigger.mask;
+    while (bigger.slots[j]) j = (j + 1) & bigger.mask;
+    bigger.slots[j] = v;
+  }
+  bigger.used = p->node_index.used;
+  free(p->node_index.slots);
+  p->node_index = bigger;
+  return true;
+}
+
+// The child of `parent` for `code`, created if new; PROFILE_NONE when out of memory.
+static ProfileNodeId child(Profile *p, ProfileNodeId parent, uint64_t code) {
+  IdTable *t = &p->node_index;
+  uint64_t j = node_hash(parent, code) & t->mask;
+  for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
+    const ProfileNode *n = &p->nodes[v - 1];
+    if (n->code == code && n->parent == parent) return v - 1;
+  }
+  ProfileNode *nodes = grow(p, p->nodes, &p->cap_nodes, sizeof *nodes, p->n_nodes + 1);
+  if (!nodes) return PROFILE_NONE;
+  p->nodes = nodes;
+  ProfileNodeId id = p->n_nodes++;
+  const ProfileNode *up = &nodes[parent];
+  nodes[id] = (ProfileNode){code, parent, up->depth + 1, combine(up->stack_key, hash_code(p->reader, code)),
+                            PROFILE_NONE};
+  t->slots[j] = id + 1;
+  if (2 * ++t->used > t->mask && !node_table_grow(p)) return PROFILE_NONE;
+  return id;
+}
+
+// Follows the allocation's backtrace from its common prefix on; the leaf.
+static ProfileNodeId walk(Profile *p, const TraceEvent *ev) {
+  uint32_t len = ev->backtrace_len, common = ev->common < p->path_len ? ev->common : p->path_len;
+  ProfileNodeId *path = grow(p, p->path, &p->path_cap, sizeof *path, len);
+  if (!path) return PROFILE_NONE;
+  p->path = path;
+  for (uint32_t i = common; i < len; i++) {
+    ProfileNodeId n = child(p, i ? path[i - 1] : 0, ev->backtrace[i]);
+    if (n == PROFILE_NONE) {
+      p->path_len = i;
+      return PROFILE_NONE;
+    }
+    path[i] = n;
+  }
+  p->path_len = len;
+  return len ? path[len - 1] : 0;
+}
+
+// ---------------------------------------------------------------- sites
+
+typedef struct SiteKey {
+  bool located;
+  TraceReaderLocation loc;
+  uint64_t code;
+} SiteKey;
+
+static SiteKey site_key_of(const Profile *p, uint64_t code) {
+  const TraceReaderLocation *locs;
+  int n = trace_reader_locations(p->reader, code, &locs);
+  if (n <= 0) return (SiteKey){false, {"", "", 0, 0, 0}, code};
+  return (SiteKey){true, locs[n - 1], 0};
+}
+
+// Names are interned by the reader: equal strings are equal pointers.
+static uint64_t site_key_hash(const SiteKey *k) {
+  if (!k->located) return mix64(k->code ^ 0x51e);
+  uint64_t h = combine((uint64_t)(uintptr_t)k->loc.function, (uint64_t)(uintptr_t)k->loc.file);
+  return combine(combine(combine(h, k->loc.line), k->loc.start_col), k->loc.end_col);
+}
+
+static bool site_matches(const ProfileSite *s, const SiteKey *k) {
+  if (s->located != k->located) return false;
+  if (!k->located) return s->code == k->code;
+  return s->loc.function == k->loc.function && s->loc.file == k->loc.file && s->loc.line == k->loc.line &&
+         s->loc.start_col == k->loc.start_col && s->loc.end_col == k->loc.end_col;
+}
+
+static bool site_table_grow(Profile *p) {
+  IdTable bigger;
+  if (!id_table_init(&bigger, 2 * (p->site_index.mask + 1))) return p->ok = false;
+  for (uint32_t i = 0; i < p->n_sites; i++) {
+    const ProfileSite *s = &p->sites[i];
+    SiteKey k = {s->located, s->loc, s->code};
+    uint64_t j = site_key_hash(&k) & bigger.mask;
+    while (bigger.slots[j]) j = (j + 1) & bigger.mask;
+    bigger.slots[j] = i + 1;
+  }
+  bigger.used = p->n_sites;
+  free(p->site_index.slots);
+  p->site_index = bigger;
+  return true;
+}
+
+static void fill_site(ProfileSite *s, const SiteKey *k, uint64_t code) {
+  *s = (ProfileSite){.loc = k->loc, .located = k->located, .code = code};
+  if (!k->located) {
+    s->key_site = s->key_function = s->key_file = combine(0x5eed, code);
+    return;
+  }
+  s->key_site = hash_location(&k->loc);
+  s->key_file = hash_string(k->loc.file);
+  s->key_function = combine(hash_string(k->loc.function), s->key_file);
+}
+
+static ProfileSiteId site_of(Profile *p, uint64_t code) {
+  SiteKey k = site_key_of(p, code);
+  IdTable *t = &p->site_index;
+  uint64_t j = site_key_hash(&k) & t->mask;
+  for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask)
+    if (site_matches(&p->sites[v - 1], &k)) return v - 1;
+  ProfileSite *sites = grow(p, p->sites, &p->cap_sites, sizeof *sites, p->n_sites + 1);
+  if (!sites) return PROFILE_NONE;
+  p->sites = sites;
+  SiteExtra *extras = grow(p, p->extras, &p->cap_extras, sizeof *extras, p->n_sites + 1);
+  if (!extras) return PROFILE_NONE;
+  p->extras = extras;
+  ProfileSiteId id = p->n_sites++;
+  fill_site(&sites[id], &k, code);
+  extras[id] = (SiteExtra){NULL, NULL};
+  t->slots[j] = id + 1;
+  if (2 * ++t->used > t->mask && !site_table_grow(p)) return PROFILE_NONE;
+  return id;
+}
+
+static ProfileStackId stack_of(Profile *p, ProfileNodeId leaf) {
+  if (p->nodes[leaf].stack != PROFILE_NONE) return p->nodes[leaf].stack;
+  ProfileSiteId site = site_of(p, p->nodes[leaf].code);
+  if (site == PROFILE_NONE) return PROFILE_NONE;
+  ProfileStack *stacks = grow(p, p->stacks, &p->cap_stacks, sizeof *stacks, p->n_stacks + 1);
+  if (!stacks) return PROFILE_NONE;
+  p->stacks = stacks;
+  ProfileStackId id = p->n_stacks++;
+  stacks[id] = (ProfileStack){.leaf = leaf, .site = site};
+  p->nodes[leaf].stack = id;
+  return id;
+}
+
+// ---------------------------------------------------------------- live table
+
+static uint64_t live_slot(uint64_t id, uint64_t mask) { return mix64(id) & mask; }
+
+static bool live_init(Profile *p, uint64_t slots) {
+  LiveEntry *t = malloc(slots * sizeof *t);
+  if (!t) return p->ok = false;
+  for (uint64_t i = 0; i < slots; i++) t[i].id = LIVE_EMPTY;
+  p->live = t;
+  p->live_mask = slots - 1;
+  return true;
+}
+
+static bool live_grow(Profile *p) {
+  LiveEntry *old = p->live;
+  uint64_t old_slots = p->live_mask + 1;
+  if (!live_init(p, 2 * old_slots)) {
+    p->live = old;
+    return false;
+  }
+  for (uint64_t i = 0; i < old_slots; i++) {
+    if (old[i].id == LIVE_EMPTY) continue;
+    uint64_t j = live_slot(old[i].id, p->live_mask);
+    while (p->live[j].id != LIVE_EMPTY) j = (j + 1) & p->live_mask;
+    p->live[j] = old[i];
+  }
+  free(old);
+  return true;
+}
+
+static LiveEntry *live_find(Profile *p, uint64_t id) {
+  for (uint64_t j = live_slot(id, p->live_mask);; j = (j + 1) & p->live_mask) {
+    if (p->live[j].id == id) return &p->live[j];
+    if (p->live[j].id == LIVE_EMPTY) return NULL;
+  }
+}
+
+static bool live_insert(Profile *p, const LiveEntry *e) {
+  if (2 * (p->live_used + 1) > p->live_mask + 1 && !live_grow(p)) return false;
+  uint64_t j = live_slot(e->id, p->live_mask);
+  while (p->live[j].id != LIVE_EMPTY) {
+    if (p->live[j].id == e->id) return false;  // an id allocated twice: keep the first
+    j = (j + 1) & p->live_mask;
+  }
+  p->live[j] = *e;
+  p->live_used++;
+  return true;
+}
+
+// Removes the entry at *e, moving back later entries of its probe run.
+static void live_remove(Profile *p, LiveEntry *e) {
+  uint64_t mask = p->live_mask, hole = (uint64_t)(e - p->live);
+  for (uint64_t j = (hole + 1) & mask; p->live[j].id != LIVE_EMPTY; j = (j + 1) & mask) {
+    uint64_t home = live_slot(p->live[j].id, mask);
+    // Movable into the hole iff its home is not cyclically in (hole, j].
+    bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (stays) continue;
+    p->live[hole] = p->live[j];
+    hole = j;
+  }
+  p->live[hole].id = LIVE_EMPTY;
+  p->live_used--;
+}
+
+// ---------------------------------------------------------------- counting
+
+// The three sets of counters an event updates: its stack's, its site's, the totals.
+typedef struct Targets {
+  ProfileCounts *c[3];
+} Targets;
+
+static Targets targets(Profile *p, ProfileStackId s) {
+  return (Targets){{&p->stacks[s].counts, &p->sites[p->stacks[s].site].counts, &p->totals}};
+}
+
+static ProfileLifetimes *lifetimes_of(Profile *p, ProfileSiteId site) {
+  SiteExtra *x = &p->extras[site];
+  if (!x->lifetimes && !(x->lifetimes = calloc(1, sizeof *x->lifetimes))) p->ok = false;
+  return x->lifetimes;
+}
+
+static uint64_t *windows_of(Profile *p, ProfileSiteId site) {
+  SiteExtra *x = &p->extras[site];
+  size_t side = p->opts.windows + 2;
+  if (!x->windows && !(x->windows = calloc(side * side, sizeof *x->windows))) p->ok = false;
+  return x->windows;
+}
+
+// A block leaves the live set: collected (alive = false) at now_us in
+// window `death`, or still alive at the end (alive = true, death = K + 1).
+static void record_end(Profile *p, const LiveEntry *e, uint64_t now_us, uint32_t death, bool alive) {
+  ProfileSiteId site = p->stacks[e->stack].site;
+  if (p->opts.lifetimes) {
+    ProfileLifetimes *l = lifetimes_of(p, site);
+    if (l && alive) {
+      l->time_us[PROFILE_HIST_ALIVE] += e->samples;
+      l->clock[PROFILE_HIST_ALIVE] += e->samples;
+    } else if (l) {
+      l->time_us[profile_hist_bucket(now_us - e->birth_us)] += e->samples;
+      l->clock[profile_hist_bucket(p->summary.clock - e->birth_clock)] += e->samples;
+      if (e->minor && !e->promoted) {
+        l->died_young_blocks++;
+        l->died_young_samples += e->samples;
+      }
+    }
+  }
+  if (p->opts.windows && death >= (uint32_t)e->window + 2) {
+    uint64_t *m = windows_of(p, site);
+    if (m) m[(size_t)e->window * (p->opts.windows + 2) + death] += e->samples;
+  }
+}
+
+static void on_alloc(Profile *p, const TraceEvent *ev) {
+  ProfileNodeId leaf = walk(p, ev);
+  ProfileStackId s = leaf == PROFILE_NONE ? PROFILE_NONE : stack_of(p, leaf);
+  if (s == PROFILE_NONE) return;
+  uint64_t n = ev->n_samples;
+  p->summary.clock += n;
+  bool minor = ev->source == TRACE_SOURCE_MINOR;
+  LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, s, (uint16_t)p->window, false, minor};
+  if (!live_insert(p, &e)) {
+    if (p->ok) p->summary.unknown_ids++;  // an id allocated twice
+    return;
+  }
+  double weight = stats_block_weight(ev->length, p->rate);
+  Targets t = targets(p, s);
+  for (int i = 0; i < 3; i++) {
+    ProfileCounts *c = t.c[i];
+    c->blocks++, c->samples += n, c->objects += weight;
+    c->live_blocks++, c->live_samples += n;
+    if (!minor) c->major_blocks++, c->major_samples += n;
+  }
+}
+
+static void on_promote(Profile *p, const TraceEvent *ev) {
+  LiveEntry *e = live_find(p, ev->id);
+  if (!e) {
+    p->summary.unknown_ids++;
+    return;
+  }
+  if (e->promoted) return;
+  e->promoted = true;
+  Targets t = targets(p, e->stack);
+  for (int i = 0; i < 3; i++) t.c[i]->promoted_blocks++, t.c[i]->promoted_samples += e->samples;
+}
+
+static void on_collect(Profile *p, const TraceEvent *ev) {
+  LiveEntry *e = live_find(p, ev->id);
+  if (!e) {
+    p->summary.unknown_ids++;
+    return;
+  }
+  Targets t = targets(p, e->stack);
+  for (int i = 0; i < 3; i++) {
+    ProfileCounts *c = t.c[i];
+    c->collected_blocks++, c->collected_samples += e->samples;
+    c->live_blocks--, c->live_samples -= e->samples;
+  }
+  record_end(p, e, ev->dtime_us, p->window, false);
+  live_remove(p, e);
+}
+
+static void snapshot(Profile *p) {
+  for (uint32_t i = 0; i < p->n_stacks; i++) {
+    ProfileCounts *c = &p->stacks[i].counts;
+    c->at_blocks = c->live_blocks, c->at_samples = c->live_samples;
+  }
+  for (uint32_t i = 0; i < p->n_sites; i++) {
+    ProfileCounts *c = &p->sites[i].counts;
+    c->at_blocks = c->live_blocks, c->at_samples = c->live_samples;
+  }
+  p->totals.at_blocks = p->totals.live_blocks, p->totals.at_samples = p->totals.live_samples;
+}
+
+static uint64_t boundary(const Profile *p, uint32_t w) { return p->opts.file_bytes / p->opts.windows * w +
+                                                                 p->opts.file_bytes % p->opts.windows * w / p->opts.windows; }
+
+// The --at snapshot and the windows' checkpoints that fall before `ev`.
+static void before_event(Profile *p, const TraceEvent *ev) {
+  if (p->opts.at_set && !p->summary.at_taken && ev->dtime_us > p->opts.at_us) {
+    snapshot(p);
+    p->summary.at_taken = true;
+  }
+  while (p->window && p->window < p->opts.windows && ev->offset >= boundary(p, p->window)) {
+    p->checkpoint_us[p->window] = p->summary.last_us;
+    p->window++;
+  }
+}
+
+void profile_event(Profile *p, const TraceEvent *ev) {
+  if (!p->ok || p->finished) return;
+  before_event(p, ev);
+  ProfileSummary *s = &p->summary;
+  if (s->allocs + s->promotes + s->collects == 0) s->first_us = ev->dtime_us;
+  s->last_us = ev->dtime_us;
+  switch (ev->kind) {
+    case TRACE_EVENT_ALLOC: s->allocs++, on_alloc(p, ev); break;
+    case TRACE_EVENT_PROMOTE: s->promotes++, on_promote(p, ev); break;
+    case TRACE_EVENT_COLLECT: s->collects++, on_collect(p, ev); break;
+  }
+}
+
+TraceReaderStatus profile_read(Profile *p, Progress *progress) {
+  TraceEvent ev;
+  TraceReaderStatus status;
+  uint32_t tick = 0;
+  while ((status = trace_reader_next(p->reader, &ev)) == TRACE_READER_EVENT) {
+    profile_event(p, &ev);
+    if (progress && ++tick == 1u << 16) {
+      tick = 0;
+      const ProfileSummary *s = &p->summary;
+      progress_update(progress, ev.offset, s->allocs + s->promotes + s->collects);
+    }
+  }
+  return status;
+}
+
+void profile_finish(Profile *p) {
+  if (p->finished) return;
+  if (!p->summary.at_taken) snapshot(p);
+  uint32_t k = p->opts.windows;
+  for (uint32_t w = p->window ? p->window : k + 1; w <= k; w++) p->checkpoint_us[w] = p->summary.last_us;
+  for (uint64_t i = 0; p->live && i <= p->live_mask; i++)
+    if (p->live[i].id != LIVE_EMPTY) record_end(p, &p->live[i], p->summary.last_us, k + 1, true);
+  p->finished = true;
+}
+
+// ---------------------------------------------------------------- creation
+
+// "minor_words=N" (Minnow) or "s=N" with an optional k/M/G suffix (OCaml's
+// OCAMLRUNPARAM) in the runtime params; 0 when neither is there.
+static uint64_t minor_heap_words(const char *params) {
+  for (const char *s = params; s && *s;) {
+    size_t key = strcspn(s, "=, ");
+    if (s[key] == '=' && ((key == 11 && strncmp(s, "minor_words", 11) == 0) || (key == 1 && s[0] == 's'))) {
+      char *end;
+      unsigned long long v = strtoull(s + key + 1, &end, 10);
+      if (*end == 'k') v <<= 10;
+      else if (*end == 'M') v <<= 20;
+      else if (*end == 'G') v <<= 30;
+      return v;
+    }
+    s += key;
+    s += strcspn(s, ", ");
+    s += strspn(s, ", ");
+  }
+  return 0;
+}
+
+Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
+  Profile *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  const TraceReaderInfo *info = trace_reader_info(r);
+  p->reader = r;
+  p->opts = *opts;
+  if (!p->opts.file_bytes) p->opts.windows = 0;
+  p->rate = info->sample_rate;
+  p->word_bytes = info->word_size >= 8 ? info->word_size / 8 : 8;
+  p->sample_bytes = p->word_bytes / p->rate;
+  p->ok = true;
+  p->summary.minor_heap_words = minor_heap_words(info->runtime_params);
+  p->nodes = malloc(256 * sizeof *p->nodes);
+  p->cap_nodes = 256;
+  if (p->nodes) {
+    p->nodes[0] = (ProfileNode){0, PROFILE_NONE, 0, 0x7007, PROFILE_NONE};
+    p->n_nodes = 1;
+  }
+  p->window = p->opts.windows ? 1 : 0;
+  if (p->opts.windows) p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
+  bool ok = p->nodes && id_table_init(&p->node_index, 1024) && id_table_init(&p->site_index, 256) &&
+            live_init(p, 1024) && (!p->opts.windows || p->checkpoint_us);
+  if (!ok) {
+    profile_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void profile_free(Profile *p) {
+  if (!p) return;
+  for (uint32_t i = 0; i < p->n_sites; i++) {
+    free(p->extras[i].lifetimes);
+    free(p->extras[i].windows);
+  }
+  free(p->nodes);
+  free(p->node_index.slots);
+  free(p->stacks);
+  free(p->sites);
+  free(p->extras);
+  free(p->site_index.slots);
+  free(p->path);
+  free(p->live);
+  free(p->checkpoint_us);
+  free(p);
+}
+
+// ---------------------------------------------------------------- reading
+
+bool profile_ok(const Profile *p) { return p->ok; }
+const TraceReader *profile_reader(const Profile *p) { return p->reader; }
+double profile_rate(const Profile *p) { return p->rate; }
+uint32_t profile_word_bytes(const Profile *p) { return p->word_bytes; }
+double profile_sample_bytes(const Profile *p) { return p->sample_bytes; }
+
+Tally profile_tally(const Profile *p, uint64_t samples) {
+  Tally t = tally_empty(p->sample_bytes);
+  tally_add(&t, samples, p->sample_bytes);
+  return t;
+}
+
+uint32_t profile_n_nodes(const Profile *p) { return p->n_nodes; }
+uint32_t profile_n_stacks(const Profile *p) { return p->n_stacks; }
+uint32_t profile_n_sites(const Profile *p) { return p->n_sites; }
+const ProfileNode *profile_node(const Profile *p, ProfileNodeId id) { return &p->nodes[id]; }
+const ProfileStack *profile_stack(const Profile *p, ProfileStackId id) { return &p->stacks[id]; }
+const ProfileSite *profile_site(const Profile *p, ProfileSiteId id) { return &p->sites[id]; }
+const ProfileCounts *profile_totals(const Profile *p) { return &p->totals; }
+const ProfileSummary *profile_summary(const Profile *p) { return &p->summary; }
+
+const ProfileLifetimes *profile_site_lifetimes(const Profile *p, ProfileSiteId id) {
+  return p->extras[id].lifetimes;
+}
+
+const uint64_t *profile_site_windows(const Profile *p, ProfileSiteId id) { return p->extras[id].windows; }
+uint32_t profile_windows(const Profile *p) { return p->opts.windows; }
+uint64_t profile_checkpoint_time(const Profile *p, uint32_t k) { return p->checkpoint_us[k]; }
+
+uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by) {
+  const ProfileSite *site = &p->sites[p->stacks[s].site];
+  switch (by) {
+    case PROFILE_BY_SITE: return site->key_site;
+    case PROFILE_BY_FUNCTION: return site->key_function;
+    case PROFILE_BY_FILE: return site->key_file;
+    case PROFILE_BY_STACK: break;
+  }
+  return p->nodes[p->stacks[s].leaf].stack_key;
+}
+
+int profile_node_locations(const Profile *p, ProfileNodeId n, const TraceReaderLocation **locs) {
+  if (n == 0) {
+    *locs = NULL;
+    return 0;
+  }
+  return trace_reader_locations(p->reader, p->nodes[n].code, locs);
+}
+
+uint32_t profile_hist_bucket(uint64_t v) {
+  if (v < 4) return (uint32_t)v;
+  uint32_t e = 63 - (uint32_t)__builtin_clzll(v);
+  return 4 + (e - 2) * PROFILE_HIST_SUB + (uint32_t)((v >> (e - 2)) & 3);
+}
+
+double profile_hist_value(uint32_t bucket) {
+  if (bucket < 4) return bucket;
+  if (bucket >= PROFILE_HIST_ALIVE) return INFINITY;
+  uint32_t e = (bucket - 4) / PROFILE_HIST_SUB + 2, sub = (bucket - 4) % PROFILE_HIST_SUB;
+  return (4.5 + sub) * (double)(1ull << (e - 2));
+}
+
+void profile_counts_add(ProfileCounts *a, const ProfileCounts *b) {
+  a->blocks += b->blocks, a->samples += b->samples, a->objects += b->objects;
+  a->major_blocks += b->major_blocks, a->major_samples += b->major_samples;
+  a->promoted_blocks += b->promoted_blocks, a->promoted_samples += b->promoted_samples;
+  a->collected_blocks += b->collected_blocks, a->collected_samples += b->collected_samples;
+  a->live_blocks += b->live_blocks, a->live_samples += b->live_samples;
+  a->at_blocks += b->at_blocks, a->at_samples += b->at_samples;
+}
+
+// ---------------------------------------------------------------- groups
+
+void profile_groups_free(ProfileGroups *g) {
+  if (!g) return;
+  free(g->rows);
+  free(g->of_stack);
+  free(g->of_site);
+  free(g);
+}
+
+ProfileGroups *profile_group(const Profile *p, ProfileBy by) {
+  ProfileGroups *g = calloc(1, sizeof *g);
+  uint32_t slots = 16;
+  while (slots < 2 * p->n_stacks + 2) slots *= 2;
+  uint32_t *index = g ? calloc(slots, sizeof *index) : NULL;  // row + 1
+  if (g) {
+    g->by = by;
+    g->rows = malloc(((size_t)p->n_stacks + 1) * sizeof *g->rows);
+    g->of_stack = malloc(((size_t)p->n_stacks + 1) * sizeof *g->of_stack);
+    g->of_site = malloc(((size_t)p->n_sites + 1) * sizeof *g->of_site);
+  }
+  if (!index || !g->rows || !g->of_stack || !g->of_site) {
+    free(index);
+    profile_groups_free(g);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < p->n_sites; i++) g->of_site[i] = PROFILE_NONE;
+  for (ProfileStackId s = 0; s < p->n_stacks; s++) {
+    uint64_t key = profile_stack_key(p, s, by);
+    uint32_t j = (uint32_t)(mix64(key) & (slots - 1));
+    while (index[j] && g->rows[index[j] - 1].key != key) j = (j + 1) & (slots - 1);
+    if (!index[j]) {
+      g->rows[g->n] = (ProfileGroup){key, s, 0, {0}};
+      index[j] = ++g->n;
+    }
+    ProfileGroup *row = &g->rows[index[j] - 1];
+    const ProfileCounts *c = &p->stacks[s].counts;
+    if (c->samples > p->stacks[row->first].counts.samples) row->first = s;
+    profile_counts_add(&row->counts, c);
+    row->n_stacks++;
+    g->of_stack[s] = index[j] - 1;
+    if (by != PROFILE_BY_STACK) g->of_site[p->stacks[s].site] = index[j] - 1;
+  }
+  free(index);
+  return g;
+}

@@ -2,36 +2,48 @@
 // lifetime histograms and leak windows, built in one pass (profile.h).
 //
 // Hash tables are open-addressed with linear probing, at most half full,
-// sizes powers of two. The trie and site tables store ids (their keys live
-// in the nodes and sites); the live table stores its entries inline and
-// deletes by shifting back the entries of the probe run (no tombstones), so
-// its size follows the live set, not the number of events.
+// sizes powers of two; they store ids, their keys live in the nodes and
+// sites. The live table is live.h's.
 #include "profile.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "live.h"
 #include "progress.h"
 
 // ---------------------------------------------------------------- types
-
-typedef struct LiveEntry {
-  uint64_t id;           // allocation id; LIVE_EMPTY marks a free slot
-  uint64_t samples;
-  uint64_t birth_us;
-  uint64_t birth_clock;  // the allocation clock after this block's samples
-  ProfileStackId stack;
-  uint16_t window;       // birth window (1..K), 0 without windows
-  bool promoted, minor;  // minor: born in the minor heap
-} LiveEntry;
-
-static const uint64_t LIVE_EMPTY = UINT64_MAX;
 
 typedef struct IdTable {
   uint32_t *slots;       // ids + 1; 0 is empty
   uint32_t mask, used;
 } IdTable;
+
+// The children of a node last looked up through it, most recent first. Node
+// ids are given in the order a first walk meets them (depth first, as
+// programs recurse), and later walks tend to repeat that order, so kids[]
+// is read nearly sequentially where a hash table would be read at random.
+enum { KIDS = 4 };
+typedef struct Kids {
+  uint64_t code[KIDS];
+  ProfileNodeId id[KIDS];   // PROFILE_NONE: empty
+} Kids;
+
+// The trie's index: a slot holds its key, so a lookup misses the cache once.
+typedef struct NodeSlot {
+  uint64_t code;
+  ProfileNodeId parent;
+  ProfileNodeId id;        // PROFILE_NONE: empty
+} NodeSlot;
+
+// Frame code -> hash_code(code): computed once per code, not per node.
+typedef struct CodeKey {
+  uint64_t code, key;
+  bool used;
+} CodeKey;
+
+enum { SMALL_BLOCKS = 256 };  // blocks below this many words have their weight in a table
 
 typedef struct SiteExtra {
   ProfileLifetimes *lifetimes;
@@ -46,8 +58,14 @@ struct Profile {
   bool ok;
 
   ProfileNode *nodes;
-  uint32_t n_nodes, cap_nodes;
-  IdTable node_index;          // (parent, code) -> node
+  uint32_t n_nodes, cap_nodes, cap_stack_of, cap_kids;
+  Kids *kids;                  // per node
+  ProfileStackId *stack_of;    // per node: nodes[i].stack, kept apart (dense, hot)
+  NodeSlot *node_slots;        // (parent, code) -> node
+  uint32_t node_mask;
+  CodeKey *code_keys;
+  uint32_t code_mask, n_code_keys;
+  double small_weight[SMALL_BLOCKS];   // stats_block_weight(w, rate) for w < SMALL_BLOCKS
 
   ProfileStack *stacks;
   uint32_t n_stacks, cap_stacks;
@@ -60,8 +78,7 @@ struct Profile {
   ProfileNodeId *path;         // the previous allocation's nodes, outermost first
   uint32_t path_len, path_cap;
 
-  LiveEntry *live;
-  uint64_t live_mask, live_used;
+  LiveTable live;
 
   ProfileCounts totals;
   ProfileSummary summary;
@@ -131,40 +148,94 @@ static bool id_table_init(IdTable *t, uint32_t slots) {
 
 static uint64_t node_hash(ProfileNodeId parent, uint64_t code) { return mix64(code ^ ((uint64_t)parent << 40 | parent)); }
 
-static bool node_table_grow(Profile *p) {
-  IdTable bigger;
-  if (!id_table_init(&bigger, 2 * (p->node_index.mask + 1))) return p->ok = false;
-  for (uint32_t i = 0; i <= p->node_index.mask; i++) {
-    uint32_t v = p->node_index.slots[i];
-    if (!v) continue;
-    const ProfileNode *n = &p->nodes[v - 1];
-    uint64_t j = node_hash(n->parent, n->code) & bigger.mask;
-    while (bigger.slots[j]) j = (j + 1) & bigger.mask;
-    bigger.slots[j] = v;
+static bool code_keys_grow(Profile *p) {
+  uint32_t n = 2 * (p->code_mask + 1);
+  CodeKey *t = calloc(n, sizeof *t);
+  if (!t) return p->ok = false;
+  for (uint32_t i = 0; i <= p->code_mask; i++) {
+    if (!p->code_keys[i].used) continue;
+    uint64_t j = mix64(p->code_keys[i].code) & (n - 1);
+    while (t[j].used) j = (j + 1) & (n - 1);
+    t[j] = p->code_keys[i];
   }
-  bigger.used = p->node_index.used;
-  free(p->node_index.slots);
-  p->node_index = bigger;
+  free(p->code_keys);
+  p->code_keys = t;
+  p->code_mask = n - 1;
   return true;
+}
+
+static uint64_t code_key(Profile *p, uint64_t code) {
+  uint64_t j = mix64(code) & p->code_mask;
+  for (; p->code_keys[j].used; j = (j + 1) & p->code_mask)
+    if (p->code_keys[j].code == code) return p->code_keys[j].key;
+  uint64_t key = hash_code(p->reader, code);
+  p->code_keys[j] = (CodeKey){code, key, true};
+  if (2 * ++p->n_code_keys > p->code_mask) code_keys_grow(p);
+  return key;
+}
+
+static NodeSlot *empty_node_slots(uint32_t n) {
+  NodeSlot *s = malloc((size_t)n * sizeof *s);
+  for (uint32_t i = 0; s && i < n; i++) s[i].id = PROFILE_NONE;
+  return s;
+}
+
+static bool node_slots_grow(Profile *p) {
+  uint32_t n = 2 * (p->node_mask + 1);
+  NodeSlot *s = empty_node_slots(n);
+  if (!s) return p->ok = false;
+  for (uint32_t i = 0; i <= p->node_mask; i++) {
+    if (p->node_slots[i].id == PROFILE_NONE) continue;
+    uint64_t j = node_hash(p->node_slots[i].parent, p->node_slots[i].code) & (n - 1);
+    while (s[j].id != PROFILE_NONE) j = (j + 1) & (n - 1);
+    s[j] = p->node_slots[i];
+  }
+  free(p->node_slots);
+  p->node_slots = s;
+  p->node_mask = n - 1;
+  return true;
+}
+
+static void remember_kid(Kids *k, uint64_t code, ProfileNodeId id) {
+  memmove(&k->code[1], &k->code[0], (KIDS - 1) * sizeof k->code[0]);
+  memmove(&k->id[1], &k->id[0], (KIDS - 1) * sizeof k->id[0]);
+  k->code[0] = code;
+  k->id[0] = id;
+}
+
+static ProfileNodeId new_node(Profile *p, ProfileNodeId parent, uint64_t code) {
+  ProfileNode *nodes = grow(p, p->nodes, &p->cap_nodes, sizeof *nodes, p->n_nodes + 1);
+  if (nodes) p->nodes = nodes;
+  ProfileStackId *stack_of = nodes ? grow(p, p->stack_of, &p->cap_stack_of, sizeof *stack_of, p->n_nodes + 1) : NULL;
+  if (stack_of) p->stack_of = stack_of;
+  Kids *kids = stack_of ? grow(p, p->kids, &p->cap_kids, sizeof *kids, p->n_nodes + 1) : NULL;
+  if (!kids) return PROFILE_NONE;
+  p->kids = kids;
+  ProfileNodeId id = p->n_nodes++;
+  const ProfileNode *up = &nodes[parent];
+  nodes[id] = (ProfileNode){code, parent, up->depth + 1, combine(up->stack_key, code_key(p, code)),
+                            PROFILE_NONE};
+  stack_of[id] = PROFILE_NONE;
+  for (int i = 0; i < KIDS; i++) kids[id].id[i] = PROFILE_NONE;
+  return id;
 }
 
 // The child of `parent` for `code`, created if new; PROFILE_NONE when out of memory.
 static ProfileNodeId child(Profile *p, ProfileNodeId parent, uint64_t code) {
-  IdTable *t = &p->node_index;
-  uint64_t j = node_hash(parent, code) & t->mask;
-  for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
-    const ProfileNode *n = &p->nodes[v - 1];
-    if (n->code == code && n->parent == parent) return v - 1;
-  }
-  ProfileNode *nodes = grow(p, p->nodes, &p->cap_nodes, sizeof *nodes, p->n_nodes + 1);
-  if (!nodes) return PROFILE_NONE;
-  p->nodes = nodes;
-  ProfileNodeId id = p->n_nodes++;
-  const ProfileNode *up = &nodes[parent];
-  nodes[id] = (ProfileNode){code, parent, up->depth + 1, combine(up->stack_key, hash_code(p->reader, code)),
-                            PROFILE_NONE};
-  t->slots[j] = id + 1;
-  if (2 * ++t->used > t->mask && !node_table_grow(p)) return PROFILE_NONE;
+  Kids *k = &p->kids[parent];
+  for (int i = 0; i < KIDS; i++)
+    if (k->code[i] == code && k->id[i] != PROFILE_NONE) return k->id[i];
+  uint64_t j = node_hash(parent, code) & p->node_mask;
+  for (NodeSlot *s; (s = &p->node_slots[j])->id != PROFILE_NONE; j = (j + 1) & p->node_mask)
+    if (s->code == code && s->parent == parent) {
+      remember_kid(k, code, s->id);
+      return s->id;
+    }
+  ProfileNodeId id = new_node(p, parent, code);
+  if (id == PROFILE_NONE) return PROFILE_NONE;
+  remember_kid(&p->kids[parent], code, id);
+  p->node_slots[j] = (NodeSlot){code, parent, id};
+  if (2 * (uint64_t)p->n_nodes > p->node_mask && !node_slots_grow(p)) return PROFILE_NONE;
   return id;
 }
 
@@ -263,7 +334,7 @@ static ProfileSiteId site_of(Profile *p, uint64_t code) {
 }
 
 static ProfileStackId stack_of(Profile *p, ProfileNodeId leaf) {
-  if (p->nodes[leaf].stack != PROFILE_NONE) return p->nodes[leaf].stack;
+  if (p->stack_of[leaf] != PROFILE_NONE) return p->stack_of[leaf];
   ProfileSiteId site = site_of(p, p->nodes[leaf].code);
   if (site == PROFILE_NONE) return PROFILE_NONE;
   ProfileStack *stacks = grow(p, p->stacks, &p->cap_stacks, sizeof *stacks, p->n_stacks + 1);
@@ -271,72 +342,8 @@ static ProfileStackId stack_of(Profile *p, ProfileNodeId leaf) {
   p->stacks = stacks;
   ProfileStackId id = p->n_stacks++;
   stacks[id] = (ProfileStack){.leaf = leaf, .site = site};
-  p->nodes[leaf].stack = id;
+  p->nodes[leaf].stack = p->stack_of[leaf] = id;
   return id;
-}
-
-// ---------------------------------------------------------------- live table
-
-static uint64_t live_slot(uint64_t id, uint64_t mask) { return mix64(id) & mask; }
-
-static bool live_init(Profile *p, uint64_t slots) {
-  LiveEntry *t = malloc(slots * sizeof *t);
-  if (!t) return p->ok = false;
-  for (uint64_t i = 0; i < slots; i++) t[i].id = LIVE_EMPTY;
-  p->live = t;
-  p->live_mask = slots - 1;
-  return true;
-}
-
-static bool live_grow(Profile *p) {
-  LiveEntry *old = p->live;
-  uint64_t old_slots = p->live_mask + 1;
-  if (!live_init(p, 2 * old_slots)) {
-    p->live = old;
-    return false;
-  }
-  for (uint64_t i = 0; i < old_slots; i++) {
-    if (old[i].id == LIVE_EMPTY) continue;
-    uint64_t j = live_slot(old[i].id, p->live_mask);
-    while (p->live[j].id != LIVE_EMPTY) j = (j + 1) & p->live_mask;
-    p->live[j] = old[i];
-  }
-  free(old);
-  return true;
-}
-
-static LiveEntry *live_find(Profile *p, uint64_t id) {
-  for (uint64_t j = live_slot(id, p->live_mask);; j = (j + 1) & p->live_mask) {
-    if (p->live[j].id == id) return &p->live[j];
-    if (p->live[j].id == LIVE_EMPTY) return NULL;
-  }
-}
-
-static bool live_insert(Profile *p, const LiveEntry *e) {
-  if (2 * (p->live_used + 1) > p->live_mask + 1 && !live_grow(p)) return false;
-  uint64_t j = live_slot(e->id, p->live_mask);
-  while (p->live[j].id != LIVE_EMPTY) {
-    if (p->live[j].id == e->id) return false;  // an id allocated twice: keep the first
-    j = (j + 1) & p->live_mask;
-  }
-  p->live[j] = *e;
-  p->live_used++;
-  return true;
-}
-
-// Removes the entry at *e, moving back later entries of its probe run.
-static void live_remove(Profile *p, LiveEntry *e) {
-  uint64_t mask = p->live_mask, hole = (uint64_t)(e - p->live);
-  for (uint64_t j = (hole + 1) & mask; p->live[j].id != LIVE_EMPTY; j = (j + 1) & mask) {
-    uint64_t home = live_slot(p->live[j].id, mask);
-    // Movable into the hole iff its home is not cyclically in (hole, j].
-    bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-    if (stays) continue;
-    p->live[hole] = p->live[j];
-    hole = j;
-  }
-  p->live[hole].id = LIVE_EMPTY;
-  p->live_used--;
 }
 
 // ---------------------------------------------------------------- counting
@@ -395,11 +402,13 @@ static void on_alloc(Profile *p, const TraceEvent *ev) {
   p->summary.clock += n;
   bool minor = ev->source == TRACE_SOURCE_MINOR;
   LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, s, (uint16_t)p->window, false, minor};
-  if (!live_insert(p, &e)) {
-    if (p->ok) p->summary.unknown_ids++;  // an id allocated twice
+  LiveInsert added = live_insert(&p->live, &e);
+  if (added != LIVE_OK) {
+    if (added == LIVE_NO_MEMORY) p->ok = false;
+    else p->summary.unknown_ids++;  // an id allocated twice
     return;
   }
-  double weight = stats_block_weight(ev->length, p->rate);
+  double weight = ev->length < SMALL_BLOCKS ? p->small_weight[ev->length] : stats_block_weight(ev->length, p->rate);
   Targets t = targets(p, s);
   for (int i = 0; i < 3; i++) {
     ProfileCounts *c = t.c[i];
@@ -410,7 +419,7 @@ static void on_alloc(Profile *p, const TraceEvent *ev) {
 }
 
 static void on_promote(Profile *p, const TraceEvent *ev) {
-  LiveEntry *e = live_find(p, ev->id);
+  LiveEntry *e = live_find(&p->live, ev->id);
   if (!e) {
     p->summary.unknown_ids++;
     return;
@@ -422,7 +431,7 @@ static void on_promote(Profile *p, const TraceEvent *ev) {
 }
 
 static void on_collect(Profile *p, const TraceEvent *ev) {
-  LiveEntry *e = live_find(p, ev->id);
+  LiveEntry *e = live_find(&p->live, ev->id);
   if (!e) {
     p->summary.unknown_ids++;
     return;
@@ -430,11 +439,10 @@ static void on_collect(Profile *p, const TraceEvent *ev) {
   Targets t = targets(p, e->stack);
   for (int i = 0; i < 3; i++) {
     ProfileCounts *c = t.c[i];
-    c->collected_blocks++, c->collected_samples += e->samples;
     c->live_blocks--, c->live_samples -= e->samples;
   }
   record_end(p, e, ev->dtime_us, p->window, false);
-  live_remove(p, e);
+  live_remove(&p->live, e);
 }
 
 static void snapshot(Profile *p) {
@@ -492,13 +500,17 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress) {
   return status;
 }
 
+static void flush_live(void *ctx, LiveEntry *e) {
+  Profile *p = ctx;
+  record_end(p, e, p->summary.last_us, p->opts.windows + 1, true);
+}
+
 void profile_finish(Profile *p) {
   if (p->finished) return;
   if (!p->summary.at_taken) snapshot(p);
   uint32_t k = p->opts.windows;
   for (uint32_t w = p->window ? p->window : k + 1; w <= k; w++) p->checkpoint_us[w] = p->summary.last_us;
-  for (uint64_t i = 0; p->live && i <= p->live_mask; i++)
-    if (p->live[i].id != LIVE_EMPTY) record_end(p, &p->live[i], p->summary.last_us, k + 1, true);
+  live_each(&p->live, flush_live, p);
   p->finished = true;
 }
 
@@ -537,15 +549,24 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
   p->ok = true;
   p->summary.minor_heap_words = minor_heap_words(info->runtime_params);
   p->nodes = malloc(256 * sizeof *p->nodes);
-  p->cap_nodes = 256;
-  if (p->nodes) {
+  p->stack_of = malloc(256 * sizeof *p->stack_of);
+  p->kids = malloc(256 * sizeof *p->kids);
+  p->cap_nodes = p->cap_stack_of = p->cap_kids = 256;
+  p->node_slots = empty_node_slots(1024);
+  p->node_mask = 1023;
+  p->code_keys = calloc(256, sizeof *p->code_keys);
+  p->code_mask = 255;
+  for (uint32_t w = 0; w < SMALL_BLOCKS; w++) p->small_weight[w] = stats_block_weight(w, p->rate);
+  if (p->nodes && p->stack_of && p->kids) {
     p->nodes[0] = (ProfileNode){0, PROFILE_NONE, 0, 0x7007, PROFILE_NONE};
+    p->stack_of[0] = PROFILE_NONE;
+    for (int i = 0; i < KIDS; i++) p->kids[0].id[i] = PROFILE_NONE;
     p->n_nodes = 1;
   }
   p->window = p->opts.windows ? 1 : 0;
   if (p->opts.windows) p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
-  bool ok = p->nodes && id_table_init(&p->node_index, 1024) && id_table_init(&p->site_index, 256) &&
-            live_init(p, 1024) && (!p->opts.windows || p->checkpoint_us);
+  bool ok = p->nodes && p->stack_of && p->kids && p->node_slots && p->code_keys && id_table_init(&p->site_index, 256) &&
+            live_init(&p->live) && (!p->opts.windows || p->checkpoint_us);
   if (!ok) {
     profile_free(p);
     return NULL;
@@ -560,13 +581,16 @@ void profile_free(Profile *p) {
     free(p->extras[i].windows);
   }
   free(p->nodes);
-  free(p->node_index.slots);
+  free(p->stack_of);
+  free(p->kids);
+  free(p->node_slots);
+  free(p->code_keys);
   free(p->stacks);
   free(p->sites);
   free(p->extras);
   free(p->site_index.slots);
   free(p->path);
-  free(p->live);
+  live_free(&p->live);
   free(p->checkpoint_us);
   free(p);
 }
@@ -638,7 +662,6 @@ void profile_counts_add(ProfileCounts *a, const ProfileCounts *b) {
   a->blocks += b->blocks, a->samples += b->samples, a->objects += b->objects;
   a->major_blocks += b->major_blocks, a->major_samples += b->major_samples;
   a->promoted_blocks += b->promoted_blocks, a->promoted_samples += b->promoted_samples;
-  a->collected_blocks += b->collected_blocks, a->collected_samples += b->collected_samples;
   a->live_blocks += b->live_blocks, a->live_samples += b->live_samples;
   a->at_blocks += b->at_blocks, a->at_samples += b->at_samples;
 }

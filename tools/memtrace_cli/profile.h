@@ -62,7 +62,7 @@
 //
 // Invariants
 //   * node 0 is the root; a node's parent has a smaller id; depth(root) = 0.
-//   * for every stack s: collected + live = blocks (and samples alike);
+//   * for every stack s: live_* <= blocks (collected = blocks - live);
 //     at_* <= blocks; promoted_* <= blocks.
 //   * the live table holds exactly the sampled blocks allocated and neither
 //     collected nor (after profile_finish) flushed into the windows.
@@ -91,8 +91,8 @@ typedef struct ProfileCounts {
   double objects;                                 // estimated blocks allocated (Σ 1/P(sampled))
   uint64_t major_blocks, major_samples;           // of them born outside the minor heap
   uint64_t promoted_blocks, promoted_samples;     // got a promote event
-  uint64_t collected_blocks, collected_samples;   // got a collect event
-  uint64_t live_blocks, live_samples;             // neither: alive now (at the end)
+  uint64_t live_blocks, live_samples;             // not collected (yet): alive now
+                                                  // (collected = blocks - live)
   uint64_t at_blocks, at_samples;                 // alive at the --at moment
 } ProfileCounts;
 

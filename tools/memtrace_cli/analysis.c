@@ -91,16 +91,19 @@ static TraceReader *open_reader(const ToolUsage *usage, const char *path, int fd
   return r;
 }
 
-// The first pass of --at P%: the time of the trace's last event.
-static bool last_event_time(const ToolUsage *usage, const char *path, int fd, Progress *progress, uint64_t *last) {
+// The first pass: the time of the last event and the samples of all
+// allocations.
+static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progress *progress, uint64_t *last,
+                       uint64_t *samples) {
   TraceReader *r = open_reader(usage, path, dup(fd));
   if (!r) return false;
   TraceEvent ev;
   uint64_t n = 0;
-  *last = 0;
+  *last = *samples = 0;
   while (trace_reader_next(r, &ev) == TRACE_READER_EVENT) {
     *last = ev.dtime_us;
-    if ((++n & 0xffff) == 0) progress_update(progress, ev.offset / 2, n);
+    *samples += ev.n_samples;
+    if ((++n & 0xffff) == 0) progress_update(progress, ev.offset / 4, n);
   }
   trace_reader_close(r);
   return lseek(fd, 0, SEEK_SET) == 0;
@@ -108,21 +111,21 @@ static bool last_event_time(const ToolUsage *usage, const char *path, int fd, Pr
 
 int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
   *out = (Loaded){.path = path};
-  bool two_pass = at && at->set && at->percent;
-  int fd = open_input(usage, path, two_pass || opts->windows, &out->file_bytes);
+  bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
+  int fd = open_input(usage, path, two_pass, &out->file_bytes);
   if (fd < 0) return 1;
   Progress progress;
   progress_init(&progress, usage->name, path, out->file_bytes);
-  if (at && at->set) {
-    uint64_t last = 0;
-    if (two_pass && !last_event_time(usage, path, fd, &progress, &last)) {
-      close(fd);
-      return 1;
-    }
-    opts->at_set = true;
-    opts->at_us = two_pass ? (uint64_t)llround((double)last * at->value / 100) : (uint64_t)llround(at->value);
+  uint64_t last = 0, samples = 0;
+  if (two_pass && !first_pass(usage, path, fd, &progress, &last, &samples)) {
+    close(fd);
+    return 1;
   }
-  opts->file_bytes = out->file_bytes;
+  if (at && at->set) {
+    opts->at_set = true;
+    opts->at_us = percent ? (uint64_t)llround((double)last * at->value / 100) : (uint64_t)llround(at->value);
+  }
+  opts->clock_total = samples;
   if (!(out->reader = open_reader(usage, path, fd))) return 1;
   if (!(out->profile = profile_new(out->reader, opts))) {
     fprintf(stderr, "memtrace %s: out of memory\n", usage->name);

@@ -43,8 +43,10 @@ typedef struct Loaded {
 } Loaded;
 
 // Opens `path` ("-": stdin), reads the whole trace into a profile built
-// with `opts` (file_bytes filled in when opts->windows is set; at_us from
-// `at` when at->set, after a first pass if a percentage) and finishes it.
+// with `opts` and finishes it. A first pass over the trace (the reader
+// alone: a tenth of the second's time) gets what the options need: the
+// allocation clock's total for opts->windows (which stay off for a trace
+// without samples), the time of the last event for --at P%.
 // Returns 0 (loaded, maybe partial) or 1 (nothing to show: the trace could
 // not be opened, or out of memory; the message is printed).
 int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);

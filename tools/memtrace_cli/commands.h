@@ -9,5 +9,7 @@
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_lifetimes(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
 
 #endif

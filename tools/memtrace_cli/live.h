@@ -30,12 +30,14 @@ typedef struct LiveEntry {
   uint64_t samples;
   uint64_t birth_us;
   uint64_t birth_clock;  // the allocation clock after this block's samples
+  uint64_t promoted_us;  // time of its promote event; LIVE_NEVER if none
   uint32_t stack;        // ProfileStackId
   uint16_t window;       // birth window (1..K), 0 without windows
   bool promoted, minor;  // minor: born in the minor heap
 } LiveEntry;
 
 #define LIVE_EMPTY UINT64_MAX
+#define LIVE_NEVER UINT64_MAX
 
 typedef struct LiveTable {
   LiveEntry *ring;

@@ -202,8 +202,8 @@ void json_site_fields(Json *j, const ProfileSite *site) {
   json_location_fields(j, &site->loc);
 }
 
-static void json_stack_frames(Json *j, const Profile *p, ProfileStackId s) {
-  json_array(j, "stack");
+void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
+  json_array(j, key);
   for (ProfileNodeId n = profile_stack(p, s)->leaf; n != 0 && n != PROFILE_NONE; n = profile_node(p, n)->parent) {
     const TraceReaderLocation *locs;
     int count = profile_node_locations(p, n, &locs);
@@ -231,7 +231,7 @@ void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId firs
   } else {
     json_string(j, "file", site->loc.file);
   }
-  if (by == PROFILE_BY_STACK) json_stack_frames(j, p, first);
+  if (by == PROFILE_BY_STACK) json_stack(j, "stack", p, first);
   json_end_object(j);
 }
 

@@ -73,6 +73,10 @@ void json_site_fields(Json *j, const ProfileSite *site);
 // "start_col", "end_col"} or {"code": N} without location).
 void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId first);
 
+// The frames of a stack under `key`, innermost first, each {"function",
+// "file", "line", "start_col", "end_col"} or {"code": N} without location.
+void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s);
+
 // "trace": {"file", "executable", "format_version", "sample_rate",
 // "word_bytes", "duration_s", "events", "samples"} of a profile.
 void json_trace(Json *j, const char *path, const Profile *p);

@@ -86,6 +86,11 @@ struct Profile {
 
   uint32_t window;             // current window (1..K); 0 without windows
   uint64_t *checkpoint_us;     // [1..K]
+  // Major collections, as seen through the collect events of old blocks
+  // (promoted or born in the major heap): an episode is a run of them with
+  // no allocation in between. Times of the latest two; LIVE_NEVER if none.
+  uint64_t gc_prev_us, gc_cur_us;
+  bool allocated_since_gc;
 };
 
 // ---------------------------------------------------------------- hashing
@@ -370,28 +375,57 @@ static uint64_t *windows_of(Profile *p, ProfileSiteId site) {
   return x->windows;
 }
 
-// A block leaves the live set: collected (alive = false) at now_us in
-// window `death`, or still alive at the end (alive = true, death = K + 1).
-static void record_end(Profile *p, const LiveEntry *e, uint64_t now_us, uint32_t death, bool alive) {
-  ProfileSiteId site = p->stacks[e->stack].site;
+// The number of checkpoints among c_1 .. c_n at or before time t, plus one:
+// the window whose end is the first checkpoint after t.
+static uint32_t window_after(const Profile *p, uint64_t t, uint32_t n) {
+  uint32_t lo = 0, hi = n;  // checkpoint_us[1..lo] <= t < checkpoint_us[hi + 1..]
+  while (lo < hi) {
+    uint32_t mid = (lo + hi + 1) / 2;
+    if (p->checkpoint_us[mid] <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+// The latest time a block is known to have been reachable (profile.h,
+// "Leak windows"): it became old (promoted, or born in the major heap) then,
+// or survived a major collection later; LIVE_NEVER when never proven.
+static uint64_t proven_until(const LiveEntry *e, uint64_t survived_gc_us) {
+  uint64_t old = e->minor ? e->promoted_us : e->birth_us;
+  if (old == LIVE_NEVER) return LIVE_NEVER;
+  return survived_gc_us != LIVE_NEVER && survived_gc_us > old ? survived_gc_us : old;
+}
+
+static void record_window(Profile *p, const LiveEntry *e, uint64_t survived_gc_us, bool alive) {
+  uint64_t proven = proven_until(e, survived_gc_us);
+  if (proven == LIVE_NEVER) return;
+  uint32_t k = p->opts.windows, d;
+  if (!alive) d = window_after(p, proven, p->window - 1);
+  else d = window_after(p, proven, k - 1) == k ? k + 1 : window_after(p, proven, k - 1);
+  if (d < (uint32_t)e->window + 2) return;
+  uint64_t *m = windows_of(p, p->stacks[e->stack].site);
+  if (m) m[(size_t)e->window * (k + 2) + d] += e->samples;
+}
+
+// A block leaves the live set: collected at now_us (alive = false), or still
+// alive at the end (alive = true); survived_gc_us: the last major collection
+// it lived through (LIVE_NEVER: none seen).
+static void record_end(Profile *p, const LiveEntry *e, uint64_t now_us, uint64_t survived_gc_us, bool alive) {
   if (p->opts.lifetimes) {
-    ProfileLifetimes *l = lifetimes_of(p, site);
+    ProfileLifetimes *l = lifetimes_of(p, p->stacks[e->stack].site);
     if (l && alive) {
       l->time_us[PROFILE_HIST_ALIVE] += e->samples;
       l->clock[PROFILE_HIST_ALIVE] += e->samples;
     } else if (l) {
       l->time_us[profile_hist_bucket(now_us - e->birth_us)] += e->samples;
       l->clock[profile_hist_bucket(p->summary.clock - e->birth_clock)] += e->samples;
-      if (e->minor && !e->promoted) {
+      if (e->minor && e->promoted_us == LIVE_NEVER) {
         l->died_young_blocks++;
         l->died_young_samples += e->samples;
       }
     }
   }
-  if (p->opts.windows && death >= (uint32_t)e->window + 2) {
-    uint64_t *m = windows_of(p, site);
-    if (m) m[(size_t)e->window * (p->opts.windows + 2) + death] += e->samples;
-  }
+  if (p->opts.windows) record_window(p, e, survived_gc_us, alive);
 }
 
 static void on_alloc(Profile *p, const TraceEvent *ev) {
@@ -401,7 +435,8 @@ static void on_alloc(Profile *p, const TraceEvent *ev) {
   uint64_t n = ev->n_samples;
   p->summary.clock += n;
   bool minor = ev->source == TRACE_SOURCE_MINOR;
-  LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, s, (uint16_t)p->window, false, minor};
+  p->allocated_since_gc = true;
+  LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, LIVE_NEVER, s, (uint16_t)p->window, false, minor};
   LiveInsert added = live_insert(&p->live, &e);
   if (added != LIVE_OK) {
     if (added == LIVE_NO_MEMORY) p->ok = false;
@@ -426,6 +461,7 @@ static void on_promote(Profile *p, const TraceEvent *ev) {
   }
   if (e->promoted) return;
   e->promoted = true;
+  e->promoted_us = ev->dtime_us;
   Targets t = targets(p, e->stack);
   for (int i = 0; i < 3; i++) t.c[i]->promoted_blocks++, t.c[i]->promoted_samples += e->samples;
 }
@@ -441,7 +477,13 @@ static void on_collect(Profile *p, const TraceEvent *ev) {
     ProfileCounts *c = t.c[i];
     c->live_blocks--, c->live_samples -= e->samples;
   }
-  record_end(p, e, ev->dtime_us, p->window, false);
+  bool old = !e->minor || e->promoted;
+  if (old && p->allocated_since_gc) {  // a new major collection
+    p->gc_prev_us = p->gc_cur_us;
+    p->gc_cur_us = ev->dtime_us;
+    p->allocated_since_gc = false;
+  }
+  record_end(p, e, ev->dtime_us, p->gc_prev_us, false);
   live_remove(&p->live, e);
 }
 
@@ -457,8 +499,11 @@ static void snapshot(Profile *p) {
   p->totals.at_blocks = p->totals.live_blocks, p->totals.at_samples = p->totals.live_samples;
 }
 
-static uint64_t boundary(const Profile *p, uint32_t w) { return p->opts.file_bytes / p->opts.windows * w +
-                                                                 p->opts.file_bytes % p->opts.windows * w / p->opts.windows; }
+// The allocation clock at which window w ends (w < K).
+static uint64_t boundary(const Profile *p, uint32_t w) {
+  uint64_t total = p->opts.clock_total, k = p->opts.windows;
+  return total / k * w + total % k * w / k;
+}
 
 // The --at snapshot and the windows' checkpoints that fall before `ev`.
 static void before_event(Profile *p, const TraceEvent *ev) {
@@ -466,7 +511,7 @@ static void before_event(Profile *p, const TraceEvent *ev) {
     snapshot(p);
     p->summary.at_taken = true;
   }
-  while (p->window && p->window < p->opts.windows && ev->offset >= boundary(p, p->window)) {
+  while (p->window && p->window < p->opts.windows && p->summary.clock >= boundary(p, p->window)) {
     p->checkpoint_us[p->window] = p->summary.last_us;
     p->window++;
   }
@@ -502,7 +547,7 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress) {
 
 static void flush_live(void *ctx, LiveEntry *e) {
   Profile *p = ctx;
-  record_end(p, e, p->summary.last_us, p->opts.windows + 1, true);
+  record_end(p, e, p->summary.last_us, p->gc_cur_us, true);
 }
 
 void profile_finish(Profile *p) {
@@ -542,7 +587,7 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
   const TraceReaderInfo *info = trace_reader_info(r);
   p->reader = r;
   p->opts = *opts;
-  if (!p->opts.file_bytes) p->opts.windows = 0;
+  if (!p->opts.clock_total) p->opts.windows = 0;
   p->rate = info->sample_rate;
   p->word_bytes = info->word_size >= 8 ? info->word_size / 8 : 8;
   p->sample_bytes = p->word_bytes / p->rate;
@@ -564,6 +609,7 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
     p->n_nodes = 1;
   }
   p->window = p->opts.windows ? 1 : 0;
+  p->gc_prev_us = p->gc_cur_us = LIVE_NEVER;
   if (p->opts.windows) p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
   bool ok = p->nodes && p->stack_of && p->kids && p->node_slots && p->code_keys && id_table_init(&p->site_index, 256) &&
             live_init(&p->live) && (!p->opts.windows || p->checkpoint_us);

@@ -41,16 +41,31 @@
 // params when known) approximates how many minor collections a block lived
 // through, assuming they happen only when the minor heap fills.
 //
-// Leak windows (ProfileOptions.windows = K > 0 and .file_bytes = the
-// trace's size): checkpoints c_1 .. c_K split the trace at byte offsets
-// k × size / K (so windows hold about equal numbers of events; c_K is the
-// end); profile_checkpoint_time gives the time of each. A sampled block born
-// in window j (after c_(j-1), up to c_j) and collected in window d (d = K +
-// 1: never) is counted "old and live" at checkpoints j+1 .. d-1 (it is
-// ignored at its own window's end: the youngest blocks do not count).
-// Per site, windows[j * (K + 2) + d] sums the samples of such blocks with
-// d >= j + 2 (the others never count), which gives the live series and the
-// exact sampling variance of any linear statistic of it (leaks.c).
+// Leak windows (ProfileOptions.windows = K > 0, .clock_total = the samples
+// of all the trace's allocations, from a first pass): checkpoints c_1 .. c_K
+// split the run into windows of equal allocation (c_k is the first event
+// once the allocation clock reaches k × clock_total / K; c_K is the end), so
+// the bursts of collect events of a major collection, which take no
+// allocation, fall inside one window; profile_checkpoint_time gives the
+// time of each.
+//   What counts is what the trace proves reachable, not merely uncollected
+// (a collector reports a block dead only when it runs; a program that never
+// fills its major heap reclaims no old block at all): a block is proven
+// reachable up to the latest of the moment it became old (its promote event:
+// a minor collection kept it; or its birth in the major heap) and the last
+// major collection it lived through. Major collections show in the trace as
+// collect events of old blocks; a run of them with no allocation in between
+// is one collection (exact for Minnow's stop-the-world collector; for
+// OCaml's incremental one each slice of its sweep counts as one). A block
+// never promoted is never proven reachable past its birth.
+//   A sampled block born in window j and proven reachable up to a time
+// falling in window d (d = K + 1 for a block still alive at the end and
+// proven reachable in the last window) counts at checkpoints j+1 .. d-1
+// ("old and live": ignored at its own window's end, so the youngest blocks
+// never count). Per site, windows[j * (K + 2) + d] sums the samples of such
+// blocks with d >= j + 2 (the others never count), which gives the live
+// series and the exact sampling variance of any linear statistic of it
+// (leaks.c).
 //
 // Ownership and lifetimes
 //   * profile_new borrows the reader: it must stay open until profile_free
@@ -134,8 +149,8 @@ typedef struct ProfileLifetimes {
 
 typedef struct ProfileOptions {
   bool lifetimes;         // keep ProfileLifetimes per site
-  uint32_t windows;       // K leak windows (0: none); needs file_bytes
-  uint64_t file_bytes;    // the trace file's size, for the windows' checkpoints
+  uint32_t windows;       // K leak windows (0: none); needs clock_total
+  uint64_t clock_total;   // samples of all allocations of the trace (0: no windows)
   bool at_set;            // snapshot live counts at at_us (else at_* = live at the end)
   uint64_t at_us;         // µs since the trace's start
 } ProfileOptions;

@@ -483,6 +483,16 @@ static inline uint8_t *put_hit(uint8_t *p, uint32_t bucket, uint32_t predicted) 
   return put8(put16(p, word | 2), (uint8_t)predicted);
 }
 
+// How many of frames[0 .. n), at most `max`, equal `code` before the first
+// that does not: the length of a recursion's run, four frames a step.
+static inline uint32_t same_run(const uint64_t *frames, uint32_t n, uint64_t code, uint32_t max) {
+  uint32_t end = n < max ? n : max, i = 0;
+  while (i + 4 <= end && ((frames[i] ^ code) | (frames[i + 1] ^ code) | (frames[i + 2] ^ code) | (frames[i + 3] ^ code)) == 0)
+    i += 4;
+  while (i < end && frames[i] == code) i++;
+  return i;
+}
+
 // Codes frames[0 .. n) (outermost first) at p as memtrace does, stopping
 // once the codewords pass TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK bytes
 // (so at most TRACE_BACKTRACE_MAX_BYTES). `predictor` is the bucket coded
@@ -521,13 +531,21 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
       k++, words++;
       uint32_t at = hit, predicted = 0;
       bool full = false;
-      while (k < n && p + 2 <= limit && code_of[next_of[at]] == frames[k]) {
-        if (predicted == TRACE_MAX_PREDICTED) {
-          full = true;
-          break;
+      if (p + 2 > limit) {
+        // no room for a prediction count
+      } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
+        predicted = same_run(frames + k, n - k, code_of[hit], TRACE_MAX_PREDICTED);
+        k += predicted;
+        full = predicted == TRACE_MAX_PREDICTED && k < n && frames[k] == code_of[hit];
+      } else {
+        while (k < n && code_of[next_of[at]] == frames[k]) {
+          if (predicted == TRACE_MAX_PREDICTED) {
+            full = true;
+            break;
+          }
+          at = next_of[at];
+          predicted++, k++;
         }
-        at = next_of[at];
-        predicted++, k++;
       }
       p = put_hit(p, hit, predicted);
       predictor = at;

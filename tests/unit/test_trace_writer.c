@@ -5,7 +5,8 @@
 // misses, predictions, runs past 255, eviction), the 4,096-byte cap and the
 // common prefix after it, the cache check, the flush rules, promote/collect
 // distances, write errors (EPIPE, ENOSPC), and that the writer reads no
-// frame below known_common. Expected bytes are built here from the format's
+// frame below known_common; recursions (a frame predicting itself) at run
+// and cap edges. Expected bytes are built here from the format's
 // description (docs/trace-format.md), not from the writer's code; hash
 // values were computed with OCaml's own int arithmetic.
 #include <setjmp.h>
@@ -726,6 +727,77 @@ static void test_known_common_reads_nothing_below(void **state) {
   munmap(stack, mapped);
 }
 
+// ================================================================ recursions
+
+// A frame that predicts itself (a recursion) is counted as a run: 255 a
+// codeword, the next frame of the run in a new codeword, the run's end
+// coded as usual.
+static void test_recursion_runs(void **state) {
+  Fixture *fx = *state;
+  fx->custom_none = true;
+  static uint64_t stack[300];
+  const uint64_t X = 0x8880, Y = 0x9990;
+  uint32_t x = trace_bucket2(X), y = trace_bucket2(Y);
+  assert_true(x != y);
+  for (int i = 0; i < 300; i++) stack[i] = X;
+  uint64_t t = T0;
+  alloc(fx, ++t, 1, stack, 257, 0);  // miss, then a hit predicting 255
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  alloc(fx, ++t, 1, stack, 258, 0);  // hit + 255, hit + 1
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  alloc(fx, ++t, 1, stack, 256, 0);  // hit + 255: the run ends with the stack
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  stack[256] = Y;
+  alloc(fx, ++t, 1, stack, 257, 0);  // hit + 255, then Y misses
+  finish(fx);
+  Bytes want = {.n = 0};
+  t = T0;
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_miss(&want, x, X), b_hit(&want, x, 255);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_hit(&want, x, 255), b_hit(&want, x, 1);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 1, 2), b_hit(&want, x, 255);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_hit(&want, x, 255), b_miss(&want, y, Y);
+  Packet e = event_packet(fx, 0);
+  assert_bytes(e.events, e.events_len, &want);
+}
+
+// A recursion's hit at the 4,096-byte cap: its run is counted when the hit
+// starts at byte 4,084 of the codewords (then one more hit fits, without a
+// count), not when it starts at 4,086.
+static void test_recursion_at_the_cap(void **state) {
+  Fixture *fx = *state;
+  fx->custom_none = true;
+  static uint32_t used[2 * (1 + 3 + 2 * 408) + 1];
+  static uint64_t fresh[2 * 408], stack[1000];
+  used[0] = 0;  // bucket 0: the initial successor of every bucket, kept empty
+  int n_used = 1;
+  uint64_t X, h[3];
+  distinct_codes(0x8000, &X, 1, used, &n_used);
+  distinct_codes(0x10, h, 3, used, &n_used);
+  distinct_codes(0x100000, fresh, 2 * 408, used, &n_used);
+  uint64_t xx[] = {X, X};
+  alloc(fx, T0, 1, xx, 2, 0);  // X's bucket now predicts itself
+  for (int i = 0; i < 3; i++) alloc(fx, T0, 1, &h[i], 1, 0);
+  // 408 misses (4,080 bytes), h[0] (2): X's hit at 4,082, its run counted
+  memcpy(stack, fresh, 408 * sizeof *fresh);
+  stack[408] = h[0];
+  for (int i = 409; i < 1000; i++) stack[i] = X;
+  alloc(fx, T0, 1, stack, 1000, 0);
+  assert_int_equal(trace_writer_backtrace_depth(fx->w), 409 + 1 + 255 + 1);
+  // 408 other misses, h[0] h[1] h[2] (6): X's hit at 4,086, alone
+  memcpy(stack, fresh + 408, 408 * sizeof *fresh);
+  stack[408] = h[0], stack[409] = h[1], stack[410] = h[2];
+  alloc(fx, T0, 1, NULL, 0, 0);
+  alloc(fx, T0, 1, stack, 1000, 0);
+  assert_int_equal(trace_writer_backtrace_depth(fx->w), 411 + 1);
+}
+
 // ================================================================ packets and flush rules
 
 // The cache check: none in the first event packet, then bucket 4242, 9655...
@@ -985,6 +1057,8 @@ int main(void) {
     T(test_truncation_at_4096_bytes),
     T(test_truncation_edges),
     T(test_known_common_reads_nothing_below),
+    T(test_recursion_runs),
+    T(test_recursion_at_the_cap),
     T(test_cache_check),
     T(test_flush_when_full),
     T(test_flush_129_new_locations),

@@ -23,9 +23,11 @@
 //    state of that moment, into location packets kept in `locs` until the
 //    flush that writes them just before the event packet that needs them.
 //    Their headers take the event packet's first time and id.
-// 4. Backtraces. The writer keeps a copy of the previous callstack
+// 4. Backtraces. trace_writer_alloc keeps a copy of the previous callstack
 //    (prev_stack) and finds the common prefix by comparing from the caller's
-//    known_common onwards; only the frames past it are copied. The prefix is
+//    known_common onwards; only the frames past it are copied.
+//    trace_writer_alloc_common takes the prefix from a caller that keeps the
+//    previous callstack itself, and copies nothing. The prefix is
 //    capped at reader_depth, the frames the reader holds from the previous
 //    backtrace (fewer than its depth when the 4,096-byte cap cut it), so
 //    that a reader never has to invent frames. The rest is coded against a
@@ -616,20 +618,11 @@ static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time
 
 // ================================================================ public entry points
 
-uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
-                            uint32_t n_samples, TraceSource source,
-                            const uint64_t *stack, uint32_t depth, uint32_t known_common) {
+// An allocation event whose callstack shares its first `common` frames with
+// the previous one's (trace_writer_alloc and trace_writer_alloc_common).
+static uint64_t alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples,
+                            TraceSource source, const uint64_t *stack, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
-  if (w->failed) {
-    w->next_alloc_id++;
-    return id;
-  }
-  if ((unsigned)source > TRACE_SOURCE_EXTERNAL) {
-    fail(w, "trace_writer_alloc: allocation source %u is not 0, 1 or 2", (unsigned)source);
-    w->next_alloc_id++;
-    return id;
-  }
-  uint32_t common = take_stack(w, stack, depth, known_common);
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;
   bool is_short = wosize >= 1 && wosize <= TRACE_SHORT_ALLOC_MAX && source == TRACE_SOURCE_MINOR
@@ -655,6 +648,30 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
   w->pos = (uint32_t)(end - w->packet);
   w->stats.allocs++;
   return id;
+}
+
+// A bad source stops the writer; true if the event may be written.
+static bool alloc_allowed(TraceWriter *w, TraceSource source) {
+  if (w->failed) return false;
+  if ((unsigned)source <= TRACE_SOURCE_EXTERNAL) return true;
+  fail(w, "trace_writer_alloc: allocation source %u is not 0, 1 or 2", (unsigned)source);
+  return false;
+}
+
+uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                            uint32_t n_samples, TraceSource source,
+                            const uint64_t *stack, uint32_t depth, uint32_t known_common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  uint32_t common = take_stack(w, stack, depth, known_common);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common);
+}
+
+uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                   uint32_t n_samples, TraceSource source,
+                                   const uint64_t *stack, uint32_t depth, uint32_t common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common < depth ? common : depth);
 }
 
 static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char *what,

@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof / bench-trace-writer   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -100,7 +100,7 @@ test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memt
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof tools/memtrace lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof vm-fp tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk

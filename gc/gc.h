@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lang/value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 typedef struct MajorHeap MajorHeap;

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 

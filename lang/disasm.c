@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bytecode.h"
+#include "../core/bytecode.h"
 #include "compiler.h"
-#include "frames.h"
+#include "../core/frames.h"
 #include "vm.h"
 
 const char *const bytecode_names[OPCODE_COUNT] = {

@@ -25,9 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytecode.h"
+#include "../core/bytecode.h"
+#include "../core/frames.h"
+#include "backtrace.h"
 #include "compiler.h"
-#include "frames.h"
 #include "interp.h"
 #include "ops.h"
 #include "primitives.h"
@@ -893,11 +894,11 @@ static _Noreturn void die_uncaught(Vm *vm, Value v) {
   frames_top(vm, &c);
   const char *fn, *file;
   uint32_t line, col;
-  frames_position(&c, &fn, &file, &line, &col);
+  backtrace_position(&c, &fn, &file, &line, &col);
   fprintf(stderr, "%s:%u:%u: error: ", file, line, col + 1);
   ops_print(vm, stderr, v, false);
   fputc('\n', stderr);
-  frames_print_backtrace(vm, &c, stderr);
+  backtrace_print(vm, &c, stderr);
   vm_exit(vm, VM_EXIT_ERROR);
 }
 

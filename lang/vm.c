@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "builtins.h"
-#include "bytecode.h"
+#include "../core/bytecode.h"
 #include "compiler.h"
-#include "frames.h"
+#include "../core/frames.h"
 #include "interp.h"
 #include "shapes.h"
 #include "vm.h"

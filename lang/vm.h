@@ -16,10 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Proto Proto;          // a compiled function (lang/compiler.h)
-typedef struct FrameTable FrameTable; // descriptors (lang/frames.h)
+typedef struct FrameTable FrameTable; // descriptors (core/frames.h)
 typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
 typedef struct Shapes Shapes;        // record shapes (vm/shapes.h)
 typedef struct Program Program;

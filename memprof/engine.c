@@ -44,7 +44,7 @@
 
 #include "memprof_internal.h"
 #include "../lang/compiler.h"
-#include "../lang/frames.h"
+#include "../core/frames.h"
 #include "../lang/vm.h"
 
 static void *grow_array(void *p, uint32_t *cap, size_t elem) {

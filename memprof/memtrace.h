@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lang/value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 

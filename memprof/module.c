@@ -7,7 +7,7 @@
 //
 // Callstacks share their frames (a sample costs its new frames, as its
 // capture does, however deep the stack): a callstack is a node of a tree of
-// frames rooted at the outermost caller (TAG_CALLSTACK, lang/value.h: its
+// frames rooted at the outermost caller (TAG_CALLSTACK, core/value.h: its
 // caller's node, a debug-entry id, how many frames to show). `path` keeps
 // the nodes of the previous sample's callers: the sample's first
 // `unchanged` callers (tracker.h) reuse them, and only the callers past

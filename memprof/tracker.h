@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lang/frames.h"
-#include "../lang/value.h"
+#include "../core/frames.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 

@@ -9,7 +9,7 @@
 //   young    in the minor heap; old: in the major heap
 //   promote  copy a young block into the major heap (minor GC)
 //   ret      a return address saved on the VM stack
-//   desc     frame descriptor (lang/frames.h)
+//   desc     frame descriptor (core/frames.h)
 //   pc       pointer to the current bytecode word
 //   fsize    frame size in slots (a frame's slots, return address excluded)
 #ifndef MINNOW_VALUE_H

@@ -140,6 +140,9 @@ int bytecode_is_safe_point(Opcode op);
 // The word of the jump offset (kind "o") of a fixed-length instruction with
 // opcode op, or 0 if it has none.
 uint32_t bytecode_jump_word(Opcode op);
+// The result register of an instruction that may queue memprof callbacks and
+// falls through, after which a poll may run (core/pending.c), or -1.
+int bytecode_poll_result(const uint32_t *pc);
 
 // CALL and CALLG: { op, fn, argc, arg_reg[argc], stub, dst, caller_step }.
 // The return address is the last word (core/frames.h part 2).

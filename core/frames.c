@@ -9,7 +9,7 @@
 
 #include "frames.h"
 #include "namemap.h"
-#include "../lang/vm.h"
+#include "vm_state.h"
 
 // An interned live list: count slots, ascending.
 typedef struct LiveList {

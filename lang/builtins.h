@@ -1,5 +1,5 @@
 // builtins.h - declarations of the C primitives (lang/builtins_*.c,
-// memprof/module.c) for the table in lang/primitives.c, and helpers they share.
+// lang/builtins_memprof.c) for the table in lang/primitives.c, and helpers they share.
 #ifndef MINNOW_BUILTINS_H
 #define MINNOW_BUILTINS_H
 

@@ -10,15 +10,7 @@
 #include "ops.h"
 #include "vm.h"
 
-Value builtins_string(Vm *vm, Value v, const char *what) {
-  if (!val_has_tag(v, TAG_STRING)) vm_raise_error(vm, "type error: %s expects a string, got %s", what, vm_type_name(v));
-  return v;
-}
 
-int64_t builtins_int(Vm *vm, Value v, const char *what) {
-  if (!val_is_int(v)) vm_raise_error(vm, "type error: %s expects an int, got %s", what, vm_type_name(v));
-  return val_to_int(v);
-}
 
 Value prim_string_length(Vm *vm, Value *args) {
   return val_of_int((int64_t)str_len(builtins_string(vm, args[0], "String.length")));

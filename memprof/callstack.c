@@ -43,7 +43,7 @@
 
 #include "memprof_internal.h"
 #include "../core/bytecode.h"
-#include "../lang/vm.h"
+#include "../core/vm_state.h"
 
 // Walked frames between two stubs (a power of two): the most frames a
 // capture walks again after a stub return, and the number of returns per

@@ -174,7 +174,9 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress);
 
 // Once, after the last event: takes the --at snapshot if the trace ended
 // before it, closes the last leak window, adds the blocks still alive to the
-// lifetime histograms (bucket ALIVE) and the windows (d = K + 1).
+// lifetime histograms (bucket ALIVE) and the windows, then frees what only
+// reading needed (the live table, the trie's indexes): later events are
+// ignored; nodes, stacks, sites and their counters stay.
 void profile_finish(Profile *p);
 
 // False once an allocation failed (the profile is then incomplete; the tools

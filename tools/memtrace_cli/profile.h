@@ -242,7 +242,7 @@ uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by);
 int profile_node_locations(const Profile *p, ProfileNodeId n, const TraceReaderLocation **locs);
 
 // Lifetime histogram bucket of a value, and the value a bucket stands for
-// (the middle of its range: within 12 % of any value in it; buckets 0-3
+// (the middle of its range: within 12.5 % of any value in it; buckets 0-3
 // are exact; infinity for ALIVE).
 uint32_t profile_hist_bucket(uint64_t v);
 double profile_hist_value(uint32_t bucket);

@@ -106,7 +106,7 @@ while IFS='|' read -r name traces args; do
   events=0
   for t in ${traces//,/ }; do events=$((events + $(cat "$dir/$t.events"))); done
   verdict=$(awk -v w="$wall" -v f="$floor" -v r="$rss" 'BEGIN { print (w < f && r < 200) ? "yes" : "no" }')
-  echo "$name,$traces,$events,$runs,$wall,$cpu,$rss,$floor,$verdict,$progress" >>"$csv"
+  echo "$name,${traces//,/+},$events,$runs,$wall,$cpu,$rss,$floor,$verdict,$progress" >>"$csv"
   printf '%-12s %-20s %9s %9s %9s %8s %6s  %s\n' "$name" "$traces" "$events" "$wall" "$cpu" "$rss" "$floor" \
     "$([ "$verdict" = yes ] && echo within || echo OVER)"
 done <<<"$COMMANDS"

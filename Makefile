@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof / bench-trace-writer   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -15,10 +15,11 @@ CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
-FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c
+FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c lang/namemap.c
 VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/interp.c lang/ops.c \
              lang/shapes.c lang/primitives.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c
+             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c \
+             lang/checked.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 TRACE_SRC := $(wildcard trace/*.c)
@@ -99,10 +100,14 @@ test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memt
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof tools/memtrace lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof vm-fp tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk
 -include bench/trace.mk
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
+-include bench/hostile.mk
+-include bench/peers.mk
+-include tests/fuzz/vm.mk
+-include tests/gen/gen.mk

@@ -153,6 +153,11 @@ for t in "${traces[@]}"; do
   if "$tool" pprof "$t" -o "$tmp/p.pb.gz" 2>"$tmp/err" && [ "$(head -c 2 "$tmp/p.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then ok
   else bad "pprof $name: $(head -2 "$tmp/err")"; continue; fi
   if ! command -v go >/dev/null; then continue; fi
+  if [ "$name" = mixed.ctf ]; then  # 85,000-frame stacks: -raw takes minutes to print them, -top a second
+    if go tool pprof -top "$tmp/p.pb.gz" 2>"$tmp/err" | grep -q "Type: alloc_space"; then ok
+    else bad "go tool pprof -top $name: $(head -2 "$tmp/err")"; fi
+    continue
+  fi
   read -r ao as io is n < <(raw_sums "$tmp/p.pb.gz")
   read -r _ alloc _ live _ samples _ blocks < <(expect "$t" totals)
   # Each sample's values are rounded to integers: n samples, n/2 at most.

@@ -235,10 +235,12 @@ void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId firs
   json_end_object(j);
 }
 
-void json_trace(Json *j, const char *path, const Profile *p) {
+void json_trace(Json *j, const char *path, const Profile *p) { json_trace_as(j, "trace", path, p); }
+
+void json_trace_as(Json *j, const char *key, const char *path, const Profile *p) {
   const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
   const ProfileSummary *s = profile_summary(p);
-  json_object(j, "trace");
+  json_object(j, key);
   json_string(j, "file", path);
   json_string(j, "executable", info->executable);
   json_uint(j, "format_version", info->version);

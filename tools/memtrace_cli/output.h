@@ -80,5 +80,7 @@ void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s);
 // "trace": {"file", "executable", "format_version", "sample_rate",
 // "word_bytes", "duration_s", "events", "samples"} of a profile.
 void json_trace(Json *j, const char *path, const Profile *p);
+// The same under another key.
+void json_trace_as(Json *j, const char *key, const char *path, const Profile *p);
 
 #endif

@@ -86,10 +86,12 @@ struct Profile {
 
   uint32_t window;             // current window (1..K); 0 without windows
   uint64_t *checkpoint_us;     // [1..K]
+  uint64_t *checkpoint_clock;  // [1..K]: the allocation clock there
   // Major collections, as seen through the collect events of old blocks
   // (promoted or born in the major heap): an episode is a run of them with
   // no allocation in between. Times of the latest two; LIVE_NEVER if none.
   uint64_t gc_prev_us, gc_cur_us;
+  uint64_t gc_count;
   bool allocated_since_gc;
 };
 
@@ -483,6 +485,7 @@ static void on_collect(Profile *p, const TraceEvent *ev) {
   if (old && p->allocated_since_gc) {  // a new major collection
     p->gc_prev_us = p->gc_cur_us;
     p->gc_cur_us = ev->dtime_us;
+    p->gc_count++;
     p->allocated_since_gc = false;
   }
   record_end(p, e, ev->dtime_us, p->gc_prev_us, false);
@@ -515,6 +518,7 @@ static void before_event(Profile *p, const TraceEvent *ev) {
   }
   while (p->window && p->window < p->opts.windows && p->summary.clock >= boundary(p, p->window)) {
     p->checkpoint_us[p->window] = p->summary.last_us;
+    p->checkpoint_clock[p->window] = p->summary.clock;
     p->window++;
   }
 }
@@ -556,7 +560,10 @@ void profile_finish(Profile *p) {
   if (p->finished) return;
   if (!p->summary.at_taken) snapshot(p);
   uint32_t k = p->opts.windows;
-  for (uint32_t w = p->window ? p->window : k + 1; w <= k; w++) p->checkpoint_us[w] = p->summary.last_us;
+  for (uint32_t w = p->window ? p->window : k + 1; w <= k; w++) {
+    p->checkpoint_us[w] = p->summary.last_us;
+    p->checkpoint_clock[w] = p->summary.clock;
+  }
   live_each(&p->live, flush_live, p);
   p->finished = true;
 }
@@ -612,9 +619,12 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
   }
   p->window = p->opts.windows ? 1 : 0;
   p->gc_prev_us = p->gc_cur_us = LIVE_NEVER;
-  if (p->opts.windows) p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
+  if (p->opts.windows) {
+    p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
+    p->checkpoint_clock = calloc(p->opts.windows + 1, sizeof *p->checkpoint_clock);
+  }
   bool ok = p->nodes && p->stack_of && p->kids && p->node_slots && p->code_keys && id_table_init(&p->site_index, 256) &&
-            live_init(&p->live) && (!p->opts.windows || p->checkpoint_us);
+            live_init(&p->live) && (!p->opts.windows || (p->checkpoint_us && p->checkpoint_clock));
   if (!ok) {
     profile_free(p);
     return NULL;
@@ -640,6 +650,7 @@ void profile_free(Profile *p) {
   free(p->path);
   live_free(&p->live);
   free(p->checkpoint_us);
+  free(p->checkpoint_clock);
   free(p);
 }
 
@@ -673,6 +684,9 @@ const ProfileLifetimes *profile_site_lifetimes(const Profile *p, ProfileSiteId i
 const uint64_t *profile_site_windows(const Profile *p, ProfileSiteId id) { return p->extras[id].windows; }
 uint32_t profile_windows(const Profile *p) { return p->opts.windows; }
 uint64_t profile_checkpoint_time(const Profile *p, uint32_t k) { return p->checkpoint_us[k]; }
+uint64_t profile_checkpoint_clock(const Profile *p, uint32_t k) { return p->checkpoint_clock[k]; }
+uint64_t profile_proof_horizon(const Profile *p) { return p->gc_count ? p->gc_cur_us : p->summary.last_us; }
+uint64_t profile_major_collections(const Profile *p) { return p->gc_count; }
 
 uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by) {
   const ProfileSite *site = &p->sites[p->stacks[s].site];

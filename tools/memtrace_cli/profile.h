@@ -208,8 +208,18 @@ const ProfileLifetimes *profile_site_lifetimes(const Profile *p, ProfileSiteId i
 // or NULL when none of its blocks lived through a checkpoint.
 const uint64_t *profile_site_windows(const Profile *p, ProfileSiteId id);
 uint32_t profile_windows(const Profile *p);   // K (0: none)
-// µs at checkpoint k (1..K) (valid after profile_finish).
+// µs, and the allocation clock (samples), at checkpoint k (1..K) (valid
+// after profile_finish).
 uint64_t profile_checkpoint_time(const Profile *p, uint32_t k);
+uint64_t profile_checkpoint_clock(const Profile *p, uint32_t k);
+
+// How far the trace proves anything about old blocks: the time of the last
+// major collection seen (old blocks alive after it may be garbage that the
+// next one would reclaim), or the end of the trace when none was seen (then
+// only promotions prove anything). LIVE's windows past it undercount.
+uint64_t profile_proof_horizon(const Profile *p);
+// Major collections seen (episodes of old blocks' collect events).
+uint64_t profile_major_collections(const Profile *p);
 
 // Events and time read so far.
 typedef struct ProfileSummary {

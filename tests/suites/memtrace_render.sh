@@ -5,9 +5,9 @@
 # dump` of the same trace (sums of samples x word bytes / rate, written apart
 # from the tools' code), on traces of ./vm (examples/leaky_cache.mn with a
 # small minor heap, at two rates), memtrace's own fixtures (v2, v3, stacks
-# of 10,000 frames), synthetic traces (tests/trace/trace_synth.c: random
-# stacks, inlined frames, odd names; empty; one event), a truncated trace
-# and a file that is no trace. Outside tools, used when installed and
+# of 10,000 frames, hashtbl_str), synthetic traces (tests/trace/trace_synth.c:
+# random stacks, inlined frames, odd names, 85,000-frame stacks; empty; one
+# event), a truncated trace and a file that is no trace. Outside tools, used when installed and
 # skipped with a message (not counted) when not:
 #   go (golang-go): go tool pprof -raw/-top/-traces read the profiles;
 #   gnuplot (gnuplot-nox): timeline's PNG and SVG charts;
@@ -61,6 +61,7 @@ head -c $((size * 2 / 3)) "$tmp/leak2.ctf" >"$tmp/cut.ctf"
 head -c 5000 /dev/urandom >"$tmp/noise.ctf"
 fx=tests/fixtures/memtrace
 traces=("$tmp/leak2.ctf" "$tmp/leak3.ctf" "$fx/bintrees-1e-5.ctf" "$fx/bintrees-1e-5.v3.ctf" "$fx/listmap-1e-6.ctf"
+        "$fx/hashtbl_str-1e-4.ctf"
         "$tmp/random.ctf" "$tmp/names.ctf" "$tmp/mixed.ctf" "$tmp/empty.ctf" "$tmp/one.ctf")
 
 expect() {  # trace mode [times]: dump_truth's answer (dumps kept per trace)

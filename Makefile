@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -109,5 +109,6 @@ clean:
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
 -include bench/peers.mk
+-include bench/tools.mk
 -include tests/fuzz/vm.mk
 -include tests/gen/gen.mk

@@ -7,6 +7,8 @@ and the known-mix truths (tests/tools/known_mix.mn).
   tools_check.py mix ALLOC.json LIVE.json PROMOTED.json N F [exact]
       one line per (site, measure): "in SITE MEASURE" when the truth lies in the
       95 % interval (with "exact": when the estimate equals the truth)
+  tools_check.py life LIFETIMES.json              known-mix lifetimes: "young", "promoted",
+      "major" lines, each True or False (see check_life)
   tools_check.py get FILE.json EXPR              prints a value (EXPR: Python on `d`)
 
 Every check prints "ok NAME" or "fail NAME: why"; the exit status is 0 when
@@ -31,9 +33,9 @@ KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file"
 COMMON = {"command": "str", "partial": "bool", "error": ("str", "null")}
 QUANTILES = {q: ("num", "null", "alive") for q in ("p50", "p90", "p99")}
 SIDE = {"bytes": "num", "interval": INTERVAL, "samples": "int"}
-LEAK = {"rank": "int", "leaks": "bool", "key": KEY, "stack": [FRAME], "growth_bytes_per_s": "num",
-        "growth_interval": INTERVAL, "z": "num", "second_half_growth_bytes_per_s": "num",
-        "z_second_half": "num", "live_bytes_end": "num", "series_bytes": ["num"]}
+TREND = {"share": "num", "interval": INTERVAL, "z": "num"}
+LEAK = {"rank": "int", "leaks": "bool", "key": KEY, "stack": [FRAME], "growth": TREND, "thirds": [TREND],
+        "growth_bytes_per_s": "num", "live_bytes_judged_end": "num", "series_bytes": ["num"]}
 
 SCHEMAS = {
     "top": dict(COMMON, trace=TRACE, metric="str", by="str", at_s=("num", "null"), at_in_trace="bool",
@@ -51,7 +53,8 @@ SCHEMAS = {
                              "minor_gcs_estimate": QUANTILES}],
                       rows_omitted="int"),
     "leaks": dict(COMMON, trace=TRACE, by="str", windows="int", checkpoints_s=["num"],
-                  criteria={"z_min": "num", "z_second_half_min": "num", "second_half_share_min": "num"},
+                  checkpoints_allocated_bytes=["num"], major_collections="int", judged_windows="int",
+                  criteria={"z_min": "num", "z_third_min": "num", "third_share_min": "num", "windows_min": "int"},
                   tested="int", leaks=[LEAK], leaks_omitted="int", **{"not_leaking?": [LEAK]}),
     "diff": dict(COMMON, a=TRACE, b=TRACE, metric="str", by="str", keys_compared="int", alpha="num",
                  total={"a": SIDE, "b": SIDE, "change_bytes": "num", "p": "num"},
@@ -167,6 +170,22 @@ def check_mix(paths, n, f, exact):
     return results
 
 
+def check_life(path):
+    """Lifetimes of the known mix (rate 1e-2, no collection before the end):
+    young: tuples (line 11) never promoted, every sampled one died young, ~GCs 0;
+    promoted: records (line 12), 100 of 10,000 kept: 1 % in the promoted interval;
+    major: arrays born major (line 13) have no minor block, all alive at the end."""
+    with open(path) as fh:
+        rows = rows_by_line(json.load(fh))
+    t, r, a = rows[11], rows[12], rows[13]
+    return {
+        "young": t["promoted_blocks"] == 0 and t["died_young_blocks"] == t["sampled_blocks"]
+        and t["minor_gcs_estimate"]["p50"] == 0,
+        "promoted": r["promoted_interval"]["lo"] <= 0.01 <= r["promoted_interval"]["hi"],
+        "major": a["minor_blocks"] == 0 and a["promoted_share"] is None and a["alive_at_end_share"] == 1,
+    }
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "schema":
         errors = check_schema(argv[1], argv[2])
@@ -177,6 +196,10 @@ def main(argv):
         results = check_mix(argv[1:4], int(argv[4]), int(argv[5]), len(argv) > 6 and argv[6] == "exact")
         for name, good, why in results:
             print(f"in {name}" if good else f"out {name}: {why}")
+        return 0
+    if len(argv) == 2 and argv[0] == "life":
+        for name, good in check_life(argv[1]).items():
+            print(name, good)
         return 0
     if len(argv) == 3 and argv[0] == "get":
         with open(argv[1]) as fh:

@@ -191,8 +191,8 @@ static void print_text(const Sides *s, const Options *o, const Comparison *c) {
   double alpha = keys ? 0.05 / keys : 0.05;
   char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], d[OUT_TEXT_MAX], e[OUT_TEXT_MAX];
   printf("bytes %s by %s, B - A; p: chance that sampling alone gives a difference this large (exact\n"
-         "conditional binomial test); * significant at 5%% after Bonferroni over %u %ss (p < %.2g)\n",
-         metric_name(o->metric), out_by_name(o->by), keys, out_by_name(o->by), alpha);
+         "conditional binomial test); * significant at 5%% after Bonferroni over %u %s%s (p < %.2g)\n",
+         metric_name(o->metric), out_by_name(o->by), keys, out_by_name(o->by), keys == 1 ? "" : "s", alpha);
   printf("total %s -> %s (%s%s, p %s)\n\n", out_bytes(a, c->total[0].bytes), out_bytes(b, c->total[1].bytes),
          c->total[1].bytes >= c->total[0].bytes ? "+" : "", out_bytes(d, c->total[1].bytes - c->total[0].bytes),
          p_text(e, c->total_p));

@@ -30,12 +30,6 @@ typedef struct Kids {
   ProfileNodeId id[KIDS];   // PROFILE_NONE: empty
 } Kids;
 
-// The trie's index: a slot holds its key, so a lookup misses the cache once.
-typedef struct NodeSlot {
-  uint64_t code;
-  ProfileNodeId parent;
-  ProfileNodeId id;        // PROFILE_NONE: empty
-} NodeSlot;
 
 // Frame code -> hash_code(code): computed once per code, not per node.
 typedef struct CodeKey {
@@ -61,8 +55,8 @@ struct Profile {
   uint32_t n_nodes, cap_nodes, cap_stack_of, cap_kids;
   Kids *kids;                  // per node
   ProfileStackId *stack_of;    // per node: nodes[i].stack, kept apart (dense, hot)
-  NodeSlot *node_slots;        // (parent, code) -> node
-  uint32_t node_mask;
+  ProfileNodeId *node_slots;   // (parent, code) -> node, PROFILE_NONE empty; the kids
+  uint32_t node_mask;          // caches answer most lookups before it
   CodeKey *code_keys;
   uint32_t code_mask, n_code_keys;
   double small_weight[SMALL_BLOCKS];   // stats_block_weight(w, rate) for w < SMALL_BLOCKS
@@ -181,21 +175,22 @@ static uint64_t code_key(Profile *p, uint64_t code) {
   return key;
 }
 
-static NodeSlot *empty_node_slots(uint32_t n) {
-  NodeSlot *s = malloc((size_t)n * sizeof *s);
-  for (uint32_t i = 0; s && i < n; i++) s[i].id = PROFILE_NONE;
+static ProfileNodeId *empty_node_slots(uint32_t n) {
+  ProfileNodeId *s = malloc((size_t)n * sizeof *s);
+  for (uint32_t i = 0; s && i < n; i++) s[i] = PROFILE_NONE;
   return s;
 }
 
 static bool node_slots_grow(Profile *p) {
   uint32_t n = 2 * (p->node_mask + 1);
-  NodeSlot *s = empty_node_slots(n);
+  ProfileNodeId *s = empty_node_slots(n);
   if (!s) return p->ok = false;
   for (uint32_t i = 0; i <= p->node_mask; i++) {
-    if (p->node_slots[i].id == PROFILE_NONE) continue;
-    uint64_t j = node_hash(p->node_slots[i].parent, p->node_slots[i].code) & (n - 1);
-    while (s[j].id != PROFILE_NONE) j = (j + 1) & (n - 1);
-    s[j] = p->node_slots[i];
+    ProfileNodeId id = p->node_slots[i];
+    if (id == PROFILE_NONE) continue;
+    uint64_t j = node_hash(p->nodes[id].parent, p->nodes[id].code) & (n - 1);
+    while (s[j] != PROFILE_NONE) j = (j + 1) & (n - 1);
+    s[j] = id;
   }
   free(p->node_slots);
   p->node_slots = s;
@@ -233,15 +228,15 @@ static ProfileNodeId child(Profile *p, ProfileNodeId parent, uint64_t code) {
   for (int i = 0; i < KIDS; i++)
     if (k->code[i] == code && k->id[i] != PROFILE_NONE) return k->id[i];
   uint64_t j = node_hash(parent, code) & p->node_mask;
-  for (NodeSlot *s; (s = &p->node_slots[j])->id != PROFILE_NONE; j = (j + 1) & p->node_mask)
-    if (s->code == code && s->parent == parent) {
-      remember_kid(k, code, s->id);
-      return s->id;
+  for (ProfileNodeId id; (id = p->node_slots[j]) != PROFILE_NONE; j = (j + 1) & p->node_mask)
+    if (p->nodes[id].code == code && p->nodes[id].parent == parent) {
+      remember_kid(k, code, id);
+      return id;
     }
   ProfileNodeId id = new_node(p, parent, code);
   if (id == PROFILE_NONE) return PROFILE_NONE;
   remember_kid(&p->kids[parent], code, id);
-  p->node_slots[j] = (NodeSlot){code, parent, id};
+  p->node_slots[j] = id;
   if (2 * (uint64_t)p->n_nodes > p->node_mask && !node_slots_grow(p)) return PROFILE_NONE;
   return id;
 }
@@ -566,6 +561,16 @@ void profile_finish(Profile *p) {
   }
   live_each(&p->live, flush_live, p);
   p->finished = true;
+  // What only reading needed goes: a diff holds two profiles at once.
+  live_free(&p->live);
+  free(p->kids);
+  free(p->node_slots);
+  free(p->stack_of);
+  free(p->path);
+  free(p->code_keys);
+  free(p->site_index.slots);
+  p->kids = NULL, p->node_slots = NULL, p->stack_of = NULL, p->path = NULL, p->code_keys = NULL;
+  p->site_index.slots = NULL;
 }
 
 // ---------------------------------------------------------------- creation

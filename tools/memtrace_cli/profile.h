@@ -174,7 +174,9 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress);
 
 // Once, after the last event: takes the --at snapshot if the trace ended
 // before it, closes the last leak window, adds the blocks still alive to the
-// lifetime histograms (bucket ALIVE) and the windows (d = K + 1).
+// lifetime histograms (bucket ALIVE) and the windows, then frees what only
+// reading needed (the live table, the trie's indexes): later events are
+// ignored; nodes, stacks, sites and their counters stay.
 void profile_finish(Profile *p);
 
 // False once an allocation failed (the profile is then incomplete; the tools
@@ -240,7 +242,7 @@ uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by);
 int profile_node_locations(const Profile *p, ProfileNodeId n, const TraceReaderLocation **locs);
 
 // Lifetime histogram bucket of a value, and the value a bucket stands for
-// (the middle of its range: within 12 % of any value in it; buckets 0-3
+// (the middle of its range: within 12.5 % of any value in it; buckets 0-3
 // are exact; infinity for ALIVE).
 uint32_t profile_hist_bucket(uint64_t v);
 double profile_hist_value(uint32_t bucket);

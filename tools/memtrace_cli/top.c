@@ -115,13 +115,17 @@ typedef struct Ranking {
   uint32_t n_ranked;
 } Ranking;
 
-static Metric sort_metric;
-static bool sort_at;
-static const ProfileGroups *sort_groups;
+// What the comparator ranks by (qsort_r's context).
+typedef struct SortBy {
+  const ProfileGroups *groups;
+  Metric metric;
+  bool at;
+} SortBy;
 
-static int by_samples(const void *a, const void *b) {
-  const ProfileGroup *x = &sort_groups->rows[*(const uint32_t *)a], *y = &sort_groups->rows[*(const uint32_t *)b];
-  uint64_t sx = metric_samples(&x->counts, sort_metric, sort_at), sy = metric_samples(&y->counts, sort_metric, sort_at);
+static int by_samples(const void *a, const void *b, void *context) {
+  const SortBy *by = context;
+  const ProfileGroup *x = &by->groups->rows[*(const uint32_t *)a], *y = &by->groups->rows[*(const uint32_t *)b];
+  uint64_t sx = metric_samples(&x->counts, by->metric, by->at), sy = metric_samples(&y->counts, by->metric, by->at);
   if (sx != sy) return sx > sy ? -1 : 1;
   return x->key < y->key ? -1 : x->key > y->key;
 }
@@ -134,8 +138,8 @@ static bool rank(const Profile *p, const TopOptions *o, bool at, Ranking *out) {
   out->n_ranked = 0;
   for (uint32_t i = 0; i < out->groups->n; i++)
     if (metric_samples(&out->groups->rows[i].counts, o->metric, at)) out->order[out->n_ranked++] = i;
-  sort_metric = o->metric, sort_at = at, sort_groups = out->groups;
-  qsort(out->order, out->n_ranked, sizeof *out->order, by_samples);
+  SortBy by = {out->groups, o->metric, at};
+  qsort_r(out->order, out->n_ranked, sizeof *out->order, by_samples, &by);
   return true;
 }
 

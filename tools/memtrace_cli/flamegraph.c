@@ -92,41 +92,69 @@ static bool wants_svg(const Options *o) {
 
 // ---------------------------------------------------------------- folded stacks
 
+// Folded lines are built in one buffer: the text of the current path, with
+// end_of[d] the length through its frame of depth d (a preorder walk only
+// ever cuts it back to a parent's end), so a line costs one fwrite however
+// deep (stacks of 10,000 frames make gigabytes of folded text).
 typedef struct Folded {
   FILE *out;
   bool functions;
+  char *line;
+  size_t len, cap;
+  size_t *end_of;
+  uint32_t n_end;
 } Folded;
 
-// A frame's text, cleaned (text.h) and without the ';' that separates frames.
-static void put_frame_name(FILE *out, const char *s) {
+static void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n);
+  if (!p) {
+    fputs("memtrace flamegraph: out of memory\n", stderr);
+    exit(1);
+  }
+  return p;
+}
+
+static void append(Folded *f, const void *s, size_t n) {
+  if (f->cap - f->len < n) f->line = xrealloc(f->line, f->cap = 2 * f->cap + n + 4096);
+  memcpy(f->line + f->len, s, n);
+  f->len += n;
+}
+
+// A name, cleaned (text.h) and without the ';' that separates frames.
+static void append_name(Folded *f, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   size_t left = strlen(s);
   while (left) {
     size_t len = text_utf8_char(p, left);
-    if (!len) putc('?', out), len = 1;
-    else if (*p == ';') putc(',', out);
-    else fwrite(p, 1, len, out);
+    if (!len) append(f, "?", 1), len = 1;
+    else if (*p == ';') append(f, ",", 1);
+    else append(f, p, len);
     p += len;
     left -= len;
   }
 }
 
-static void put_frame(FILE *out, const CallTreeNode *n, bool functions) {
-  put_frame_name(out, n->function);
-  if (functions || (!*n->file && !n->line)) return;
-  fputs(" (", out);
-  put_frame_name(out, n->file);
-  fprintf(out, ":%u)", n->line);
+static void append_frame(Folded *f, const CallTreeNode *n) {
+  append_name(f, n->function);
+  if (f->functions || (!*n->file && !n->line)) return;
+  char line[16];
+  append(f, " (", 2);
+  append_name(f, n->file);
+  append(f, line, (size_t)snprintf(line, sizeof line, ":%u)", n->line));
 }
 
 static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
-  const Folded *f = ctx;
-  if (!(node->self > 0)) return true;
-  for (uint32_t i = 0; i <= node->depth; i++) {
-    if (i) putc(';', f->out);
-    put_frame(f->out, path[i], f->functions);
+  (void)path;
+  Folded *f = ctx;
+  f->len = node->depth ? f->end_of[node->depth - 1] : 0;
+  if (node->depth) append(f, ";", 1);
+  append_frame(f, node);
+  if (node->depth >= f->n_end) f->end_of = xrealloc(f->end_of, (f->n_end = 2 * node->depth + 64) * sizeof *f->end_of);
+  f->end_of[node->depth] = f->len;
+  if (node->self > 0) {
+    fwrite(f->line, 1, f->len, f->out);
+    fprintf(f->out, " %.0f\n", node->self);
   }
-  fprintf(f->out, " %.0f\n", node->self);
   return true;
 }
 
@@ -182,8 +210,10 @@ static int render(const Options *o, const Loaded *l, const CallTree *t) {
   int status = 0;
   if (wants_svg(o)) status = write_svg(o, l, t, out);
   else {
-    Folded f = {out, o->functions};
+    Folded f = {out, o->functions, NULL, 0, 0, NULL, 0};
     status = calltree_walk(t, visit_folded, &f) ? 0 : -1;
+    free(f.line);
+    free(f.end_of);
     if (calltree_root(t)->self > 0) fprintf(out, "(no backtrace) %.0f\n", calltree_root(t)->self);
   }
   if (out != stdout && fclose(out) != 0) status = -1;

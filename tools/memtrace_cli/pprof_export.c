@@ -1,8 +1,12 @@
 // pprof_export.c - traces to a pprof profile (pprof_export.h). Per trace:
 // load its profile, give each trie node the pprof location of its frame
 // (made on first use, shared across traces by a key hashed from the
-// frame's locations), and add each stack's unbiased values to the merged
-// stack of the same key. Samples are written once every trace is read.
+// frame's locations) and its node in the location trie (a node per distinct
+// path of pprof locations from the root, shared by every trace), and add
+// each stack's unbiased values to its leaf's sample. Samples are written once
+// every trace is read, each its path of locations walked up from its node.
+// Memory: location-trie nodes (16 bytes and a table slot each) and samples,
+// never a location list per stack (10,000-frame stacks made those 400 MB).
 #include "pprof_export.h"
 
 #include <inttypes.h>
@@ -27,11 +31,16 @@ typedef struct KeyTable {
   uint64_t used;
 } KeyTable;
 
-typedef struct Merged {
-  uint64_t key;
+// The location trie. Node 0 is the root (no location); a node's parent has
+// a smaller index; `sample` indexes `samples` (UINT32_MAX: none yet).
+typedef struct LocNode {
+  uint32_t parent, location, depth, sample;
+} LocNode;
+
+typedef struct Sample {
+  uint32_t node;
   double values[N_VALUES];
-  size_t ids, n_ids;  // its location ids: ids_pool[ids .. ids + n_ids), leaf first
-} Merged;
+} Sample;
 
 typedef struct Export {
   const ToolUsage *usage;
@@ -39,11 +48,11 @@ typedef struct Export {
   uint64_t mapping;
   uint64_t no_backtrace;  // the location of empty callstacks, 0 until needed
   KeyTable location_of;   // frame key -> pprof location id
-  KeyTable merged_of;     // stack key -> index in `merged`
-  Merged *merged;
-  uint32_t n_merged, cap_merged;
-  uint64_t *ids_pool;
-  size_t n_ids, cap_ids;
+  KeyTable child_of;      // parent node << 32 | location -> location-trie node
+  LocNode *nodes;
+  uint32_t n_nodes, cap_nodes;
+  Sample *samples;
+  uint32_t n_samples, cap_samples;
   char *clean;            // scratch for cleaned strings
   size_t clean_cap;
   uint64_t first_us, last_us;  // since the epoch: earliest start, latest last event
@@ -155,71 +164,72 @@ static uint64_t write_location(Export *e, const TraceReaderLocation *locs, int n
   return id;
 }
 
-// The location id of trie node `id` (not the root), memoized in loc_of.
-static uint64_t node_location(Export *e, const Profile *p, ProfileNodeId id, uint64_t *loc_of) {
-  if (loc_of[id]) return loc_of[id];
+// The location id of trie node `id` (not the root).
+static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
   const TraceReaderLocation *locs;
   int n = profile_node_locations(p, id, &locs);
   uint64_t code = profile_node(p, id)->code, key = frame_key(locs, n, code);
   uint64_t j = table_slot(&e->location_of, key);
   if (!e->location_of.values[j]) {
     uint64_t loc = write_location(e, locs, n, code);
+    if (loc > UINT32_MAX) out_of_memory();  // 4 G locations: nothing reads that
     e->location_of.keys[j] = key;
     e->location_of.values[j] = (uint32_t)loc;
     e->location_of.used++;
   }
-  return loc_of[id] = e->location_of.values[j];
+  return e->location_of.values[j];
 }
 
 // ---------------------------------------------------------------- stacks
 
-// The merged stack of stack `s`: the one with the same locations, leaf
-// first (so stacks that pprof could not tell apart are one sample).
-static Merged *merged_stack(Export *e, const Profile *p, ProfileStackId s, uint64_t *loc_of) {
-  ProfileNodeId leaf = profile_stack(p, s)->leaf;
-  uint32_t depth = profile_node(p, leaf)->depth;
-  if (e->cap_ids - e->n_ids < depth + 1)
-    e->ids_pool = xrealloc(e->ids_pool, (e->cap_ids = 2 * e->cap_ids + depth + 1024) * sizeof *e->ids_pool);
-  uint64_t *ids = e->ids_pool + e->n_ids, key = 0x57ac;  // written past the pool's end: kept if new
-  size_t n_ids = 0;
-  for (ProfileNodeId n = leaf; n != 0; n = profile_node(p, n)->parent) {
-    ids[n_ids] = node_location(e, p, n, loc_of);
-    key = combine(key, ids[n_ids++]);
-  }
-  if (n_ids == 0) {  // pprof drops samples without locations: one that says so
-    if (!e->no_backtrace) {
-      PprofLine line = {function_id(e, "(no backtrace)", ""), 0};
-      e->no_backtrace = pprof_writer_location(e->w, e->mapping, &line, 1);
-    }
-    ids[n_ids++] = e->no_backtrace;
-  }
-  uint64_t j = table_slot(&e->merged_of, key);
-  for (; e->merged_of.values[j]; j = (j + 1) & e->merged_of.mask) {  // equal keys: compare the ids
-    Merged *m = &e->merged[e->merged_of.values[j] - 1];
-    if (m->key == key && m->n_ids == n_ids && memcmp(e->ids_pool + m->ids, ids, n_ids * sizeof *ids) == 0) return m;
-  }
-  if (e->n_merged == e->cap_merged)
-    e->merged = xrealloc(e->merged, (e->cap_merged = 2 * e->cap_merged + 256) * sizeof *e->merged);
-  Merged *m = &e->merged[e->n_merged];
-  *m = (Merged){key, {0}, e->n_ids, n_ids};
-  e->n_ids += n_ids;
-  e->merged_of.keys[j] = key;
-  e->merged_of.values[j] = ++e->n_merged;
-  e->merged_of.used++;
-  return m;
+// The location-trie child of `parent` at `location`, made if new.
+static uint32_t loc_child(Export *e, uint32_t parent, uint32_t location) {
+  uint64_t key = (uint64_t)parent << 32 | location, j = table_slot(&e->child_of, key);
+  if (e->child_of.values[j]) return e->child_of.values[j] - 1;
+  if (e->n_nodes == UINT32_MAX - 1) out_of_memory();
+  if (e->n_nodes == e->cap_nodes)
+    e->nodes = xrealloc(e->nodes, (e->cap_nodes = 2 * e->cap_nodes + 1024) * sizeof *e->nodes);
+  uint32_t id = e->n_nodes++;
+  e->nodes[id] = (LocNode){parent, location, e->nodes[parent].depth + 1, UINT32_MAX};
+  e->child_of.keys[j] = key;
+  e->child_of.values[j] = id + 1;
+  e->child_of.used++;
+  return id;
+}
+
+static Sample *sample_of(Export *e, uint32_t node) {
+  LocNode *n = &e->nodes[node];
+  if (n->sample != UINT32_MAX) return &e->samples[n->sample];
+  if (e->n_samples == e->cap_samples)
+    e->samples = xrealloc(e->samples, (e->cap_samples = 2 * e->cap_samples + 256) * sizeof *e->samples);
+  n->sample = e->n_samples;
+  e->samples[e->n_samples] = (Sample){node, {0}};
+  return &e->samples[e->n_samples++];
 }
 
 // inuse_objects: the live blocks weighted as the stack's blocks are on
 // average; exact when the stack's blocks all have one size.
-static void add_stack(Export *e, const Profile *p, ProfileStackId s, uint64_t *loc_of) {
+static void add_stack(Export *e, const Profile *p, ProfileStackId s, const uint32_t *node_of) {
   const ProfileCounts *c = &profile_stack(p, s)->counts;
   if (!c->samples) return;
-  Merged *m = merged_stack(e, p, s, loc_of);
+  Sample *m = sample_of(e, node_of[profile_stack(p, s)->leaf]);
   double bytes = profile_sample_bytes(p);
   m->values[ALLOC_OBJECTS] += c->objects;
   m->values[ALLOC_SPACE] += (double)c->samples * bytes;
   m->values[INUSE_OBJECTS] += c->blocks ? c->objects * (double)c->live_blocks / (double)c->blocks : 0;
   m->values[INUSE_SPACE] += (double)c->live_samples * bytes;
+}
+
+// Each trie node's location-trie node (parents come first in the trie),
+// then each stack's values into its leaf's sample.
+static void add_stacks(Export *e, const Profile *p) {
+  uint32_t n = profile_n_nodes(p);
+  uint32_t *node_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *node_of);
+  node_of[0] = 0;
+  for (ProfileNodeId id = 1; id < n; id++)
+    node_of[id] = loc_child(e, node_of[profile_node(p, id)->parent], node_location(e, p, id));
+  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) add_stack(e, p, s, node_of);
+  free(node_of);
 }
 
 // ---------------------------------------------------------------- traces
@@ -251,21 +261,38 @@ static void add_trace(Export *e, const Loaded *l, bool first) {
   }
   add_comment(e, l);
   note_times(e, p);
-  uint64_t *loc_of = calloc(profile_n_nodes(p) + 1, sizeof *loc_of);
-  if (!loc_of) out_of_memory();
-  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) add_stack(e, p, s, loc_of);
-  free(loc_of);
+  add_stacks(e, p);
   e->partial |= l->partial;
 }
 
+// A sample's locations leaf first; the root's (empty callstacks, which
+// pprof would drop): a location "(no backtrace)".
+static size_t sample_path(Export *e, uint32_t node, uint64_t *ids) {
+  size_t n = 0;
+  for (; node != 0; node = e->nodes[node].parent) ids[n++] = e->nodes[node].location;
+  if (n == 0) {
+    if (!e->no_backtrace) {
+      PprofLine line = {function_id(e, "(no backtrace)", ""), 0};
+      e->no_backtrace = pprof_writer_location(e->w, e->mapping, &line, 1);
+    }
+    ids[n++] = e->no_backtrace;
+  }
+  return n;
+}
+
 static void write_samples(Export *e) {
+  uint32_t max_depth = 0;
+  for (uint32_t i = 0; i < e->n_samples; i++)
+    if (e->nodes[e->samples[i].node].depth > max_depth) max_depth = e->nodes[e->samples[i].node].depth;
+  uint64_t *ids = xrealloc(NULL, ((size_t)max_depth + 1) * sizeof *ids);
   int64_t values[N_VALUES];
-  for (uint32_t i = 0; i < e->n_merged; i++) {
-    const Merged *m = &e->merged[i];
+  for (uint32_t i = 0; i < e->n_samples; i++) {
+    const Sample *m = &e->samples[i];
     bool any = false;
     for (int k = 0; k < N_VALUES; k++) any |= (values[k] = llround(m->values[k])) != 0;
-    if (any) pprof_writer_sample(e->w, e->ids_pool + m->ids, m->n_ids, values, N_VALUES);
+    if (any) pprof_writer_sample(e->w, ids, sample_path(e, m->node, ids), values, N_VALUES);
   }
+  free(ids);
 }
 
 static void header(Export *e) {
@@ -277,9 +304,9 @@ static void header(Export *e) {
 
 static void free_export(Export *e) {
   table_free(&e->location_of);
-  table_free(&e->merged_of);
-  free(e->merged);
-  free(e->ids_pool);
+  table_free(&e->child_of);
+  free(e->nodes);
+  free(e->samples);
   free(e->clean);
 }
 
@@ -299,8 +326,12 @@ static bool read_traces(Export *e, const char *const *paths, size_t n) {
 int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out) {
   char err[512];
   Export e = {.usage = usage};
+  e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
+  e.cap_nodes = 1024;
+  e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
   if (!(e.w = pprof_writer_open(out, err, sizeof err))) {
     fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
+    free_export(&e);
     return 1;
   }
   header(&e);

@@ -18,6 +18,10 @@ static const Command commands[] = {
     {"lifetimes", cmd_lifetimes, "per site: share of blocks promoted, lifetime quantiles (time, allocation, ~GCs)"},
     {"leaks", cmd_leaks, "sites whose live bytes keep growing over the run, with growth rate and callstack"},
     {"diff", cmd_diff, "per-site change in bytes from trace A to trace B, with its significance"},
+    {"timeline", cmd_timeline, "estimated live heap over time, top sites stacked: CSV, or a chart by gnuplot"},
+    {"flamegraph", cmd_flamegraph, "folded stacks of bytes allocated or live; -o X.svg: an SVG flame graph"},
+    {"pprof", cmd_pprof, "the trace as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)"},
+    {"merge", cmd_merge, "several traces, each unbiased at its own rate, as one pprof profile"},
 };
 
 static void usage(FILE *out) {

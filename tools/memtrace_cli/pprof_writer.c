@@ -24,7 +24,7 @@ enum {
   MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
   LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
   LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-  FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
+  FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
 };
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
@@ -271,7 +271,8 @@ uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *fil
   w->msg.len = 0;
   pb_uint(&w->msg, FUNCTION_ID, id);
   pb_uint(&w->msg, FUNCTION_NAME, a);
-  pb_uint(&w->msg, FUNCTION_SYSTEM_NAME, a);
+  // No system_name: pprof demangles a name equal to it as C++ ("<top>"
+  // became ""), and leaves it alone when they differ.
   pb_uint(&w->msg, FUNCTION_FILENAME, b);
   pb_int(&w->msg, FUNCTION_START_LINE, start_line);
   emit(w, PROFILE_FUNCTION, &w->msg);

@@ -52,7 +52,8 @@ void pprof_writer_default_sample_type(PprofWriter *w, const char *type);
 // line numbers and inlined frames are already resolved (no symbolization).
 uint64_t pprof_writer_mapping(PprofWriter *w, const char *file);
 
-// The id of function (name, file, start_line), written on first use.
+// The id of function (name, file, start_line), written on first use, with
+// no system name (so pprof takes the name as it is, without demangling).
 uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *file, int64_t start_line);
 
 // A new location of `mapping_id` (0: none) with lines[0 .. n): the first is

@@ -244,7 +244,9 @@ static ProfileNodeId child(Profile *p, ProfileNodeId parent, uint64_t code) {
 // Follows the allocation's backtrace from its common prefix on; the leaf.
 static ProfileNodeId walk(Profile *p, const TraceEvent *ev) {
   uint32_t len = ev->backtrace_len, common = ev->common < p->path_len ? ev->common : p->path_len;
-  ProfileNodeId *path = grow(p, p->path, &p->path_cap, sizeof *path, len);
+  // At least one slot: with none yet, grow would give back the NULL path
+  // and a first allocation with an empty callstack would be dropped.
+  ProfileNodeId *path = grow(p, p->path, &p->path_cap, sizeof *path, len ? len : 1);
   if (!path) return PROFILE_NONE;
   p->path = path;
   for (uint32_t i = common; i < len; i++) {

@@ -1,0 +1,60 @@
+// calltree.h - a profile's callstack trie (profile.h) seen as the tree a
+// flame graph draws: each frame code expanded into its locations (inlined
+// frames, caller first), sibling frames at the same place merged, and each
+// node valued in estimated bytes. Used by `memtrace flamegraph`.
+//
+// Contract
+// 1. A node is a frame: its location (function, file, line), or, for a code
+//    with no location, the function "$CODE" (the code as memtrace prints it)
+//    and file "". Siblings are merged when their function, file and line are
+//    equal (CALLTREE_BY_LINE) or their function alone is (BY_FUNCTION; the
+//    node keeps the first file and line met).
+// 2. Values: a stack's samples × bytes per sample (word bytes / λ, headers
+//    included), all of them (CALLTREE_ALLOCATED) or those of blocks still
+//    live at the end of the trace (CALLTREE_LIVE). self is the value of the
+//    stacks ending at the node, total that plus its children's totals.
+// 3. Memory: a node per merged frame, at most the trie's nodes times the
+//    locations per code. Strings point into the profile's reader (valid
+//    while it is open) or into the tree.
+#ifndef MINNOW_CALLTREE_H
+#define MINNOW_CALLTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+typedef enum CallTreeKey { CALLTREE_BY_LINE, CALLTREE_BY_FUNCTION } CallTreeKey;
+typedef enum CallTreeValue { CALLTREE_ALLOCATED, CALLTREE_LIVE } CallTreeValue;
+
+typedef struct CallTreeNode {
+  const char *function, *file;
+  uint32_t line;
+  uint32_t depth;       // 0 for the outermost frames (the root, not a frame, has no node)
+  double self, total;   // bytes (contract 2)
+} CallTreeNode;
+
+typedef struct CallTree CallTree;
+
+// Builds the tree of `p` (after profile_finish). NULL when out of memory.
+CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value);
+void calltree_free(CallTree *t);
+
+// The sum of every stack's value (the root's total).
+double calltree_total(const CallTree *t);
+
+// The root: function "all", its self the value of allocations with an
+// empty callstack.
+const CallTreeNode *calltree_root(const CallTree *t);
+
+// Called for each node of total > 0 in preorder, siblings in the order of
+// their function names (then file, line). path[0 .. node->depth] are the
+// node's ancestors and the node, outermost first. Returning false skips the
+// node's descendants.
+typedef bool (*CallTreeVisit)(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path);
+
+// Walks the tree (iteratively: depth is not limited by the C stack).
+// Returns false when out of memory (the walk stopped).
+bool calltree_walk(const CallTree *t, CallTreeVisit visit, void *ctx);
+
+#endif

@@ -1,0 +1,243 @@
+// flamegraph.c - `memtrace flamegraph FILE`: the trace's callstacks as
+// folded stacks ("a;b;c BYTES", flamegraph.pl's input) or, with -o X.svg, a
+// self-contained SVG flame graph (flame_svg.h), of the bytes allocated or
+// still live at the end, estimated (calltree.h).
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "calltree.h"
+#include "commands.h"
+#include "flame_svg.h"
+#include "text.h"
+
+static const ToolUsage usage = {
+    "flamegraph",
+    "usage: memtrace flamegraph [OPTIONS] FILE\n"
+    "Prints the callstacks of the trace FILE (\"-\": stdin) as folded stacks, one line\n"
+    "per distinct callstack: its frames outermost first, separated by ';', each\n"
+    "\"function (file:line)\", then a space and the estimated bytes allocated there\n"
+    "(samples x word bytes / sampling rate, block headers included). Inlined frames\n"
+    "are frames of their own; frames at the same place are merged. Allocations with\n"
+    "no callstack are on a line \"(no backtrace) N\".\n"
+    "  -o OUT          write to OUT instead of stdout; OUT ending in .svg gets an\n"
+    "                  SVG flame graph (self-contained: hover for function, file,\n"
+    "                  line and bytes; click a frame to zoom, \"Reset zoom\" to go back)\n"
+    "  --live          bytes still live at the end of the trace instead of allocated\n"
+    "  --functions     frames are functions: call sites in one function merged\n"
+    "  --title TEXT    the SVG's title\n"
+    "  --width PX      the SVG's width (default 1200)\n"
+    "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1)\n"
+    "On a damaged or truncated trace: the stacks of the events before the damage\n"
+    "(the SVG's subtitle says PARTIAL), then the error on stderr; exit status 1.\n",
+};
+
+typedef struct Options {
+  const char *file, *out, *title;
+  bool live, functions;
+  unsigned width;
+  double min_width;
+} Options;
+
+// ---------------------------------------------------------------- options
+
+static bool parse_number(const char *text, double min, double max, double *out) {
+  char *end;
+  double v = strtod(text, &end);
+  if (end == text || *end || !(v >= min && v <= max)) return false;
+  *out = v;
+  return true;
+}
+
+// The value of option argv[*i] (argv[*i + 1]); NULL after a usage error.
+static const char *value_of(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) {
+    tool_usage_error(&usage, "%s needs a value", argv[*i]);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int parse_options(int argc, char **argv, Options *o) {
+  *o = (Options){.width = 1200, .min_width = 0.1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    double d;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return fputs(usage.text, stdout), 0;
+    if (strcmp(a, "--live") == 0) o->live = true;
+    else if (strcmp(a, "--functions") == 0) o->functions = true;
+    else if (strcmp(a, "-o") == 0 || strcmp(a, "--title") == 0) {
+      if (!(v = value_of(argc, argv, &i))) return 2;
+      *(a[1] == 'o' ? &o->out : &o->title) = v;
+    } else if (strcmp(a, "--width") == 0 || strcmp(a, "--min-width") == 0) {
+      if (!(v = value_of(argc, argv, &i))) return 2;
+      bool width = a[3] == 'i';
+      if (!parse_number(v, width ? 100 : 0, width ? 100000 : 1000, &d))
+        return tool_usage_error(&usage, "%s: '%s' is not a number in range", a, v);
+      if (width) o->width = (unsigned)d;
+      else o->min_width = d;
+    } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
+    else if (o->file) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->file, a);
+    else o->file = a;
+  }
+  if (!o->file) return tool_usage_error(&usage, "no trace file given");
+  return TOOL_CONTINUE;
+}
+
+static bool wants_svg(const Options *o) {
+  size_t n = o->out ? strlen(o->out) : 0;
+  return n > 4 && strcmp(o->out + n - 4, ".svg") == 0;
+}
+
+// ---------------------------------------------------------------- folded stacks
+
+// Folded lines are built in one buffer: the text of the current path, with
+// end_of[d] the length through its frame of depth d (a preorder walk only
+// ever cuts it back to a parent's end), so a line costs one fwrite however
+// deep (stacks of 10,000 frames make gigabytes of folded text).
+typedef struct Folded {
+  FILE *out;
+  bool functions;
+  char *line;
+  size_t len, cap;
+  size_t *end_of;
+  uint32_t n_end;
+} Folded;
+
+static void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n);
+  if (!p) {
+    fputs("memtrace flamegraph: out of memory\n", stderr);
+    exit(1);
+  }
+  return p;
+}
+
+static void append(Folded *f, const void *s, size_t n) {
+  if (f->cap - f->len < n) f->line = xrealloc(f->line, f->cap = 2 * f->cap + n + 4096);
+  memcpy(f->line + f->len, s, n);
+  f->len += n;
+}
+
+// A name, cleaned (text.h) and without the ';' that separates frames.
+static void append_name(Folded *f, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t left = strlen(s);
+  while (left) {
+    size_t len = text_utf8_char(p, left);
+    if (!len) append(f, "?", 1), len = 1;
+    else if (*p == ';') append(f, ",", 1);
+    else append(f, p, len);
+    p += len;
+    left -= len;
+  }
+}
+
+static void append_frame(Folded *f, const CallTreeNode *n) {
+  append_name(f, n->function);
+  if (f->functions || (!*n->file && !n->line)) return;
+  char line[16];
+  append(f, " (", 2);
+  append_name(f, n->file);
+  append(f, line, (size_t)snprintf(line, sizeof line, ":%u)", n->line));
+}
+
+static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
+  (void)path;
+  Folded *f = ctx;
+  f->len = node->depth ? f->end_of[node->depth - 1] : 0;
+  if (node->depth) append(f, ";", 1);
+  append_frame(f, node);
+  if (node->depth >= f->n_end) f->end_of = xrealloc(f->end_of, (f->n_end = 2 * node->depth + 64) * sizeof *f->end_of);
+  f->end_of[node->depth] = f->len;
+  if (node->self > 0) {
+    fwrite(f->line, 1, f->len, f->out);
+    fprintf(f->out, " %.0f\n", node->self);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- SVG
+
+typedef struct Svg {
+  FlameSvg *svg;
+  bool functions;
+  char where[4096];
+} Svg;
+
+static bool visit_svg(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
+  (void)path;
+  Svg *s = ctx;
+  if (!*node->file) s->where[0] = 0;
+  else if (s->functions) snprintf(s->where, sizeof s->where, "%s", node->file);
+  else snprintf(s->where, sizeof s->where, "%s:%u", node->file, node->line);
+  return flame_svg_frame(s->svg, node->depth, node->function, s->where, node->total);
+}
+
+static void svg_subtitle(char *buf, size_t size, const Options *o, const Loaded *l) {
+  const Profile *p = l->profile;
+  const ProfileSummary *s = profile_summary(p);
+  int n = snprintf(buf, size, "%s: %s, estimated from %llu samples (rate %g, %u-byte words)", o->file,
+                   o->live ? "live at the end of the trace" : "allocated", (unsigned long long)
+                   (o->live ? profile_totals(p)->live_samples : profile_totals(p)->samples), profile_rate(p),
+                   profile_word_bytes(p));
+  if (l->partial && n > 0 && (size_t)n < size)
+    snprintf(buf + n, size - (size_t)n, " - PARTIAL: the trace is damaged after %llu events",
+             (unsigned long long)(s->allocs + s->promotes + s->collects));
+}
+
+static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE *out) {
+  char subtitle[1024];
+  svg_subtitle(subtitle, sizeof subtitle, o, l);
+  const char *title = o->title ? o->title : o->live ? "Live bytes at the end (estimated)" : "Allocated bytes (estimated)";
+  FlameSvgOptions fo = {title, subtitle, "bytes", calltree_total(t), o->width, o->min_width};
+  Svg s = {flame_svg_new(&fo), o->functions, ""};
+  bool ok = calltree_walk(t, visit_svg, &s);
+  int status = ok && flame_svg_write(s.svg, out) == 0 ? 0 : -1;
+  flame_svg_free(s.svg);
+  return status;
+}
+
+// ---------------------------------------------------------------- command
+
+static int render(const Options *o, const Loaded *l, const CallTree *t) {
+  FILE *out = stdout;
+  if (o->out && strcmp(o->out, "-") != 0 && !(out = fopen(o->out, "w"))) {
+    fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
+    return 1;
+  }
+  int status = 0;
+  if (wants_svg(o)) status = write_svg(o, l, t, out);
+  else {
+    Folded f = {out, o->functions, NULL, 0, 0, NULL, 0};
+    status = calltree_walk(t, visit_folded, &f) ? 0 : -1;
+    free(f.line);
+    free(f.end_of);
+    if (calltree_root(t)->self > 0) fprintf(out, "(no backtrace) %.0f\n", calltree_root(t)->self);
+  }
+  if (out != stdout && fclose(out) != 0) status = -1;
+  if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output");
+  return status ? 1 : 0;
+}
+
+int cmd_flamegraph(int argc, char **argv) {
+  Options o;
+  int status = parse_options(argc, argv, &o);
+  if (status != TOOL_CONTINUE) return status;
+  ProfileOptions popts = {0};
+  Loaded l;
+  if (analysis_load(&usage, o.file, &popts, NULL, &l) != 0) return 1;
+  CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,
+                               o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED);
+  if (!t) {
+    fprintf(stderr, "memtrace flamegraph: %s: out of memory\n", o.file);
+    analysis_close(&l);
+    return 1;
+  }
+  status = render(&o, &l, t);
+  calltree_free(t);
+  int trace_status = analysis_status(&usage, &l);
+  analysis_close(&l);
+  return status ? status : trace_status;
+}

@@ -77,6 +77,10 @@ void gc_update_major_limit(Vm *vm);
 // Sets up the minor and major heaps. Returns false if memory is short.
 bool gc_init(Vm *vm, uint64_t minor_words);
 void gc_free(Vm *vm);
+// Empties both heaps as if gc_init had just run (statistics included),
+// keeping the minor heap's and the mark stack's memory; resizes the minor
+// heap to minor_words if it changed. False if memory is short.
+bool gc_reset(Vm *vm, uint64_t minor_words);
 
 // ---------------------------------------------------------------------------
 // Allocation. `gc_alloc` is the funnel for C code: blocks of at most

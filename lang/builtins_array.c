@@ -27,7 +27,7 @@ static const int64_t ARRAY_MAX_LENGTH = (int64_t)1 << 40;
 Value prim_array_make(Vm *vm, Value *args) {
   int64_t n = builtins_int(vm, args[0], "Array.make");
   if (n < 0) vm_raise_error(vm, "Array.make: negative length %lld", (long long)n);
-  if (n > ARRAY_MAX_LENGTH) vm_raise_error(vm, "out of memory");
+  if (n > ARRAY_MAX_LENGTH) vm_raise_out_of_memory(vm);
   if (n == 0) return vm->empty_array;
   Value a = gc_alloc(vm, (uint64_t)n, TAG_ARRAY);
   Value v = args[1];

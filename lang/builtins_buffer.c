@@ -62,7 +62,7 @@ Value prim_buffer_add(Vm *vm, Value *args) {
   size_t cap = storage_bytes(val_field(args[0], 0));
   if (n > cap - len) {
     uint64_t need, doubled;
-    if (!checked_add(len, n, &need) || need > OPS_MAX_STRING_BYTES) vm_raise_error(vm, "out of memory");
+    if (!checked_add(len, n, &need) || need > OPS_MAX_STRING_BYTES) vm_raise_out_of_memory(vm);
     if (!checked_mul(cap, 2, &doubled)) doubled = need;
     Value old = val_field(args[0], 0);
     vm_push_root(vm, &old);

@@ -59,7 +59,7 @@ Value prim_gc_set(Vm *vm, Value *args) {
     if (n < 1 || (uint64_t)n > GC_MAX_MINOR_WORDS)
       vm_raise_error(vm, "Gc.set: minor_heap_words must be in 1..%llu, got %lld",
                      (unsigned long long)GC_MAX_MINOR_WORDS, (long long)n);
-    if (!gc_set_minor_size(vm, (uint64_t)n)) vm_raise_error(vm, "out of memory");
+    if (!gc_set_minor_size(vm, (uint64_t)n)) vm_raise_out_of_memory(vm);
   }
   return VAL_NIL;
 }

@@ -2039,7 +2039,6 @@ static void finish_function(FnState *fs) {
     FrameDesc desc = {
         .key = d->is_call ? call_ret(p->code + d->offset) : p->code + d->offset,
         .proto = p,
-        .fsize = p->fsize,
         .live_count = d->live_count,
         .live = d->live,
         .debug_count = d->debug_count,
@@ -2371,24 +2370,43 @@ static void init_constants(Vm *vm) {
   add_constant(vm, vm->empty_array);
 }
 
-Proto *compiler_compile_program(Vm *vm, const char *path) {
+static void report_source_error(const char *path, const SourceError *err) {
+  if (err->line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err->line, err->col, err->message);
+  else fprintf(stderr, "%s: error: %s%s\n", path, err->cannot_read ? "cannot read: " : "", err->message);
+}
+
+Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len) {
   ModuleTable *t = xrealloc(NULL, sizeof *t);
   memset(t, 0, sizeof *t);
   vm->modules = t;
   init_constants(vm);
+  SourceError err;
+  if (!source_check(text, len, &err)) {
+    report_source_error(path, &err);
+    free(text);
+    return NULL;
+  }
   const char *prelude = stdlib_source("prelude");
   load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
+  load_module(vm, "", path, text, len);
+  if (t->errors) return NULL;
+  Proto *entry = make_entry(vm);
+  // The entry function bounds every callstack (lang/frames.h part 4).
+  vm->entry_proto = entry;
+  vm->entry_code = entry->code;
+  vm->entry_code_end = entry->code + entry->code_len;
+  return entry;
+}
+
+Proto *compiler_compile_program(Vm *vm, const char *path) {
   size_t len;
   char *text;
   SourceError err;
   if (!source_read(path, &text, &len, &err)) {
-    if (err.line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err.line, err.col, err.message);
-    else fprintf(stderr, "%s: error: %s%s\n", path, err.cannot_read ? "cannot read: " : "", err.message);
+    report_source_error(path, &err);
     return NULL;
   }
-  load_module(vm, "", path, text, len);
-  if (t->errors) return NULL;
-  return make_entry(vm);
+  return compiler_compile_text(vm, path, text, len);
 }
 
 void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {

@@ -46,6 +46,19 @@ static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_
   return false;
 }
 
+// MINNOW_SEED, which memprof reads with strtoull(..., 0): refused unless it
+// is a whole number there (a typo would otherwise seed 0 in silence).
+static bool check_seed(void) {
+  const char *seed = getenv("MINNOW_SEED");
+  if (!seed) return true;
+  char *end;
+  errno = 0;
+  strtoull(seed, &end, 0);
+  if (*seed && *end == 0 && errno == 0 && seed[0] >= '0' && seed[0] <= '9') return true;
+  fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", seed);
+  return false;
+}
+
 int main(int argc, char **argv) {
   VmOptions opt = {.stack_words = 16u << 20, .minor_words = 2u << 20, .memtrace_rate = MEMTRACE_DEFAULT_RATE,
                    .memtrace_format = TRACE_VERSION_DEFAULT};
@@ -53,6 +66,7 @@ int main(int argc, char **argv) {
   const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
   if (env_trace && *env_trace) opt.memtrace_path = env_trace;
   if (env_rate && *env_rate && !parse_rate("MEMTRACE_RATE", env_rate, &opt.memtrace_rate)) return VM_EXIT_USAGE;
+  if (!check_seed()) return VM_EXIT_USAGE;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;

@@ -20,7 +20,7 @@ typedef struct NameMap {
 // The value of `key`, or NAMEMAP_NONE.
 uint32_t namemap_get(const NameMap *map, const char *key);
 // The value slot of `key`, inserted holding NAMEMAP_NONE if absent; valid
-// until the next insertion. Exits (status 2) when memory runs out.
+// until the next insertion. Out of memory: vm_out_of_memory.
 uint32_t *namemap_slot(NameMap *map, const char *key);
 void namemap_free(NameMap *map);
 // FNV-1a of the bytes of key.

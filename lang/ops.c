@@ -52,7 +52,7 @@ static bool is_list(Value v) { return v == VAL_EMPTY || val_has_tag(v, TAG_CONS)
 // tells them apart), and compare orders by the first difference found in
 // that same walk. Below MEMO_AFTER steps nothing is recorded: acyclic
 // values cost what they did.
-enum { MEMO_AFTER = 1 << 16 };
+enum { MEMO_AFTER = 1 << 12 };
 
 typedef struct PairSet {
   Value (*keys)[2];   // open addressing; {0, 0} is empty (0 is never a Value)
@@ -75,7 +75,7 @@ static void pair_free(PairStack *st) {
 
 static _Noreturn void compare_out_of_memory(PairStack *st) {
   pair_free(st);
-  vm_raise_error(st->vm, "out of memory");
+  vm_raise_out_of_memory(st->vm);
 }
 
 static void pair_push(PairStack *st, Value a, Value b) {
@@ -625,7 +625,7 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
 }
 
 Value ops_string_uninit(Vm *vm, size_t len) {
-  if (len > OPS_MAX_STRING_BYTES) vm_raise_error(vm, "out of memory");
+  if (len > OPS_MAX_STRING_BYTES) vm_raise_out_of_memory(vm);
   return string_uninit(vm, len);
 }
 
@@ -645,7 +645,7 @@ Value ops_to_string(Vm *vm, Value v) {
   print_rec(vm, &o, v, false, 0);
   if (o.failed) {
     out_free(&o);
-    vm_raise_error(vm, "out of memory");
+    vm_raise_out_of_memory(vm);
   }
   Value s = ops_string(vm, o.buf, o.len);
   out_free(&o);

@@ -67,6 +67,15 @@ static bool check_no_nul(const char *text, size_t len, SourceError *err) {
   return false;
 }
 
+bool source_check(const char *text, size_t len, SourceError *err) {
+  memset(err, 0, sizeof *err);
+  if (len > SOURCE_MAX_BYTES) {
+    snprintf(err->message, sizeof err->message, "file too large (more than %u bytes)", (unsigned)SOURCE_MAX_BYTES);
+    return false;
+  }
+  return check_no_nul(text, len, err);
+}
+
 bool source_read(const char *path, char **text, size_t *len, SourceError *err) {
   *text = NULL;
   memset(err, 0, sizeof *err);
@@ -82,11 +91,7 @@ bool source_read(const char *path, char **text, size_t *len, SourceError *err) {
   char *buf = NULL;
   if (ok) ok = read_all(fd, &buf, len, err);
   close(fd);
-  if (ok && *len > SOURCE_MAX_BYTES) {
-    snprintf(err->message, sizeof err->message, "file too large (more than %u bytes)", (unsigned)SOURCE_MAX_BYTES);
-    ok = false;
-  }
-  if (ok) ok = check_no_nul(buf, *len, err);
+  if (ok) ok = source_check(buf, *len, err);
   if (!ok) {
     free(buf);
     return false;

@@ -20,5 +20,8 @@ typedef struct SourceError {
 // *len bytes before the terminator). On failure returns false with *text
 // NULL and *err filled.
 bool source_read(const char *path, char **text, size_t *len, SourceError *err);
+// The checks source_read makes on what it read (length, NUL bytes), for a
+// text that did not come from a file.
+bool source_check(const char *text, size_t len, SourceError *err);
 
 #endif

@@ -176,7 +176,7 @@ Value prim_memprof_start(Vm *vm, Value *args) {
   if (vm->memprof->module_profile >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
   Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
   ClosureTracker *t = malloc(sizeof *t);
-  if (!t) vm_raise_error(vm, "out of memory");
+  if (!t) vm_raise_out_of_memory(vm);
   *t = tmp;
   read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
   MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false};

@@ -46,9 +46,13 @@ cases() {
   check "$vm" 2 'max-heap-words expects .* got -5' --max-heap-words -5 "$tmp/ok.mn"
   check "$vm" 2 '--minor-words expects an argument' --minor-words
   check "$vm" 2 '--memprof-count expects an argument' --memprof-count
-  check "$vm" 2 '--memprof-count expects a rate in \(0, 1\]' --memprof-count nan "$tmp/ok.mn"
+  check "$vm" 2 "--memprof-count expects a rate in \\(0, 1\\], got 'nan'" --memprof-count nan "$tmp/ok.mn"
+  check "$vm" 2 '--memtrace expects an argument' --memtrace
   check "$vm" 2 'unknown option --bogus' --bogus "$tmp/ok.mn"
   check "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
+  check env 2 "MINNOW_SEED expects a number \\(decimal, or 0x hex\\), got 'abc'" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
+  check env 2 "MINNOW_SEED expects a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
+  check env 0 '' MINNOW_SEED=0x2a "$vm" "$tmp/ok.mn"
   # Class 7: files that are not what they seem.
   check "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"
   check "$vm" 2 '^/dev/zero: error: file too large \(more than 16777216 bytes\)$' /dev/zero

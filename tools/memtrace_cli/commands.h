@@ -8,5 +8,9 @@
 
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_lifetimes(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -4,7 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof / bench-trace-writer   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -66,11 +66,14 @@ vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 
 # ---------------------------------------------------------------- unit tests
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# test_tool_*.c test the trace tool's modules: they link its objects too.
+MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+unit_tool_src = $(if $(filter test_tool_%,$(1)),$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)))
 build/%/unit/test_%: ;
 define unit
-build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)))
+build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)) $(call unit_tool_src,$(2)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 
@@ -85,20 +88,19 @@ build/%/tests/trace_synth: tests/trace/trace_synth.c build/%/trace/writer.o
 
 # ---------------------------------------------------------------- trace tools
 # tools/memtrace, the trace tool (sources and README in tools/memtrace_cli/),
-# and its ASan+UBSan build for the tests.
-MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+# and its ASan+UBSan build for the tests. zlib: gzipped pprof profiles.
 memtrace: tools/memtrace
 tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
-	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS) -lz
 build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
-	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
 -include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
 
 test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof tools/memtrace lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-noprof vm-fp tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk
@@ -106,5 +108,6 @@ clean:
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
+-include bench/peers.mk
 -include tests/fuzz/vm.mk
 -include tests/gen/gen.mk

@@ -2039,7 +2039,6 @@ static void finish_function(FnState *fs) {
     FrameDesc desc = {
         .key = d->is_call ? call_ret(p->code + d->offset) : p->code + d->offset,
         .proto = p,
-        .fsize = p->fsize,
         .live_count = d->live_count,
         .live = d->live,
         .debug_count = d->debug_count,
@@ -2391,7 +2390,12 @@ Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len) {
   load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
   load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
-  return make_entry(vm);
+  Proto *entry = make_entry(vm);
+  // The entry function bounds every callstack (lang/frames.h part 4).
+  vm->entry_proto = entry;
+  vm->entry_code = entry->code;
+  vm->entry_code_end = entry->code + entry->code_len;
+  return entry;
 }
 
 Proto *compiler_compile_program(Vm *vm, const char *path) {

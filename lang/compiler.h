@@ -38,7 +38,8 @@ struct Proto {
 // Compiles the program whose main script is `path` together with every module
 // it uses (stdlib modules from the embedded sources, `import`ed files beside
 // the importer). On success returns the proto of a function that runs every
-// module's top-level code in dependency order, then the main script's. On
+// module's top-level code in dependency order, then the main script's, and
+// records it as the VM's entry function (vm->entry_proto, entry_code). On
 // failure prints the errors (syntax or compile) and returns NULL.
 Proto *compiler_compile_program(Vm *vm, const char *path);
 // The same for a main script already in memory: text[0..len), malloc'ed,

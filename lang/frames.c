@@ -2,7 +2,7 @@
 // Invariants (checked by gc_verify through the walker):
 //  * every key is unique: CALL descriptors are keyed by a CALL's last word,
 //    which is never the first word of an instruction;
-//  * desc->live lists slots below desc->fsize, slot 0 first.
+//  * desc->live lists slots of its function's frame, slot 0 first.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,6 @@
 #include "frames.h"
 #include "namemap.h"
 #include "vm.h"
-#include "../memprof/memprof.h"
 
 // An interned live list: count slots, ascending.
 typedef struct LiveList {
@@ -223,32 +222,38 @@ static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base
   c->desc = pc ? frames_find(c->vm->frames, pc) : NULL;
 }
 
+void frames_bounds(const Vm *vm, FrameBounds *b) {
+  b->trampoline = vm->trampoline_ret;
+  b->entry_lo = (uintptr_t)vm->entry_code;
+  b->entry_len = vm->entry_code ? (uintptr_t)vm->entry_code_end - (uintptr_t)vm->entry_code : 0;
+}
+
 void frames_top(Vm *vm, FrameCursor *c) {
   memset(c, 0, sizeof *c);
   c->vm = vm;
-  c->stubs = vm->memprof && memprof_has_stubs(vm->memprof);
+  frames_bounds(vm, &c->bounds);
   stand_at_instruction(c, vm->pc, vm->base, vm->level);
 }
 
 bool frames_next(FrameCursor *c) {
   Vm *vm = c->vm;
-  const uint32_t *ret = (const uint32_t *)(uintptr_t)c->base[-1];
-  if (ret == vm->trampoline_ret) {
+  const uint32_t *ret = frames_ret(c->base);
+  if (frames_from_c(&c->bounds, ret)) {
     // Called from C: continue with the frame vm_call interrupted.
     if (c->level <= 1) return false;
     const Boundary *b = &vm->levels[c->level];
     stand_at_instruction(c, b->pc, b->base, c->level - 1);
     return c->base != NULL;
   }
-  if (c->stubs && frames_is_stub(ret)) ret = frames_stub_ret(ret);
-  const FrameDesc *d = frames_find(vm->frames, ret);
+  const uint32_t *real = frames_is_stub(ret) ? frames_stub_ret(ret) : ret;
+  const FrameDesc *d = frames_find(vm->frames, real);
   if (!d) {
-    fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)ret);
+    fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)real);
     abort();
   }
-  c->base = c->base - 1 - d->fsize;
+  c->base = frames_caller(c->base, ret);
   c->desc = d;
-  c->pc = ret;
+  c->pc = real;
   c->is_top = false;
   return true;
 }

@@ -119,7 +119,6 @@ int vm_run_text(Vm *vm, const char *path, char *text, size_t len) {
 // Runs the compiled program (NULL: it did not compile).
 static int run_entry(Vm *vm, Proto *entry) {
   if (!entry) return VM_EXIT_USAGE;
-  vm->entry_proto = entry;
   if (vm->options.dump_bytecode) {
     compiler_dump(vm, stdout);
     return VM_EXIT_OK;

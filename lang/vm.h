@@ -104,7 +104,10 @@ typedef struct Vm {
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   FrameTable *frames;
-  const Proto *entry_proto; // runs each module's <top>; never part of a callstack
+  // The entry function (runs each module's <top>; never part of a
+  // callstack) and its code (frames.h, FrameBounds); set by the compiler.
+  const Proto *entry_proto;
+  const uint32_t *entry_code, *entry_code_end;
   Shapes *shapes;
   Value empty_array;      // the one block of 0 fields (static)
   Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)

@@ -10,9 +10,11 @@
 // 2. Callstacks by difference. `stack` holds the codes of the previous
 //    sample's callstack, outermost first, its site last. A sample's callers
 //    [0, unchanged) are those of the previous sample this tracker received
-//    (tracker.h): only the callers past them and the site are written into
-//    `stack`, and the writer is told the first `unchanged` are common. A
-//    sample costs its new frames, not its depth.
+//    (tracker.h): from there on each caller is compared with the code in
+//    `stack` until one differs, then the rest are written over it, and the
+//    writer is told the length of that common prefix
+//    (trace_writer_alloc_common): it keeps no copy of its own. A sample
+//    costs its new frames, not its depth.
 // 3. Ids. The writer numbers allocations 0, 1, 2...; a tracked block keeps
 //    its id in MemprofBlock.user for its promote and collect events.
 // 4. Failure. A write error (disk full, a pipe closed) stops sampling and
@@ -41,7 +43,7 @@ typedef struct Tracer {
   TraceWriter *writer;
   char *path;                  // for messages
   uint64_t *stack;             // previous sample's codes, outermost first
-  uint32_t stack_cap;
+  uint32_t depth, stack_cap;   // codes in stack (callers and site), room
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
 } Tracer;
@@ -91,16 +93,38 @@ static bool grow_stack(Tracer *t, uint32_t need) {
   return true;
 }
 
+// Writes the sample's callstack into t->stack over the previous one and
+// returns how many of its first codes are unchanged (the longest prefix).
+static uint32_t update_stack(Tracer *t, const MemprofSample *s) {
+  uint64_t *stack = t->stack;
+  const MemprofFrame *callers = s->callers;
+  uint32_t n = s->caller_count, same = n < t->depth ? n : t->depth, common = s->unchanged;
+  while (common < same && stack[common] == (uint64_t)(uintptr_t)callers[common]) common++;
+  uint32_t i = common;
+  for (; i + 4 <= n; i += 4) {  // four a step: deep recursions bring thousands
+    stack[i] = (uint64_t)(uintptr_t)callers[i];
+    stack[i + 1] = (uint64_t)(uintptr_t)callers[i + 1];
+    stack[i + 2] = (uint64_t)(uintptr_t)callers[i + 2];
+    stack[i + 3] = (uint64_t)(uintptr_t)callers[i + 3];
+  }
+  for (; i < n; i++) stack[i] = (uint64_t)(uintptr_t)callers[i];
+  // Sites are odd, callers even: the site matches only the previous site.
+  uint64_t site = site_code(s->site);
+  if (common == n && n < t->depth && stack[n] == site) common++;
+  stack[n] = site;
+  t->depth = n + 1;
+  return common;
+}
+
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
   Tracer *t = data;
   if (t->failed) return false;
   uint32_t depth = s->caller_count + 1;
   if (!grow_stack(t, depth)) vm_out_of_memory(vm, "memtrace callstack");
-  for (uint32_t i = s->unchanged; i < s->caller_count; i++) t->stack[i] = (uint64_t)(uintptr_t)s->callers[i];
-  t->stack[s->caller_count] = site_code(s->site);
+  uint32_t common = update_stack(t, s);
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
-  block->user = trace_writer_alloc(t->writer, now_us(), s->wosize, s->n_samples, source, t->stack, depth,
-                                   s->unchanged);
+  block->user = trace_writer_alloc_common(t->writer, now_us(), s->wosize, s->n_samples, source, t->stack, depth,
+                                          common);
   check_writer(vm, t);
   return !t->failed;
 }

@@ -23,9 +23,11 @@
 //    state of that moment, into location packets kept in `locs` until the
 //    flush that writes them just before the event packet that needs them.
 //    Their headers take the event packet's first time and id.
-// 4. Backtraces. The writer keeps a copy of the previous callstack
+// 4. Backtraces. trace_writer_alloc keeps a copy of the previous callstack
 //    (prev_stack) and finds the common prefix by comparing from the caller's
-//    known_common onwards; only the frames past it are copied. The prefix is
+//    known_common onwards; only the frames past it are copied.
+//    trace_writer_alloc_common takes the prefix from a caller that keeps the
+//    previous callstack itself, and copies nothing. The prefix is
 //    capped at reader_depth, the frames the reader holds from the previous
 //    backtrace (fewer than its depth when the 4,096-byte cap cut it), so
 //    that a reader never has to invent frames. The rest is coded against a
@@ -483,6 +485,16 @@ static inline uint8_t *put_hit(uint8_t *p, uint32_t bucket, uint32_t predicted) 
   return put8(put16(p, word | 2), (uint8_t)predicted);
 }
 
+// How many of frames[0 .. n), at most `max`, equal `code` before the first
+// that does not: the length of a recursion's run, four frames a step.
+static inline uint32_t same_run(const uint64_t *frames, uint32_t n, uint64_t code, uint32_t max) {
+  uint32_t end = n < max ? n : max, i = 0;
+  while (i + 4 <= end && ((frames[i] ^ code) | (frames[i + 1] ^ code) | (frames[i + 2] ^ code) | (frames[i + 3] ^ code)) == 0)
+    i += 4;
+  while (i < end && frames[i] == code) i++;
+  return i;
+}
+
 // Codes frames[0 .. n) (outermost first) at p as memtrace does, stopping
 // once the codewords pass TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK bytes
 // (so at most TRACE_BACKTRACE_MAX_BYTES). `predictor` is the bucket coded
@@ -521,13 +533,21 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
       k++, words++;
       uint32_t at = hit, predicted = 0;
       bool full = false;
-      while (k < n && p + 2 <= limit && code_of[next_of[at]] == frames[k]) {
-        if (predicted == TRACE_MAX_PREDICTED) {
-          full = true;
-          break;
+      if (p + 2 > limit) {
+        // no room for a prediction count
+      } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
+        predicted = same_run(frames + k, n - k, code_of[hit], TRACE_MAX_PREDICTED);
+        k += predicted;
+        full = predicted == TRACE_MAX_PREDICTED && k < n && frames[k] == code_of[hit];
+      } else {
+        while (k < n && code_of[next_of[at]] == frames[k]) {
+          if (predicted == TRACE_MAX_PREDICTED) {
+            full = true;
+            break;
+          }
+          at = next_of[at];
+          predicted++, k++;
         }
-        at = next_of[at];
-        predicted++, k++;
       }
       p = put_hit(p, hit, predicted);
       predictor = at;
@@ -598,20 +618,11 @@ static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time
 
 // ================================================================ public entry points
 
-uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
-                            uint32_t n_samples, TraceSource source,
-                            const uint64_t *stack, uint32_t depth, uint32_t known_common) {
+// An allocation event whose callstack shares its first `common` frames with
+// the previous one's (trace_writer_alloc and trace_writer_alloc_common).
+static uint64_t alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples,
+                            TraceSource source, const uint64_t *stack, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
-  if (w->failed) {
-    w->next_alloc_id++;
-    return id;
-  }
-  if ((unsigned)source > TRACE_SOURCE_EXTERNAL) {
-    fail(w, "trace_writer_alloc: allocation source %u is not 0, 1 or 2", (unsigned)source);
-    w->next_alloc_id++;
-    return id;
-  }
-  uint32_t common = take_stack(w, stack, depth, known_common);
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;
   bool is_short = wosize >= 1 && wosize <= TRACE_SHORT_ALLOC_MAX && source == TRACE_SOURCE_MINOR
@@ -637,6 +648,30 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
   w->pos = (uint32_t)(end - w->packet);
   w->stats.allocs++;
   return id;
+}
+
+// A bad source stops the writer; true if the event may be written.
+static bool alloc_allowed(TraceWriter *w, TraceSource source) {
+  if (w->failed) return false;
+  if ((unsigned)source <= TRACE_SOURCE_EXTERNAL) return true;
+  fail(w, "trace_writer_alloc: allocation source %u is not 0, 1 or 2", (unsigned)source);
+  return false;
+}
+
+uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                            uint32_t n_samples, TraceSource source,
+                            const uint64_t *stack, uint32_t depth, uint32_t known_common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  uint32_t common = take_stack(w, stack, depth, known_common);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common);
+}
+
+uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                   uint32_t n_samples, TraceSource source,
+                                   const uint64_t *stack, uint32_t depth, uint32_t common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common < depth ? common : depth);
 }
 
 static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char *what,

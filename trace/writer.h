@@ -69,6 +69,17 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
                             uint32_t n_samples, TraceSource source,
                             const uint64_t *stack, uint32_t depth, uint32_t known_common);
 
+// The same event for a caller that keeps the previous callstack itself (the
+// trace writer of ./vm --memtrace): stack[0 .. common) must equal the
+// previous allocation's callstack. The writer then neither compares nor
+// copies frames: the cost is that of the frames past `common`. For the
+// bytes memtrace writes, `common` is the longest such prefix; a shorter one
+// codes more frames, still correctly. After it, a trace_writer_alloc call
+// compares with no previous stack (its known_common counts as 0).
+uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                   uint32_t n_samples, TraceSource source,
+                                   const uint64_t *stack, uint32_t depth, uint32_t common);
+
 // Makes `w` write a code's location event each time the code misses the
 // backtrace cache (memtrace's own writer does), not once per run; locate is
 // then called each time too. Used by tests to compare with memtrace's

@@ -5,7 +5,9 @@
 // misses, predictions, runs past 255, eviction), the 4,096-byte cap and the
 // common prefix after it, the cache check, the flush rules, promote/collect
 // distances, write errors (EPIPE, ENOSPC), and that the writer reads no
-// frame below known_common. Expected bytes are built here from the format's
+// frame below known_common; recursions (a frame predicting itself) at run
+// and cap edges; trace_writer_alloc_common against trace_writer_alloc, and
+// decoded by trace/reader.c. Expected bytes are built here from the format's
 // description (docs/trace-format.md), not from the writer's code; hash
 // values were computed with OCaml's own int arithmetic.
 #include <setjmp.h>
@@ -22,6 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "reader.h"
 #include "writer.h"
 
 static const uint64_t T0 = 0x5F0000123456ull;  // start time of every test trace
@@ -726,6 +729,149 @@ static void test_known_common_reads_nothing_below(void **state) {
   munmap(stack, mapped);
 }
 
+// ================================================================ recursions, trace_writer_alloc_common
+
+// A frame that predicts itself (a recursion) is counted as a run: 255 a
+// codeword, the next frame of the run in a new codeword, the run's end
+// coded as usual.
+static void test_recursion_runs(void **state) {
+  Fixture *fx = *state;
+  fx->custom_none = true;
+  static uint64_t stack[300];
+  const uint64_t X = 0x8880, Y = 0x9990;
+  uint32_t x = trace_bucket2(X), y = trace_bucket2(Y);
+  assert_true(x != y);
+  for (int i = 0; i < 300; i++) stack[i] = X;
+  uint64_t t = T0;
+  alloc(fx, ++t, 1, stack, 257, 0);  // miss, then a hit predicting 255
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  alloc(fx, ++t, 1, stack, 258, 0);  // hit + 255, hit + 1
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  alloc(fx, ++t, 1, stack, 256, 0);  // hit + 255: the run ends with the stack
+  alloc(fx, ++t, 1, NULL, 0, 0);
+  stack[256] = Y;
+  alloc(fx, ++t, 1, stack, 257, 0);  // hit + 255, then Y misses
+  finish(fx);
+  Bytes want = {.n = 0};
+  t = T0;
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_miss(&want, x, X), b_hit(&want, x, 255);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_hit(&want, x, 255), b_hit(&want, x, 1);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 1, 2), b_hit(&want, x, 255);
+  b_event(&want, 101, ++t), b_vint(&want, 0), b_put(&want, 0, 1);
+  b_event(&want, TRACE_EV_ALLOC, ++t), b_vint(&want, 1), b_vint(&want, 1), b_put(&want, 0, 1), b_vint(&want, 0);
+  b_put(&want, 2, 2), b_hit(&want, x, 255), b_miss(&want, y, Y);
+  Packet e = event_packet(fx, 0);
+  assert_bytes(e.events, e.events_len, &want);
+}
+
+// A recursion's hit at the 4,096-byte cap: its run is counted when the hit
+// starts at byte 4,084 of the codewords (then one more hit fits, without a
+// count), not when it starts at 4,086.
+static void test_recursion_at_the_cap(void **state) {
+  Fixture *fx = *state;
+  fx->custom_none = true;
+  static uint32_t used[2 * (1 + 3 + 2 * 408) + 1];
+  static uint64_t fresh[2 * 408], stack[1000];
+  used[0] = 0;  // bucket 0: the initial successor of every bucket, kept empty
+  int n_used = 1;
+  uint64_t X, h[3];
+  distinct_codes(0x8000, &X, 1, used, &n_used);
+  distinct_codes(0x10, h, 3, used, &n_used);
+  distinct_codes(0x100000, fresh, 2 * 408, used, &n_used);
+  uint64_t xx[] = {X, X};
+  alloc(fx, T0, 1, xx, 2, 0);  // X's bucket now predicts itself
+  for (int i = 0; i < 3; i++) alloc(fx, T0, 1, &h[i], 1, 0);
+  // 408 misses (4,080 bytes), h[0] (2): X's hit at 4,082, its run counted
+  memcpy(stack, fresh, 408 * sizeof *fresh);
+  stack[408] = h[0];
+  for (int i = 409; i < 1000; i++) stack[i] = X;
+  alloc(fx, T0, 1, stack, 1000, 0);
+  assert_int_equal(trace_writer_backtrace_depth(fx->w), 409 + 1 + 255 + 1);
+  // 408 other misses, h[0] h[1] h[2] (6): X's hit at 4,086, alone
+  memcpy(stack, fresh + 408, 408 * sizeof *fresh);
+  stack[408] = h[0], stack[409] = h[1], stack[410] = h[2];
+  alloc(fx, T0, 1, NULL, 0, 0);
+  alloc(fx, T0, 1, stack, 1000, 0);
+  assert_int_equal(trace_writer_backtrace_depth(fx->w), 411 + 1);
+}
+
+// A stream of callstacks (recursions up to 600 deep, and frames from a pool
+// of 40 codes) for the writers below. Returns the new depth.
+static uint32_t next_stream_stack(uint64_t *rng, uint64_t *stack, uint32_t depth) {
+  *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+  uint64_t r = *rng;
+  uint32_t pop = (uint32_t)(r % 8 == 0 ? r / 8 % 700 : r / 8 % 4);
+  depth = depth > pop ? depth - pop : 0;
+  uint32_t push = 1 + (uint32_t)(r >> 20) % 4;
+  for (uint32_t i = 0; i < push && depth < 3000; i++) {
+    uint64_t code = 0x1000 + 16 * ((r >> (24 + 4 * i)) % 40);
+    uint32_t run = (r >> (40 + i)) % 5 == 0 ? 1 + (uint32_t)(r >> 44) % 600 : 1;
+    for (uint32_t j = 0; j < run && depth < 3000; j++) stack[depth++] = code;
+  }
+  return depth;
+}
+
+// A digest of every event a reader decodes from the trace on `fd`.
+static uint64_t decoded_digest(int fd) {
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  TraceReaderError err;
+  TraceReader *r = trace_reader_open_fd(dup(fd), &err);
+  assert_non_null(r);
+  uint64_t h = 1469598103934665603ull;
+  TraceEvent ev;
+  TraceReaderStatus s;
+  while ((s = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
+    h = (h ^ (ev.kind * 1000003ull + ev.id)) * 1099511628211ull;
+    for (uint32_t i = 0; i < ev.backtrace_len; i++) h = (h ^ ev.backtrace[i]) * 1099511628211ull;
+  }
+  assert_int_equal(s, TRACE_READER_END);
+  trace_reader_close(r);
+  return h;
+}
+
+// trace_writer_alloc_common given the longest common prefix writes the
+// bytes of trace_writer_alloc; given shorter ones, or mixed with
+// trace_writer_alloc, a trace that decodes to the same callstacks.
+static void test_alloc_common(void **state) {
+  (void)state;
+  enum { EXACT_PLAIN, EXACT_COMMON, SHORTER, MIXED, WRITERS };
+  Fixture *fx[WRITERS];
+  for (int i = 0; i < WRITERS; i++) fx[i] = fixture_new(2);
+  static uint64_t stack[3100], previous[3100];
+  uint64_t rng = 88172645463325252ull;
+  uint32_t depth = 0;
+  for (int k = 0; k < 3000; k++) {
+    uint32_t previous_depth = depth, common = 0;
+    memcpy(previous, stack, depth * sizeof *stack);
+    depth = next_stream_stack(&rng, stack, depth);
+    while (common < depth && common < previous_depth && stack[common] == previous[common]) common++;
+    uint64_t t = T0 + (uint64_t)k;
+    uint32_t lower = common / 2, known = k % 3 ? common : lower;
+    trace_writer_alloc(fx[EXACT_PLAIN]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, known);
+    trace_writer_alloc_common(fx[EXACT_COMMON]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, common);
+    trace_writer_alloc_common(fx[SHORTER]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, lower);
+    if (k % 2)
+      trace_writer_alloc_common(fx[MIXED]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, k % 4 == 1 ? common : lower);
+    else
+      trace_writer_alloc(fx[MIXED]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, known);
+    if (k % 3 == 0)
+      for (int i = 0; i < WRITERS; i++) trace_writer_collect(fx[i]->w, t, (uint64_t)k / 2);
+  }
+  for (int i = 0; i < WRITERS; i++) finish(fx[i]);
+  assert_int_equal(fx[EXACT_COMMON]->len, fx[EXACT_PLAIN]->len);
+  assert_memory_equal(fx[EXACT_COMMON]->bytes, fx[EXACT_PLAIN]->bytes, fx[EXACT_PLAIN]->len);
+  assert_true(fx[SHORTER]->len > fx[EXACT_PLAIN]->len);
+  uint64_t want = decoded_digest(fileno(fx[EXACT_PLAIN]->file));
+  assert_true(decoded_digest(fileno(fx[SHORTER]->file)) == want);
+  assert_true(decoded_digest(fileno(fx[MIXED]->file)) == want);
+  for (int i = 0; i < WRITERS; i++) teardown((void **)&fx[i]);
+}
+
 // ================================================================ packets and flush rules
 
 // The cache check: none in the first event packet, then bucket 4242, 9655...
@@ -985,6 +1131,9 @@ int main(void) {
     T(test_truncation_at_4096_bytes),
     T(test_truncation_edges),
     T(test_known_common_reads_nothing_below),
+    T(test_recursion_runs),
+    T(test_recursion_at_the_cap),
+    cmocka_unit_test(test_alloc_common),
     T(test_cache_check),
     T(test_flush_when_full),
     T(test_flush_129_new_locations),

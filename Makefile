@@ -15,10 +15,11 @@ CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
-FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c
+FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c lang/namemap.c
 VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/interp.c lang/ops.c \
              lang/shapes.c lang/primitives.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c
+             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c \
+             lang/checked.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 TRACE_SRC := $(wildcard trace/*.c)
@@ -65,11 +66,14 @@ vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 
 # ---------------------------------------------------------------- unit tests
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+# test_tool_*.c test the trace tool's modules: they link its objects too.
+MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+unit_tool_src = $(if $(filter test_tool_%,$(1)),$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)))
 build/%/unit/test_%: ;
 define unit
-build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)))
+build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)) $(call unit_tool_src,$(2)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 
@@ -84,13 +88,12 @@ build/%/tests/trace_synth: tests/trace/trace_synth.c build/%/trace/writer.o
 
 # ---------------------------------------------------------------- trace tools
 # tools/memtrace, the trace tool (sources and README in tools/memtrace_cli/),
-# and its ASan+UBSan build for the tests.
-MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+# and its ASan+UBSan build for the tests. zlib: gzipped pprof profiles.
 memtrace: tools/memtrace
 tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
-	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS) -lz
 build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
-	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
 -include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
 
 test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
@@ -104,3 +107,7 @@ clean:
 -include bench/trace.mk
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
+-include bench/hostile.mk
+-include bench/peers.mk
+-include tests/fuzz/vm.mk
+-include tests/gen/gen.mk

@@ -43,3 +43,9 @@ bench-memprof-quick: vm vm-noprof $(BENCH_MP_MICRO)
 callgrind-memprof: vm vm-noprof
 	BENCH_MP_CASES='$(BENCH_MP_CASES)' BENCH_MP_OUT='$(BENCH_MP_OUT)' \
 	  bash $(BENCH_MP_DIR)/memprof_bench.sh callgrind
+
+# make bench-memprof-deep: callstacks through the Memprof module on a
+# 100,000-frame recursion, every frame kept vs callstack_size 10 (callgrind).
+.PHONY: bench-memprof-deep
+bench-memprof-deep: vm
+	bash $(BENCH_MP_DIR)/memprof_deep.sh

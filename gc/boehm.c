@@ -49,10 +49,21 @@ bool gc_init(Vm *vm, uint64_t minor_words) {
 
 void gc_free(Vm *vm) { (void)vm; }
 
+// Boehm collects what the finished program left once nothing points to it.
+bool gc_reset(Vm *vm, uint64_t minor_words) {
+  (void)minor_words;
+  memset(&vm->gc.stats, 0, sizeof vm->gc.stats);
+  return true;
+}
+
 static Value boehm_alloc(Vm *vm, uint64_t wosize, unsigned tag) {
   size_t bytes = (wosize + 1) * sizeof(Value);
   Value *p = tag >= TAG_NO_SCAN ? GC_MALLOC_ATOMIC(bytes) : GC_MALLOC(bytes);
-  if (!p) vm_raise_error(vm, "out of memory");
+  if (!p) {   // at the heap limit: a full collection, then one more try
+    GC_gcollect();
+    p = tag >= TAG_NO_SCAN ? GC_MALLOC_ATOMIC(bytes) : GC_MALLOC(bytes);
+  }
+  if (!p) vm_raise_out_of_memory(vm);
   p[0] = hd_make(wosize, tag, COLOR_WHITE);
   vm->gc.stats.major_words += (double)(wosize + 1);
   return val_of_ptr(p + 1);

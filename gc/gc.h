@@ -35,6 +35,13 @@ static const bool GC_IS_BOEHM = MINNOW_BOEHM;
 #endif
 static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
 
+// Limits on sizes that come from input (the command line, Gc.set): the
+// minor heap (its size in bytes must fit a size_t with room to spare) and
+// the major heap limit; a block's wosize must fit its header's 54 bits.
+#define GC_MAX_MINOR_WORDS ((uint64_t)1 << 32)
+#define GC_MAX_HEAP_WORDS ((uint64_t)1 << 54)
+#define GC_MAX_WOSIZE (((uint64_t)1 << 54) - 1)
+
 // Counters of Gc.stat, in words, headers included (as OCaml counts them).
 typedef struct GcStats {
   double minor_words;        // allocated in the minor heap, up to the last minor GC
@@ -70,6 +77,10 @@ void gc_update_major_limit(Vm *vm);
 // Sets up the minor and major heaps. Returns false if memory is short.
 bool gc_init(Vm *vm, uint64_t minor_words);
 void gc_free(Vm *vm);
+// Empties both heaps as if gc_init had just run (statistics included),
+// keeping the minor heap's and the mark stack's memory; resizes the minor
+// heap to minor_words if it changed. False if memory is short.
+bool gc_reset(Vm *vm, uint64_t minor_words);
 
 // ---------------------------------------------------------------------------
 // Allocation. `gc_alloc` is the funnel for C code: blocks of at most

@@ -28,6 +28,29 @@ void gc_free(Vm *vm) {
   vm->gc.major = NULL;
 }
 
+bool gc_reset(Vm *vm, uint64_t minor_words) {
+  Value *mark_stack = vm->gc.major->mark_stack;
+  vm->gc.major->mark_stack = NULL;
+  major_free_all(vm->gc.major);
+  free(vm->gc.remembered);
+  memset(&vm->gc, 0, sizeof vm->gc);
+  vm->gc.major = calloc(1, sizeof(MajorHeap));
+  if (!vm->gc.major) {
+    free(mark_stack);
+    return false;
+  }
+  vm->gc.major->mark_stack = mark_stack;
+  vm->young_trigger = NULL;
+  vm->young_ptr = vm->young_end;
+  if (minor_words != (uint64_t)(vm->young_end - vm->young_start)) {   // Gc.set changed it
+    free(vm->young_start);
+    vm->young_start = vm->young_end = vm->young_ptr = NULL;
+    return gc_set_minor_size(vm, minor_words);
+  }
+  gc_update_limit(vm);
+  return true;
+}
+
 void gc_update_major_limit(Vm *vm) {
   vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : major_live_threshold(vm);
 }
@@ -55,6 +78,7 @@ static Value *alloc_minor_heap(uint64_t words) {
 }
 
 bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
+  if (minor_words > GC_MAX_MINOR_WORDS) return false;
   if (minor_words < 4096) minor_words = 4096;
   if (vm->young_start) gc_minor(vm);
   Value *heap = alloc_minor_heap(minor_words);
@@ -86,7 +110,7 @@ static bool over_limit(const Vm *vm, uint64_t extra) {
 static void check_heap_limit(Vm *vm, uint64_t extra) {
   if (!over_limit(vm, extra)) return;
   gc_major(vm);
-  if (over_limit(vm, extra)) vm_raise_error(vm, "out of memory");
+  if (over_limit(vm, extra)) vm_raise_out_of_memory(vm);
 }
 
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
@@ -127,7 +151,7 @@ Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
 static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, uint64_t wosize, unsigned tag) {
   check_heap_limit(vm, wosize + 1);
   Value v = major_alloc_raw(vm, wosize, tag);
-  if (!v) vm_raise_error(vm, "out of memory");
+  if (!v) vm_raise_out_of_memory(vm);
   vm->gc.stats.major_words += (double)(wosize + 1);
   vm->gc.major_since_cycle += wosize + 1;
   return v;
@@ -147,6 +171,7 @@ static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize,
 
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
+  if (wosize > GC_MAX_WOSIZE) vm_raise_out_of_memory(vm);
   if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) {
     // While memprof samples, a block holding no sampled word when no cycle is
     // due only moves the skip: no call (string_build makes thousands of them).

@@ -26,6 +26,11 @@ typedef struct SrcPos {
   uint32_t line_start;  // byte offset of the first byte of that line
 } SrcPos;
 
+// The longest source file, in bytes: offsets fit 32 bits with room to spare
+// and a program of that size compiles in bounded memory (lang/README.md,
+// "Limits"). Longer files are refused before parsing.
+enum { SOURCE_MAX_BYTES = 16u << 20 };
+
 // One source file. `path` is as given by the user (or "stdlib/list.mn").
 typedef struct Source {
   const char *path;

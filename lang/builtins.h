@@ -26,7 +26,8 @@ double builtins_number(Vm *vm, Value v, const char *what);
   X(string_index_of, 2)                                                              \
   X(buffer_create, 1) X(buffer_add, 2) X(buffer_length, 1) X(buffer_contents, 1)     \
   X(buffer_clear, 2)                                                                 \
-  X(array_make, 2) X(array_length, 1) X(array_blit, 5)                               \
+  X(array_make, 2) X(array_length, 1) X(array_blit, 5) X(array_to_list, 1)          \
+  X(array_to_tuple, 1)                                                               \
   X(float_of_int, 1) X(float_sqrt, 1) X(float_floor, 1) X(float_log, 1)              \
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \

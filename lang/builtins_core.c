@@ -26,8 +26,7 @@ Value prim_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
 Value prim_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
 
 Value prim_hash(Vm *vm, Value *args) {
-  (void)vm;
-  return val_of_int((int64_t)ops_hash(args[0]));
+  return val_of_int((int64_t)ops_hash(vm, args[0]));
 }
 
 // Sys.argv(): [script, args...], built from the end.
@@ -54,8 +53,11 @@ Value prim_sys_time(Vm *vm, Value *args) {
   return builtins_float(vm, (double)tv.tv_sec + (double)tv.tv_usec * 1e-6);
 }
 
+// Sys.exit(n): a process status is one byte, so n outside 0..255 is an
+// error rather than n modulo 256 (Sys.exit(256) must not report success).
 Value prim_sys_exit(Vm *vm, Value *args) {
-  if (!val_is_int(args[0])) vm_raise_error(vm, "type error: Sys.exit expects an int, got %s", vm_type_name(args[0]));
+  int64_t status = builtins_int(vm, args[0], "Sys.exit");
+  if (status < 0 || status > 255) vm_raise_error(vm, "Sys.exit: status must be in 0..255, got %lld", (long long)status);
   fflush(stdout);
-  vm_exit(vm, (int)val_to_int(args[0]));
+  vm_exit(vm, (int)status);
 }

@@ -44,14 +44,22 @@ Value prim_gc_stat(Vm *vm, Value *args) {
 }
 
 Value prim_gc_set(Vm *vm, Value *args) {
+  static const char *const fields[] = {"max_heap_words", "minor_heap_words"};
   Value v;
-  if (!val_has_tag(args[0], TAG_RECORD)) vm_raise_error(vm, "type error: Gc.set expects a record, got %s", vm_type_name(args[0]));
-  if (ops_record_get(vm, args[0], "max_heap_words", &v))
-    gc_set_max_heap(vm, (uint64_t)builtins_int(vm, v, "Gc.set"));
+  ops_check_options(vm, args[0], fields, 2, "Gc.set");
+  if (ops_record_get(vm, args[0], "max_heap_words", &v)) {
+    int64_t n = builtins_int(vm, v, "Gc.set");
+    if (n < 0 || (uint64_t)n > GC_MAX_HEAP_WORDS)
+      vm_raise_error(vm, "Gc.set: max_heap_words must be in 0..%llu (0: no limit), got %lld",
+                     (unsigned long long)GC_MAX_HEAP_WORDS, (long long)n);
+    gc_set_max_heap(vm, (uint64_t)n);
+  }
   if (ops_record_get(vm, args[0], "minor_heap_words", &v)) {
     int64_t n = builtins_int(vm, v, "Gc.set");
-    if (n < 1 || n > ((int64_t)1 << 32)) vm_raise_error(vm, "Gc.set: minor_heap_words out of range");
-    if (!gc_set_minor_size(vm, (uint64_t)n)) vm_raise_error(vm, "out of memory");
+    if (n < 1 || (uint64_t)n > GC_MAX_MINOR_WORDS)
+      vm_raise_error(vm, "Gc.set: minor_heap_words must be in 1..%llu, got %lld",
+                     (unsigned long long)GC_MAX_MINOR_WORDS, (long long)n);
+    if (!gc_set_minor_size(vm, (uint64_t)n)) vm_raise_out_of_memory(vm);
   }
   return VAL_NIL;
 }

@@ -1,10 +1,12 @@
 // builtins_string.c - the C part of the String module (stdlib/string.mn).
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtins.h"
+#include "checked.h"
 #include "ops.h"
 #include "vm.h"
 
@@ -34,12 +36,14 @@ Value prim_string_sub(Vm *vm, Value *args) {
 
 Value prim_string_concat(Vm *vm, Value *args) {
   size_t sep = str_len(builtins_string(vm, args[0], "String.concat"));
-  size_t total = 0, count = 0;
+  uint64_t total = 0, count = 0, seps;
+  bool fits = true;
   for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1), count++) {
     if (!val_has_tag(l, TAG_CONS)) vm_raise_error(vm, "type error: String.concat expects a list, got %s", vm_type_name(l));
-    total += str_len(builtins_string(vm, val_field(l, 0), "String.concat"));
+    fits &= checked_add(total, str_len(builtins_string(vm, val_field(l, 0), "String.concat")), &total);
   }
-  if (count > 1) total += sep * (count - 1);
+  if (count > 1) fits &= checked_mul(sep, count - 1, &seps) && checked_add(total, seps, &total);
+  if (!fits) vm_raise_out_of_memory(vm);
   Value s = ops_string_uninit(vm, total);
   char *out = (char *)val_fields(s);
   const char *sep_bytes = str_bytes(args[0]);
@@ -57,42 +61,65 @@ Value prim_string_concat(Vm *vm, Value *args) {
   return s;
 }
 
-// Start of the last occurrence of sep (sep_len >= 1) that ends at or before
-// i in s, or SIZE_MAX: candidates are found by memrchr on sep's first byte.
-static size_t find_last(const char *s, size_t i, const char *sep, size_t sep_len) {
-  if (i < sep_len) return SIZE_MAX;
-  size_t count = i - sep_len + 1;   // candidate starts [0, count)
-  for (;;) {
-    const char *p = memrchr(s, sep[0], count);
-    if (!p) return SIZE_MAX;
-    if (memcmp(p + 1, sep + 1, sep_len - 1) == 0) return (size_t)(p - s);
-    count = (size_t)(p - s);
-  }
+// A block of at least `bytes` bytes no Minnow code sees (scratch for split):
+// made without sampling (memprof reports what the program allocates, the
+// pieces and cells, not this) and without collecting.
+static Value scratch_bytes(Vm *vm, size_t bytes) { return gc_alloc_no_collect(vm, bytes / 8 + 1, TAG_BYTES); }
+
+// `src` reversed into the scratch block *dst.
+static void reverse_into(Value dst, const char *src, size_t n) {
+  char *d = (char *)val_fields(dst);
+  for (size_t i = 0; i < n; i++) d[i] = src[n - 1 - i];
 }
 
-// Pieces between occurrences of sep, built from the end into a list.
+// Pieces between the occurrences of sep in s, built from the end into a
+// list. Occurrences are non-overlapping and found from the right (as split
+// always did); in linear time: memmem (glibc's two-way search) runs left to
+// right over reversed copies of both strings. The copies and the list of
+// occurrences are heap blocks (TAG_BYTES) held as roots, so that an
+// allocation that raises leaks nothing.
 Value prim_string_split(Vm *vm, Value *args) {
   builtins_string(vm, args[0], "String.split");
-  size_t sep_len = str_len(builtins_string(vm, args[1], "String.split"));
-  if (sep_len == 0) vm_raise_error(vm, "String.split: empty separator");
-  Value list = VAL_EMPTY, piece = VAL_NIL;
+  size_t m = str_len(builtins_string(vm, args[1], "String.split")), n = str_len(args[0]);
+  if (m == 0) vm_raise_error(vm, "String.split: empty separator");
+  Value rs = VAL_NIL, rsep = VAL_NIL, at = VAL_NIL, list = VAL_EMPTY, piece = VAL_NIL;
+  vm_push_root(vm, &rs);
+  vm_push_root(vm, &rsep);
+  vm_push_root(vm, &at);
   vm_push_root(vm, &list);
   vm_push_root(vm, &piece);
-  size_t end = str_len(args[0]);
-  for (size_t i = end; ; ) {
-    size_t found = find_last(str_bytes(args[0]), i, str_bytes(args[1]), sep_len);
-    size_t from = found == SIZE_MAX ? 0 : found + sep_len;
-    // The allocation may move s: its bytes are read after it.
-    piece = ops_string_uninit(vm, i - from);
-    ops_copy_bytes((char *)val_fields(piece), str_bytes(args[0]) + from, i - from);
+  rs = scratch_bytes(vm, n);
+  reverse_into(rs, str_bytes(args[0]), n);
+  rsep = scratch_bytes(vm, m);
+  reverse_into(rsep, str_bytes(args[1]), m);
+  size_t count = 0, cap = 15;
+  at = scratch_bytes(vm, cap * sizeof(size_t));
+  for (size_t from = 0;;) {
+    const char *r0 = (const char *)val_fields(rs);
+    const char *hit = memmem(r0 + from, n - from, val_fields(rsep), m);
+    if (!hit) break;
+    size_t r = (size_t)(hit - r0);   // the match ends at n - r in s
+    if (count == cap) {
+      Value bigger = scratch_bytes(vm, (cap *= 2) * sizeof(size_t));
+      memcpy(val_fields(bigger), val_fields(at), count * sizeof(size_t));
+      at = bigger;
+    }
+    ((size_t *)val_fields(at))[count++] = n - r - m;   // descending
+    from = r + m;
+  }
+  // Piece k (0-based, from the left) runs from the end of occurrence k-1 (or
+  // 0) to occurrence k (or n); occurrence k is at[count - 1 - k].
+  for (size_t k = count + 1; k-- > 0;) {
+    const size_t *occ = (const size_t *)val_fields(at);
+    size_t from = k == 0 ? 0 : occ[count - k] + m, to = k == count ? n : occ[count - 1 - k];
+    piece = ops_string_uninit(vm, to - from);   // may move s: its bytes are read after
+    ops_copy_bytes((char *)val_fields(piece), str_bytes(args[0]) + from, to - from);
     Value cell = gc_alloc(vm, 2, TAG_CONS);
     val_fields(cell)[0] = piece;
     val_fields(cell)[1] = list;
     list = cell;
-    if (found == SIZE_MAX) break;
-    i = found;
   }
-  vm_pop_roots(vm, 2);
+  vm_pop_roots(vm, 5);
   return list;
 }
 
@@ -106,19 +133,38 @@ Value prim_string_of_float(Vm *vm, Value *args) {
   return ops_string(vm, buf, strlen(buf));
 }
 
-Value prim_string_to_int(Vm *vm, Value *args) {
-  const char *s = str_bytes(builtins_string(vm, args[0], "String.to_int"));
-  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
-  char *end;
-  errno = 0;
-  long long n = strtoll(s, &end, 0);
-  if (*end || errno || n > MINNOW_INT_MAX || n < MINNOW_INT_MIN) return VAL_NIL;
-  return val_of_int(n);
+// The int written in s[0..len): an optional sign, then decimal digits or 0x
+// and hex digits, nothing else (no space; "010" is ten, not octal eight);
+// false when s is anything else or the value is outside the 63-bit range.
+static bool parse_int(const char *s, size_t len, int64_t *out) {
+  size_t i = 0;
+  bool negative = len > 0 && s[0] == '-';
+  if (len > 0 && (s[0] == '-' || s[0] == '+')) i++;
+  unsigned base = len - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') ? 16 : 10;
+  if (base == 16) i += 2;
+  if (i == len) return false;
+  uint64_t limit = negative ? (uint64_t)1 << 62 : ((uint64_t)1 << 62) - 1, n = 0;
+  for (; i < len; i++) {
+    int c = (unsigned char)s[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+          : base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0 || n > (limit - (uint64_t)d) / base) return false;
+    n = n * base + (uint64_t)d;
+  }
+  *out = negative ? (int64_t)(0 - n) : (int64_t)n;
+  return true;
 }
 
+Value prim_string_to_int(Vm *vm, Value *args) {
+  Value s = builtins_string(vm, args[0], "String.to_int");
+  int64_t n;
+  return parse_int(str_bytes(s), str_len(s), &n) ? val_of_int(n) : VAL_NIL;
+}
+
+// The float in s: strtod's syntax, but the whole string and no leading space.
 Value prim_string_to_float(Vm *vm, Value *args) {
   const char *s = str_bytes(builtins_string(vm, args[0], "String.to_float"));
-  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0])) return VAL_NIL;
+  if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0]) || isspace((unsigned char)s[0])) return VAL_NIL;
   char *end;
   double d = strtod(s, &end);
   if (*end) return VAL_NIL;
@@ -129,7 +175,7 @@ Value prim_string_repeat(Vm *vm, Value *args) {
   size_t len = str_len(builtins_string(vm, args[0], "String.repeat"));
   int64_t n = builtins_int(vm, args[1], "String.repeat");
   if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
-  if (len && (uint64_t)n > ((uint64_t)1 << 40) / len) vm_raise_error(vm, "out of memory");
+  if (len && (uint64_t)n > OPS_MAX_STRING_BYTES / len) vm_raise_out_of_memory(vm);
   size_t total = len * (size_t)n;
   Value s = ops_string_uninit(vm, total);
   char *p = (char *)val_fields(s);

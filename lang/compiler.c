@@ -44,8 +44,10 @@
 #include "bytecode.h"
 #include "compiler.h"
 #include "frames.h"
+#include "namemap.h"
 #include "primitives.h"
 #include "shapes.h"
+#include "source.h"
 #include "stdlib_sources.h"
 #include "vm.h"
 
@@ -63,6 +65,14 @@ typedef struct Member {
   int item;            // index of the top-level item declaring it
 } Member;
 
+// The members that share one name (a top-level `let` may shadow an earlier
+// one), in declaration order, so item numbers ascend.
+typedef struct MemberList {
+  uint32_t *ids;       // indices in Module.members
+  uint32_t count, cap;
+  bool has_fn;         // one of them is a fn or external
+} MemberList;
+
 typedef struct Module {
   char *name;          // "List", "Util"; "" for the main script
   char *path;
@@ -72,10 +82,14 @@ typedef struct Module {
   ParseResult parse;
   Member *members;
   uint32_t member_count, member_cap;
+  NameMap member_lists;  // name -> index in by_name
+  struct MemberList *by_name;   // the members of each name, in declaration order
+  uint32_t by_name_count, by_name_cap;
   char **imports;      // lower-case names imported by this module
-  uint32_t import_count;
+  uint32_t import_count, import_cap;
   Proto *init;
   int state;           // 0 compiling, 1 done
+  bool failed;         // could not be read or parsed (reported once)
   bool cycle_reported;
   int current_item;    // top-level item being compiled (name resolution)
 } Module;
@@ -93,6 +107,7 @@ typedef struct Local {
   uint32_t reg;
   bool is_var;
   uint32_t depth;
+  uint32_t shadowed;       // index of the local of that name it hides, or NAMEMAP_NONE
 } Local;
 
 typedef struct Capture {
@@ -106,7 +121,7 @@ typedef struct Capture {
 typedef struct PendingDesc {
   uint32_t offset;         // instruction start
   bool is_call;
-  uint32_t *live;
+  const uint32_t *live;    // owned by the FnState (FnState.owned)
   uint32_t live_count;
   const DebugInfo **debug;
   uint32_t debug_count, debug_cap;
@@ -131,13 +146,27 @@ typedef struct FnState {
   bool is_top;             // module top-level code
   Local *locals;
   uint32_t local_count, local_cap;
+  NameMap local_index;     // name -> index of its innermost local
   uint32_t scope_depth;
-  Capture caps[256];
-  uint32_t cap_count;
+  Capture *caps;           // captured names, field i + 1 of the closure
+  uint32_t cap_count, cap_cap;
+  NameMap cap_index;       // name -> index in caps
+  SrcPos last_pos;         // the expression being compiled (for errors without one)
+  bool too_many_registers; // reported once; the rest of the function is skipped
   const char *self_name;   // name of a local fn being compiled (recursion)
   uint32_t next_reg, max_reg;
   uint8_t *live;
   uint32_t live_cap;
+  uint32_t *live_list;     // the registers r with live[r], ascending
+  uint32_t live_count, live_list_cap;
+  uint64_t live_version;   // bumped whenever a bit of `live` changes
+  // The latest safe point's live list (interned in the frame table), reused
+  // by the next one when nothing changed since.
+  const uint32_t *snap;
+  uint32_t snap_count, snap_skip_from, snap_skip_to, snap_next_reg;
+  uint64_t snap_version;
+  uint32_t *scratch;       // where a live list is gathered before interning
+  uint32_t scratch_cap;
   PendingDesc *descs;
   uint32_t desc_count, desc_cap;
   uint32_t *fsize_patches;
@@ -158,7 +187,7 @@ typedef struct LetFail {
   uint32_t *jumps;
   uint32_t jump_count;
   SrcPos pos;
-  uint32_t *live;
+  const uint32_t *live;    // interned in the frame table
   uint32_t live_count;
 } LetFail;
 
@@ -169,6 +198,15 @@ typedef struct Compiler {
 
 enum { K_NIL = 0, K_FALSE, K_TRUE, K_EMPTY, K_EMPTY_ARRAY };
 enum { MAX_SUBBLOCKS = 16, MAX_COMBINED_WHSIZE = 256 };
+// A function's frame holds at most this many registers (locals and
+// temporaries live at once); past it, a compile error. It bounds the live
+// set every safe point records, so that compile time stays linear.
+enum { MAX_FUNCTION_REGISTERS = 4096 };
+// A constructor (list, tuple, array literal) with more items than this is
+// built through a temporary array, one item at a time, instead of in
+// registers (compile_wide_ctor), and one whose nested constructors have more
+// leaves than this is not flattened (prepare_leaves).
+enum { MAX_CTOR_LEAVES = 256 };
 
 // =====================================================================
 // Small helpers
@@ -197,6 +235,15 @@ static char *xstrdup(const char *s) {
   return d;
 }
 
+// A copy of `name` with its first letter changed to `upper` case (module
+// names are capitalised, file and import names are not).
+static char *case_first(const char *name, bool upper) {
+  char *s = xstrdup(name);
+  if (upper && s[0] >= 'a' && s[0] <= 'z') s[0] = (char)(s[0] - 32);
+  if (!upper && s[0] >= 'A' && s[0] <= 'Z') s[0] = (char)(s[0] + 32);
+  return s;
+}
+
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xasprintf(const char *fmt, ...) {
   va_list ap;
@@ -213,13 +260,12 @@ static char *xasprintf(const char *fmt, ...) {
 static void error_at(FnState *fs, SrcPos pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void error_at(FnState *fs, SrcPos pos, const char *fmt, ...) {
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  fprintf(stderr, "%s:%u:%u: error: ", fs->module->path, pos.line, pos.start - pos.line_start + 1);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
   va_end(ap);
-  fprintf(stderr, "%s:%u:%u: error: %s\n", fs->module->path, pos.line,
-          pos.start - pos.line_start + 1, msg);
   fs->vm->modules->errors++;
 }
 
@@ -318,6 +364,18 @@ static void mark_label(FnState *fs) {
   fs->last_alloc_valid = false;
 }
 
+// Index of the first entry of the live list that is >= reg.
+static uint32_t live_lower_bound(const FnState *fs, uint32_t reg) {
+  uint32_t lo = 0, hi = fs->live_count;
+  if (hi > 0 && fs->live_list[hi - 1] < reg) return hi;   // the usual case: at the top
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (fs->live_list[mid] < reg) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 static void set_live(FnState *fs, uint32_t reg) {
   while (reg >= fs->live_cap) {
     uint32_t old = fs->live_cap;
@@ -325,7 +383,14 @@ static void set_live(FnState *fs, uint32_t reg) {
     fs->live = xrealloc(fs->live, fs->live_cap);
     memset(fs->live + old, 0, fs->live_cap - old);
   }
+  if (fs->live[reg]) return;
   fs->live[reg] = 1;
+  fs->live_version++;
+  GROW(fs->live_list, fs->live_count, fs->live_list_cap);
+  uint32_t at = live_lower_bound(fs, reg);
+  memmove(fs->live_list + at + 1, fs->live_list + at, (fs->live_count - at) * sizeof *fs->live_list);
+  fs->live_list[at] = reg;
+  fs->live_count++;
 }
 
 static bool is_live(FnState *fs, uint32_t reg) {
@@ -333,10 +398,20 @@ static bool is_live(FnState *fs, uint32_t reg) {
 }
 
 static void clear_live(FnState *fs, uint32_t reg) {
-  if (reg < fs->live_cap) fs->live[reg] = 0;
+  if (reg >= fs->live_cap || !fs->live[reg]) return;
+  fs->live[reg] = 0;
+  fs->live_version++;
+  uint32_t at = live_lower_bound(fs, reg);
+  memmove(fs->live_list + at, fs->live_list + at + 1, (fs->live_count - at - 1) * sizeof *fs->live_list);
+  fs->live_count--;
 }
 
 static uint32_t alloc_reg(FnState *fs) {
+  if (fs->next_reg >= MAX_FUNCTION_REGISTERS && !fs->too_many_registers) {
+    fs->too_many_registers = true;
+    error_at(fs, fs->last_pos, "%s needs more than %d registers (too many locals, or too wide an expression)",
+             fs->proto->name, MAX_FUNCTION_REGISTERS);
+  }
   uint32_t r = fs->next_reg++;
   if (fs->next_reg > fs->max_reg) fs->max_reg = fs->next_reg;
   clear_live(fs, r);
@@ -355,6 +430,39 @@ static const DebugInfo *debug_for(FnState *fs, SrcPos pos) {
 
 // Records a safe point at `offset` with the current live set, minus the
 // registers in [skip_from, skip_to) (arguments a call hands over).
+// The live registers, minus [skip_from, skip_to), interned in the frame
+// table: the previous safe point's list when nothing changed since.
+static void live_snapshot(FnState *fs, uint32_t skip_from, uint32_t skip_to, const uint32_t **live,
+                          uint32_t *count) {
+  if (!(fs->snap && fs->snap_version == fs->live_version && fs->snap_skip_from == skip_from &&
+        fs->snap_skip_to == skip_to && fs->snap_next_reg == fs->next_reg)) {
+    // The live list minus [skip_from, skip_to): usually a prefix of it.
+    uint32_t below = live_lower_bound(fs, skip_from), above = live_lower_bound(fs, skip_to);
+    const uint32_t *list = fs->live_list;
+    uint32_t n = below;
+    if (above < fs->live_count && skip_from < skip_to) {
+      if (fs->live_count >= fs->scratch_cap) {
+        fs->scratch_cap = fs->live_count + 64;
+        fs->scratch = xrealloc(fs->scratch, fs->scratch_cap * sizeof *fs->scratch);
+      }
+      memcpy(fs->scratch, list, below * sizeof *list);
+      memcpy(fs->scratch + below, list + above, (fs->live_count - above) * sizeof *list);
+      list = fs->scratch;
+      n = below + fs->live_count - above;
+    } else if (skip_from >= skip_to) {
+      n = fs->live_count;
+    }
+    fs->snap = frames_live_list(fs->vm->frames, list, n);
+    fs->snap_count = n;
+    fs->snap_version = fs->live_version;
+    fs->snap_skip_from = skip_from;
+    fs->snap_skip_to = skip_to;
+    fs->snap_next_reg = fs->next_reg;
+  }
+  *live = fs->snap;
+  *count = fs->snap_count;
+}
+
 static PendingDesc *add_safepoint(FnState *fs, uint32_t offset, bool is_call, SrcPos pos,
                                   uint32_t skip_from, uint32_t skip_to) {
   GROW(fs->descs, fs->desc_count, fs->desc_cap);
@@ -362,9 +470,7 @@ static PendingDesc *add_safepoint(FnState *fs, uint32_t offset, bool is_call, Sr
   memset(d, 0, sizeof *d);
   d->offset = offset;
   d->is_call = is_call;
-  d->live = xrealloc(NULL, (fs->next_reg + 1) * sizeof(uint32_t));
-  for (uint32_t r = 0; r < fs->next_reg; r++)
-    if (is_live(fs, r) && (r < skip_from || r >= skip_to)) d->live[d->live_count++] = r;
+  live_snapshot(fs, skip_from, skip_to, &d->live, &d->live_count);
   GROW(d->debug, d->debug_count, d->debug_cap);
   d->debug[d->debug_count++] = debug_for(fs, pos);
   return d;
@@ -511,16 +617,23 @@ static void emit_alloc(FnState *fs, uint32_t dst, unsigned tag, uint32_t shape,
 
 static void begin_scope(FnState *fs) { fs->scope_depth++; }
 
+// Drops the innermost local; its name means what it hid again.
+static void pop_local(FnState *fs) {
+  Local *l = &fs->locals[--fs->local_count];
+  *namemap_slot(&fs->local_index, l->name) = l->shadowed;
+}
+
 static void end_scope(FnState *fs, uint32_t reg_mark) {
-  while (fs->local_count > 0 && fs->locals[fs->local_count - 1].depth >= fs->scope_depth)
-    fs->local_count--;
+  while (fs->local_count > 0 && fs->locals[fs->local_count - 1].depth >= fs->scope_depth) pop_local(fs);
   fs->scope_depth--;
   free_to(fs, reg_mark);
 }
 
 static void add_local(FnState *fs, const char *name, uint32_t reg, bool is_var) {
   GROW(fs->locals, fs->local_count, fs->local_cap);
-  fs->locals[fs->local_count++] = (Local){name, reg, is_var, fs->scope_depth};
+  uint32_t *slot = namemap_slot(&fs->local_index, name);
+  fs->locals[fs->local_count] = (Local){name, reg, is_var, fs->scope_depth, *slot};
+  *slot = fs->local_count++;
 }
 
 typedef enum { RES_NONE, RES_LOCAL, RES_UPVAL, RES_GLOBAL } ResKind;
@@ -532,30 +645,43 @@ typedef struct Resolved {
 } Resolved;
 
 static Local *find_local(FnState *fs, const char *name) {
-  for (uint32_t i = fs->local_count; i > 0; i--)
-    if (strcmp(fs->locals[i - 1].name, name) == 0) return &fs->locals[i - 1];
-  return NULL;
+  uint32_t i = namemap_get(&fs->local_index, name);
+  return i == NAMEMAP_NONE ? NULL : &fs->locals[i];
 }
 
 // A top-level `let` may shadow an earlier one: each gets its own global.
 // While the module compiles, a name means the latest binding declared at or
 // before the current item (or, for a forward reference, the first one);
 // once compiled, the last one.
-static Member *find_member(Module *m, const char *name) {
-  Member *before = NULL, *first = NULL;
-  for (uint32_t i = 0; i < m->member_count; i++) {
-    Member *mem = &m->members[i];
-    if (strcmp(mem->name, name) != 0) continue;
-    if (!first) first = mem;
-    if (m->state == 1 || mem->item <= m->current_item) before = mem;
+static MemberList *member_list(Module *m, const char *name) {
+  uint32_t i = namemap_get(&m->member_lists, name);
+  return i == NAMEMAP_NONE ? NULL : &m->by_name[i];
+}
+
+// The position in `list` of the last member declared at or before `item`
+// (binary search: items ascend), or -1 when all are later.
+static int64_t last_at_or_before(const Module *m, const MemberList *list, int item) {
+  int64_t lo = 0, hi = list->count;   // answer in [lo - 1, hi)
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (m->members[list->ids[mid]].item <= item) lo = mid + 1;
+    else hi = mid;
   }
-  return before ? before : first;
+  return lo - 1;
+}
+
+static Member *find_member(Module *m, const char *name) {
+  MemberList *list = member_list(m, name);
+  if (!list) return NULL;
+  if (m->state == 1) return &m->members[list->ids[list->count - 1]];
+  int64_t k = last_at_or_before(m, list, m->current_item);
+  return &m->members[list->ids[k < 0 ? 0 : k]];
 }
 
 static Member *find_member_at(Module *m, const char *name, int item) {
-  for (uint32_t i = 0; i < m->member_count; i++)
-    if (strcmp(m->members[i].name, name) == 0 && m->members[i].item == item) return &m->members[i];
-  return NULL;
+  MemberList *list = member_list(m, name);
+  int64_t k = list ? last_at_or_before(m, list, item) : -1;
+  return k >= 0 && m->members[list->ids[k]].item == item ? &m->members[list->ids[k]] : NULL;
 }
 
 static Module *prelude_of(Vm *vm) {
@@ -573,10 +699,12 @@ static Resolved resolve_global(FnState *fs, const char *name) {
   return (Resolved){RES_GLOBAL, m->global, m->is_var, m};
 }
 
+// The closure field (1-based) holding captured `name`, added if new.
 static uint32_t add_capture(FnState *fs, const char *name, Resolved outer, bool self) {
-  for (uint32_t i = 0; i < fs->cap_count; i++)
-    if (strcmp(fs->caps[i].name, name) == 0) return i + 1;
-  if (fs->cap_count >= 255) return 0;
+  uint32_t *slot = namemap_slot(&fs->cap_index, name);
+  if (*slot != NAMEMAP_NONE) return *slot + 1;
+  *slot = fs->cap_count;
+  GROW(fs->caps, fs->cap_count, fs->cap_cap);
   Capture *c = &fs->caps[fs->cap_count++];
   c->name = name;
   c->is_self = self;
@@ -589,8 +717,8 @@ static uint32_t add_capture(FnState *fs, const char *name, Resolved outer, bool 
 static Resolved resolve(FnState *fs, const char *name) {
   Local *l = find_local(fs, name);
   if (l) return (Resolved){RES_LOCAL, l->reg, l->is_var, NULL};
-  for (uint32_t i = 0; i < fs->cap_count; i++)
-    if (strcmp(fs->caps[i].name, name) == 0) return (Resolved){RES_UPVAL, i + 1, false, NULL};
+  uint32_t cap = namemap_get(&fs->cap_index, name);
+  if (cap != NAMEMAP_NONE) return (Resolved){RES_UPVAL, cap + 1, false, NULL};
   if (fs->self_name && strcmp(fs->self_name, name) == 0 && fs->parent) {
     Local *pl = find_local(fs->parent, name);
     if (pl) return (Resolved){RES_UPVAL, add_capture(fs, name, (Resolved){RES_LOCAL, pl->reg, false, NULL}, true), false, NULL};
@@ -610,8 +738,8 @@ static Resolved resolve(FnState *fs, const char *name) {
 // Modules
 // =====================================================================
 
-static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
-                           SrcPos at, FnState *from);
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text, size_t len);
+static Module *new_module(Vm *vm, const char *name, const char *path, char *text, size_t len);
 static Module *module_for(FnState *fs, const char *name, SrcPos pos);
 
 static void compile_expr(FnState *fs, Expr *e, uint32_t dst);
@@ -625,9 +753,11 @@ static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char
 // =====================================================================
 
 static uint32_t shape_for(Vm *vm, const char **names, int count) {
-  uint32_t syms[64];
+  uint32_t *syms = xrealloc(NULL, ((size_t)count + 1) * sizeof *syms);
   for (int i = 0; i < count; i++) syms[i] = shapes_symbol(vm->shapes, names[i]);
-  return shapes_intern(vm->shapes, syms, (uint32_t)count);
+  uint32_t shape = shapes_intern(vm->shapes, syms, (uint32_t)count);
+  free(syms);
+  return shape;
 }
 
 static void compile_literal(FnState *fs, Expr *e, uint32_t dst) {
@@ -760,30 +890,17 @@ static void prepare_leaves(FnState *fs, Expr *e, Leaves *lv) {
   }
 }
 
-static bool check_record(FnState *fs, Expr *e) {
-  int n = e->u.record.count;
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++)
-      if (strcmp(e->u.record.names[i], e->u.record.names[j]) == 0) {
-        error_at(fs, e->pos, "duplicate field %s", e->u.record.names[i]);
-        return false;
-      }
-  if (n > 64) {
-    error_at(fs, e->pos, "record with more than 64 fields");
-    return false;
-  }
-  return true;
-}
-
-static void emit_ctor(FnState *fs, Expr *e, uint32_t dst, const Leaves *lv, uint32_t *cursor) {
+// Allocates e (and, unless shallow, its nested constructors, post-order)
+// from the leaves lv->regs[*cursor ...], in prepare_leaves' order.
+static void emit_ctor_at(FnState *fs, Expr *e, uint32_t dst, const Leaves *lv, uint32_t *cursor, bool shallow) {
   int n;
   Expr *pair[2];
   Expr **kids = children(e, pair, &n);
   uint32_t *regs = xrealloc(NULL, (size_t)(n + 1) * sizeof *regs);
   for (int i = 0; i < n; i++) {
-    if (is_ctor(kids[i])) {
+    if (!shallow && is_ctor(kids[i])) {
       regs[i] = alloc_reg(fs);
-      emit_ctor(fs, kids[i], regs[i], lv, cursor);
+      emit_ctor_at(fs, kids[i], regs[i], lv, cursor, false);
     } else {
       regs[i] = lv->regs[(*cursor)++];
     }
@@ -792,9 +909,8 @@ static void emit_ctor(FnState *fs, Expr *e, uint32_t dst, const Leaves *lv, uint
     case EX_TUPLE: emit_alloc(fs, dst, TAG_TUPLE, 0, regs, (uint32_t)n, e->pos); break;
     case EX_ARRAY: emit_alloc(fs, dst, TAG_ARRAY, 0, regs, (uint32_t)n, e->pos); break;
     case EX_CONS: emit_alloc(fs, dst, TAG_CONS, 0, regs, 2, e->pos); break;
-    case EX_RECORD:
-      if (check_record(fs, e))
-        emit_alloc(fs, dst, TAG_RECORD, shape_for(fs->vm, e->u.record.names, n), regs, (uint32_t)n, e->pos);
+    case EX_RECORD:   // the parser refused duplicate fields
+      emit_alloc(fs, dst, TAG_RECORD, shape_for(fs->vm, e->u.record.names, n), regs, (uint32_t)n, e->pos);
       break;
     case EX_LIST: {
       uint32_t tail = lv->regs[(*cursor)++];
@@ -811,12 +927,105 @@ static void emit_ctor(FnState *fs, Expr *e, uint32_t dst, const Leaves *lv, uint
   free(regs);
 }
 
+// The leaves prepare_leaves would evaluate for e, counted up to `cap` + 1.
+static uint32_t leaf_count(Expr *e, uint32_t cap) {
+  int n;
+  Expr *pair[2];
+  Expr **kids = children(e, pair, &n);
+  uint32_t count = e->kind == EX_LIST;
+  for (int i = 0; i < n && count <= cap; i++) count += is_ctor(kids[i]) ? leaf_count(kids[i], cap - count) : 1;
+  return count;
+}
+
+// CALLPRIM of the primitive named `name` on registers first..first+argc-1.
+static void emit_callprim(FnState *fs, const char *name, uint32_t first, uint32_t argc, uint32_t dst, SrcPos pos) {
+  int prim = prim_lookup(name);
+  uint32_t at = emit_op(fs, BC_CALLPRIM, pos);
+  emit(fs, (uint32_t)prim);
+  emit(fs, first);
+  emit(fs, argc);
+  emit(fs, dst);
+  add_safepoint(fs, at, false, pos, 0, 0);
+  set_live(fs, dst);
+}
+
+static void emit_loadi(FnState *fs, uint32_t dst, int32_t n, SrcPos pos) {
+  emit_op(fs, BC_LOADI, pos);
+  emit(fs, dst);
+  emit(fs, (uint32_t)n);
+  set_live(fs, dst);
+}
+
+// A list, tuple or array literal of more than MAX_CTOR_LEAVES items: a
+// temporary array is made, each item evaluated (left to right) and stored
+// into it, and the array becomes the result or is turned into the list or
+// tuple by a primitive. Registers and the code per item stay constant, so
+// a literal of a million items compiles in linear time and space.
+static void compile_wide_ctor(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  int n = e->u.items.count;
+  uint32_t tmp = alloc_reg(fs), count = alloc_reg(fs), fill = alloc_reg(fs);
+  emit_loadi(fs, count, n, e->pos);
+  emit_loadk(fs, fill, K_NIL, e->pos);
+  emit_callprim(fs, "array_make", count, 2, tmp, e->pos);
+  free_to(fs, tmp + 1);
+  for (int i = 0; i < n; i++) {
+    uint32_t item_mark = fs->next_reg;
+    uint32_t r = compile_to_reg(fs, e->u.items.items[i]);
+    uint32_t index = alloc_reg(fs);
+    emit_loadi(fs, index, i, e->u.items.items[i]->pos);
+    emit_op(fs, BC_SETINDEX, e->u.items.items[i]->pos);
+    emit(fs, tmp);
+    emit(fs, index);
+    emit(fs, r);
+    free_to(fs, item_mark);
+  }
+  if (e->kind == EX_ARRAY) emit_move(fs, dst, tmp, e->pos);
+  else emit_callprim(fs, e->kind == EX_LIST ? "array_to_list" : "array_to_tuple", tmp, 1, dst, e->pos);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
+// A constructor whose nested constructors hold more than MAX_CTOR_LEAVES
+// leaves: its direct items are compiled one after the other (each
+// constructor among them on its own), then it is allocated.
+static void compile_ctor_unflattened(FnState *fs, Expr *e, uint32_t dst) {
+  uint32_t mark = fs->next_reg;
+  int n;
+  Expr *pair[2];
+  Expr **kids = children(e, pair, &n);
+  Leaves lv = {0};
+  for (int i = 0; i < n; i++) {
+    uint32_t r = alloc_reg(fs);
+    compile_expr(fs, kids[i], r);
+    push_leaf(&lv, r);
+  }
+  if (e->kind == EX_LIST) {
+    uint32_t empty = alloc_reg(fs);
+    emit_loadk(fs, empty, K_EMPTY, e->pos);
+    push_leaf(&lv, empty);
+  }
+  uint32_t cursor = 0;
+  emit_ctor_at(fs, e, dst, &lv, &cursor, true);
+  free(lv.regs);
+  free_to(fs, mark);
+  set_live(fs, dst);
+}
+
 static void compile_ctor(FnState *fs, Expr *e, uint32_t dst) {
+  if ((e->kind == EX_LIST || e->kind == EX_ARRAY || e->kind == EX_TUPLE) && e->u.items.count > MAX_CTOR_LEAVES) {
+    compile_wide_ctor(fs, e, dst);
+    return;
+  }
+  if (leaf_count(e, MAX_CTOR_LEAVES) > MAX_CTOR_LEAVES) {
+    compile_ctor_unflattened(fs, e, dst);
+    return;
+  }
   uint32_t mark = fs->next_reg;
   Leaves lv = {0};
   prepare_leaves(fs, e, &lv);
   uint32_t cursor = 0;
-  emit_ctor(fs, e, dst, &lv, &cursor);
+  emit_ctor_at(fs, e, dst, &lv, &cursor, false);
   free(lv.regs);
   free_to(fs, mark);
   set_live(fs, dst);
@@ -833,7 +1042,7 @@ static void compile_array(FnState *fs, Expr *e, uint32_t dst) {
 // Emits the CLOSURE for `p` (compiled with state `child`) into dst.
 static void emit_closure(FnState *fs, FnState *child, Proto *p, uint32_t dst, SrcPos pos) {
   uint32_t mark = fs->next_reg;
-  uint32_t regs[256];
+  uint32_t *regs = xrealloc(NULL, (child->cap_count + 1) * sizeof *regs);
   for (uint32_t i = 0; i < child->cap_count; i++) {
     Capture *c = &child->caps[i];
     if (c->is_self && c->parent_reg == dst) {
@@ -853,6 +1062,7 @@ static void emit_closure(FnState *fs, FnState *child, Proto *p, uint32_t dst, Sr
   emit(fs, p->id);
   emit(fs, child->cap_count);
   for (uint32_t i = 0; i < child->cap_count; i++) emit(fs, regs[i]);
+  free(regs);
   add_safepoint(fs, at, false, pos, 0, 0);
   free_to(fs, mark);
   set_live(fs, dst);
@@ -864,6 +1074,14 @@ static void init_fn_state(FnState *fs, FnState *parent, Vm *vm, Module *m, Proto
   fs->vm = vm;
   fs->module = m;
   fs->proto = p;
+}
+
+// Frees what compiling one function needed (finish_function freed the rest).
+static void free_fn_state(FnState *fs) {
+  free(fs->locals);
+  free(fs->caps);
+  namemap_free(&fs->local_index);
+  namemap_free(&fs->cap_index);
 }
 
 static void finish_function(FnState *fs);
@@ -901,7 +1119,7 @@ static void compile_fn_expr(FnState *fs, FnDef *fn, uint32_t dst, SrcPos pos, co
   compile_fn_body(&child, fn);
   finish_function(&child);
   emit_closure(fs, &child, p, dst, pos);
-  free(child.locals);
+  free_fn_state(&child);
 }
 
 // Call of a primitive bound by an external: arguments in consecutive fresh
@@ -1511,6 +1729,8 @@ static void compile_jump_out(FnState *fs, Expr *e) {
 }
 
 static void compile_expr(FnState *fs, Expr *e, uint32_t dst) {
+  if (fs->too_many_registers) return;   // reported; nothing of it will run
+  fs->last_pos = e->pos;
   switch (e->kind) {
     case EX_NIL: case EX_BOOL: case EX_INT: case EX_FLOAT: case EX_STRING: case EX_EMPTY_LIST:
       compile_literal(fs, e, dst); return;
@@ -1564,7 +1784,7 @@ static void bind_global(FnState *fs, const char *name, uint32_t reg, SrcPos pos)
 static void globalize_locals(FnState *fs, uint32_t from, SrcPos pos) {
   for (uint32_t i = from; i < fs->local_count; i++)
     bind_global(fs, fs->locals[i].name, fs->locals[i].reg, pos);
-  fs->local_count = from;
+  while (fs->local_count > from) pop_local(fs);
 }
 
 static void compile_let(FnState *fs, Expr *e) {
@@ -1595,9 +1815,11 @@ static void compile_let(FnState *fs, Expr *e) {
     // at the failure are only the registers live below them.
     GROW(fs->let_fails, fs->let_fail_count, fs->let_fail_cap);
     LetFail *lf = &fs->let_fails[fs->let_fail_count++];
-    *lf = (LetFail){fails.at, fails.count, e->pos, xrealloc(NULL, (first + 1) * sizeof(uint32_t)), 0};
+    uint32_t *live = xrealloc(NULL, (first + 1) * sizeof(uint32_t)), n = 0;
     for (uint32_t r = 0; r < first && r < fs->next_reg; r++)
-      if (is_live(fs, r)) lf->live[lf->live_count++] = r;
+      if (is_live(fs, r)) live[n++] = r;
+    *lf = (LetFail){fails.at, fails.count, e->pos, frames_live_list(fs->vm->frames, live, n), n};
+    free(live);
     fails.at = NULL;
   }
   free(fails.at);
@@ -1698,6 +1920,8 @@ static void compile_effect(FnState *fs, Expr *e) {
 }
 
 static void compile_stmt(FnState *fs, Expr *e) {
+  if (fs->too_many_registers) return;
+  fs->last_pos = e->pos;
   uint32_t mark = fs->next_reg;
   switch (e->kind) {
     case EX_BLOCK: case EX_IF: compile_effect(fs, e); break;
@@ -1786,8 +2010,7 @@ static void finish_function(FnState *fs) {
     for (uint32_t j = 0; j < lf->jump_count; j++) patch_here(fs, lf->jumps[j]);
     uint32_t at = emit_op(fs, BC_MATCHFAIL, lf->pos);
     PendingDesc *d = add_safepoint(fs, at, false, lf->pos, 0, 0);
-    free(d->live);   // the registers live where the pattern failed, not here
-    d->live = lf->live;
+    d->live = lf->live;   // the registers live where the pattern failed, not here
     d->live_count = lf->live_count;
     free(lf->jumps);
   }
@@ -1816,7 +2039,6 @@ static void finish_function(FnState *fs) {
     FrameDesc desc = {
         .key = d->is_call ? call_ret(p->code + d->offset) : p->code + d->offset,
         .proto = p,
-        .fsize = p->fsize,
         .live_count = d->live_count,
         .live = d->live,
         .debug_count = d->debug_count,
@@ -1824,63 +2046,92 @@ static void finish_function(FnState *fs) {
         .is_call = d->is_call,
     };
     frames_add(fs->vm->frames, &desc);
-    free(d->live);
     free(d->debug);
   }
   free(fs->descs);
   free(fs->fsize_patches);
   free(fs->live);
+  free(fs->scratch);
+  free(fs->live_list);
+}
+
+// The names a top-level item declares, appended to *names.
+typedef struct NameList {
+  const char **items;
+  uint32_t count, cap;
+} NameList;
+
+static void pattern_names(const Pattern *p, NameList *names) {
+  switch (p->kind) {
+    case PAT_VAR:
+      GROW(names->items, names->count, names->cap);
+      names->items[names->count++] = p->u.name;
+      return;
+    case PAT_CONS:
+      pattern_names(p->u.cons.head, names);
+      pattern_names(p->u.cons.tail, names);
+      return;
+    case PAT_LIST: case PAT_TUPLE:
+      for (int j = 0; j < p->u.items.count; j++) pattern_names(p->u.items.items[j], names);
+      return;
+    case PAT_RECORD:
+      for (int j = 0; j < p->u.record.count; j++) pattern_names(p->u.record.pats[j], names);
+      return;
+    default: return;
+  }
+}
+
+static void item_names(const Expr *e, NameList *names) {
+  const char *one = e->kind == EX_FN_DECL ? e->u.fn.name : e->kind == EX_VAR_DECL ? e->u.var_decl.name
+                  : e->kind == EX_EXTERNAL ? e->u.external.name : NULL;
+  if (one) {
+    GROW(names->items, names->count, names->cap);
+    names->items[names->count++] = one;
+  } else if (e->kind == EX_LET) {
+    pattern_names(e->u.let.pattern, names);
+  }
+}
+
+// Adds member `name` declared by item i; returns false if it clashes with
+// a function of the same name.
+static bool add_member(FnState *fs, Module *m, const char *name, int i, bool is_var, bool is_fn) {
+  uint32_t *slot = namemap_slot(&m->member_lists, name);
+  if (*slot == NAMEMAP_NONE) {
+    GROW(m->by_name, m->by_name_count, m->by_name_cap);
+    m->by_name[m->by_name_count] = (MemberList){0};
+    *slot = m->by_name_count++;
+  }
+  MemberList *list = &m->by_name[*slot];
+  bool clash = list->count > 0 && (is_fn || list->has_fn);
+  char *gname = m->name[0] ? xasprintf("%s.%s", m->name, name) : xstrdup(name);
+  GROW(m->members, m->member_count, m->member_cap);
+  Member *mem = &m->members[m->member_count];
+  *mem = (Member){.name = xstrdup(name), .global = add_global(fs->vm, gname), .prim = -1, .arity = -1,
+                  .is_var = is_var, .is_fn = is_fn, .item = i};
+  free(gname);
+  GROW(list->ids, list->count, list->cap);
+  list->ids[list->count++] = m->member_count++;
+  list->has_fn |= is_fn;
+  return !clash;
 }
 
 // Declares the module's top-level names (before compiling any code, so that
 // functions may refer to names defined further down).
 static void declare_members(FnState *fs, Module *m) {
-  Vm *vm = fs->vm;
   ExprList *items = &m->parse.program.items;
+  NameList names = {0};
   for (int i = 0; i < items->count; i++) {
     Expr *e = items->items[i];
-    const char *names[64];
-    int n = 0;
-    bool is_var = false;
-    if (e->kind == EX_FN_DECL) names[n++] = e->u.fn.name;
-    else if (e->kind == EX_VAR_DECL) { names[n++] = e->u.var_decl.name; is_var = true; }
-    else if (e->kind == EX_EXTERNAL) names[n++] = e->u.external.name;
-    else if (e->kind == EX_LET) {
-      Pattern *stack[64];
-      int sp = 0;
-      stack[sp++] = e->u.let.pattern;
-      while (sp > 0 && n < 64) {
-        Pattern *p = stack[--sp];
-        if (p->kind == PAT_VAR) names[n++] = p->u.name;
-        else if (p->kind == PAT_CONS) { stack[sp++] = p->u.cons.tail; if (sp < 64) stack[sp++] = p->u.cons.head; }
-        else if (p->kind == PAT_LIST || p->kind == PAT_TUPLE)
-          for (int j = p->u.items.count - 1; j >= 0 && sp < 64; j--) stack[sp++] = p->u.items.items[j];
-        else if (p->kind == PAT_RECORD)
-          for (int j = p->u.record.count - 1; j >= 0 && sp < 64; j--) stack[sp++] = p->u.record.pats[j];
-      }
-    }
+    names.count = 0;
+    item_names(e, &names);
     bool is_fn = e->kind == EX_FN_DECL || e->kind == EX_EXTERNAL;
-    for (int j = 0; j < n; j++) {
-      Member *old = find_member_at(m, names[j], i);
-      if (old) continue;   // a pattern naming it twice
-      for (uint32_t k = 0; k < m->member_count; k++)
-        if (strcmp(m->members[k].name, names[j]) == 0 && (is_fn || m->members[k].is_fn)) {
-          error_at(fs, e->pos, "%s is defined twice", names[j]);
-          break;
-        }
-      char *gname = m->name[0] ? xasprintf("%s.%s", m->name, names[j]) : xstrdup(names[j]);
-      GROW(m->members, m->member_count, m->member_cap);
-      Member *mem = &m->members[m->member_count++];
-      mem->name = xstrdup(names[j]);
-      mem->global = add_global(vm, gname);
-      mem->prim = -1;
-      mem->arity = -1;
-      mem->is_var = is_var;
-      mem->is_fn = is_fn;
-      mem->item = i;
-      free(gname);
+    for (uint32_t j = 0; j < names.count; j++) {
+      if (find_member_at(m, names.items[j], i)) continue;   // a pattern naming it twice
+      if (!add_member(fs, m, names.items[j], i, e->kind == EX_VAR_DECL, is_fn))
+        error_at(fs, e->pos, "%s is defined twice", names.items[j]);
     }
   }
+  free(names.items);
 }
 
 static void define_external(FnState *fs, Module *m, Expr *e) {
@@ -1916,6 +2167,7 @@ static void define_external(FnState *fs, Module *m, Expr *e) {
   emit_op(&w, BC_RET, e->pos);
   emit(&w, dst);
   finish_function(&w);
+  free_fn_state(&w);
   vm->globals[mem->global] = static_closure(vm, p);
 }
 
@@ -1935,7 +2187,7 @@ static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char
   init_fn_state(&fs, parent, parent->vm, m, p);
   compile_fn_body(&fs, fn);
   finish_function(&fs);
-  free(fs.locals);
+  free_fn_state(&fs);
   return p;
 }
 
@@ -1956,10 +2208,9 @@ static void compile_module(Vm *vm, Module *m) {
     Expr *e = items->items[i];
     m->current_item = i;
     if (e->kind == EX_IMPORT) {
-      char cap[128];
-      snprintf(cap, sizeof cap, "%s", e->u.name);
-      if (cap[0] >= 'a' && cap[0] <= 'z') cap[0] = (char)(cap[0] - 32);
+      char *cap = case_first(e->u.name, true);
       module_for(&top, cap, e->pos);
+      free(cap);
     }
     if (e->kind == EX_EXTERNAL) define_external(&top, m, e);
   }
@@ -1974,36 +2225,14 @@ static void compile_module(Vm *vm, Module *m) {
   emit(&top, r);
   end_scope(&top, 1);
   finish_function(&top);
-  free(top.locals);
+  free_fn_state(&top);
   m->init = p;
-}
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = xrealloc(NULL, cap);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n - 1 == 0) buf = xrealloc(buf, cap *= 2);
-  }
-  fclose(f);
-  buf[n] = 0;
-  *len = n;
-  return buf;
 }
 
 static Module *find_module(Vm *vm, const char *name) {
   for (uint32_t i = 0; i < vm->modules->count; i++)
     if (strcmp(vm->modules->items[i]->name, name) == 0) return vm->modules->items[i];
   return NULL;
-}
-
-static void lower_copy(char *dst, const char *src, size_t cap) {
-  size_t i = 0;
-  for (; src[i] && i + 1 < cap; i++) dst[i] = (char)(src[i] >= 'A' && src[i] <= 'Z' ? src[i] + 32 : src[i]);
-  dst[i] = 0;
 }
 
 static bool imported(Module *m, const char *lower) {
@@ -2020,6 +2249,7 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
   if (!name) return NULL;
   Module *m = find_module(vm, name);
   if (m) {
+    if (m->failed) return NULL;
     if (m->state == 0) {
       if (!m->cycle_reported)
         error_at(fs, pos, "modules %s and %s import each other", fs->module->name[0] ? fs->module->name : "main", name);
@@ -2028,59 +2258,68 @@ static Module *module_for(FnState *fs, const char *name, SrcPos pos) {
     }
     return m;
   }
-  char lower[128];
-  lower_copy(lower, name, sizeof lower);
+  char *lower = case_first(name, false);
   const char *text = stdlib_source(lower);
+  char *path = NULL;
   if (text) {
-    char *path = xasprintf("stdlib/%s.mn", lower);
-    m = load_module(vm, name, path, xstrdup(text), pos, fs);
-    free(path);
-    return m;
-  }
-  if (imported(fs->module, lower)) {
+    path = xasprintf("stdlib/%s.mn", lower);
+    m = load_module(vm, name, path, xstrdup(text), strlen(text));
+  } else if (imported(fs->module, lower)) {
     const char *slash = strrchr(fs->module->path, '/');
-    char *path = slash ? xasprintf("%.*s/%s.mn", (int)(slash - fs->module->path), fs->module->path, lower)
-                       : xasprintf("%s.mn", lower);
+    path = slash ? xasprintf("%.*s/%s.mn", (int)(slash - fs->module->path), fs->module->path, lower)
+                 : xasprintf("%s.mn", lower);
     size_t len;
-    char *src = read_file(path, &len);
-    if (!src) {
-      error_at(fs, pos, "cannot read module %s (%s): %s", name, path, strerror(errno));
-      free(path);
-      return NULL;
+    char *src;
+    SourceError err;
+    if (source_read(path, &src, &len, &err)) {
+      m = load_module(vm, name, path, src, len);
+    } else {
+      if (err.cannot_read) error_at(fs, pos, "cannot read module %s (%s): %s", name, path, err.message);
+      else if (err.line) error_at(fs, pos, "module %s (%s:%u:%u): %s", name, path, err.line, err.col, err.message);
+      else error_at(fs, pos, "module %s (%s): %s", name, path, err.message);
+      new_module(vm, name, path, NULL, 0)->failed = true;
     }
-    m = load_module(vm, name, path, src, pos, fs);
-    free(path);
-    return m;
+  } else {
+    error_at(fs, pos, "unknown module %s", name);
   }
-  error_at(fs, pos, "unknown module %s", name);
-  return NULL;
+  free(lower);
+  free(path);
+  return m;
 }
 
 static void collect_imports(Module *m) {
   ExprList *items = &m->parse.program.items;
   for (int i = 0; i < items->count; i++)
     if (items->items[i]->kind == EX_IMPORT) {
-      m->imports = xrealloc(m->imports, (m->import_count + 1) * sizeof(char *));
+      GROW(m->imports, m->import_count, m->import_cap);
       m->imports[m->import_count++] = xstrdup(items->items[i]->u.name);
     }
 }
 
-static Module *load_module(Vm *vm, const char *name, const char *path, char *text,
-                           SrcPos at, FnState *from) {
-  (void)at; (void)from;
+// Parses and compiles the module `name` from text[0..len) (owned from now
+// on); NULL after reporting its errors.
+// A new entry of the module table holding text[0..len) (owned from now on).
+static Module *new_module(Vm *vm, const char *name, const char *path, char *text, size_t len) {
   ModuleTable *t = vm->modules;
   Module *m = xrealloc(NULL, sizeof *m);
   memset(m, 0, sizeof *m);
   m->name = xstrdup(name);
   m->path = xstrdup(path);
   m->text = text;
-  m->source = (Source){m->path, m->text, strlen(text)};
+  m->source = (Source){m->path, m->text, len};
   GROW(t->items, t->count, t->cap);
   t->items[t->count++] = m;
+  return m;
+}
+
+static Module *load_module(Vm *vm, const char *name, const char *path, char *text, size_t len) {
+  ModuleTable *t = vm->modules;
+  Module *m = new_module(vm, name, path, text, len);
   if (!parse_program(&m->source, &m->arena, &m->parse)) {
     parse_print_errors(&m->source, &m->parse);
     t->errors += m->parse.error_count ? m->parse.error_count : 1;
     m->state = 1;
+    m->failed = true;
     return NULL;
   }
   collect_imports(m);
@@ -2119,7 +2358,7 @@ static Proto *make_entry(Vm *vm) {
   emit_op(&fs, BC_RET, pos);
   emit(&fs, r);
   finish_function(&fs);
-  free(fs.locals);
+  free_fn_state(&fs);
   return p;
 }
 
@@ -2131,26 +2370,43 @@ static void init_constants(Vm *vm) {
   add_constant(vm, vm->empty_array);
 }
 
-Proto *compiler_compile_program(Vm *vm, const char *path) {
+static void report_source_error(const char *path, const SourceError *err) {
+  if (err->line) fprintf(stderr, "%s:%u:%u: error: %s\n", path, err->line, err->col, err->message);
+  else fprintf(stderr, "%s: error: %s%s\n", path, err->cannot_read ? "cannot read: " : "", err->message);
+}
+
+Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len) {
   ModuleTable *t = xrealloc(NULL, sizeof *t);
   memset(t, 0, sizeof *t);
   vm->modules = t;
   init_constants(vm);
-  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(stdlib_source("prelude")), (SrcPos){0}, NULL);
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) {
-    fprintf(stderr, "minnow: cannot read %s: %s\n", path, strerror(errno));
-    return NULL;
-  }
-  if (strlen(text) != len) {
-    fprintf(stderr, "%s: error: file contains a NUL byte\n", path);
+  SourceError err;
+  if (!source_check(text, len, &err)) {
+    report_source_error(path, &err);
     free(text);
     return NULL;
   }
-  load_module(vm, "", path, text, (SrcPos){0}, NULL);
+  const char *prelude = stdlib_source("prelude");
+  load_module(vm, "Prelude", "stdlib/prelude.mn", xstrdup(prelude), strlen(prelude));
+  load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
-  return make_entry(vm);
+  Proto *entry = make_entry(vm);
+  // The entry function bounds every callstack (lang/frames.h part 4).
+  vm->entry_proto = entry;
+  vm->entry_code = entry->code;
+  vm->entry_code_end = entry->code + entry->code_len;
+  return entry;
+}
+
+Proto *compiler_compile_program(Vm *vm, const char *path) {
+  size_t len;
+  char *text;
+  SourceError err;
+  if (!source_read(path, &text, &len, &err)) {
+    report_source_error(path, &err);
+    return NULL;
+  }
+  return compiler_compile_text(vm, path, text, len);
 }
 
 void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {
@@ -2176,6 +2432,9 @@ void compiler_free(Vm *vm) {
     Module *m = t->items[i];
     arena_free_all(&m->arena);
     for (uint32_t j = 0; j < m->member_count; j++) free(m->members[j].name);
+    for (uint32_t j = 0; j < m->by_name_count; j++) free(m->by_name[j].ids);
+    free(m->by_name);
+    namemap_free(&m->member_lists);
     for (uint32_t j = 0; j < m->import_count; j++) free(m->imports[j]);
     free(m->imports);
     free(m->members);

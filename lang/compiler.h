@@ -38,9 +38,14 @@ struct Proto {
 // Compiles the program whose main script is `path` together with every module
 // it uses (stdlib modules from the embedded sources, `import`ed files beside
 // the importer). On success returns the proto of a function that runs every
-// module's top-level code in dependency order, then the main script's. On
+// module's top-level code in dependency order, then the main script's, and
+// records it as the VM's entry function (vm->entry_proto, entry_code). On
 // failure prints the errors (syntax or compile) and returns NULL.
 Proto *compiler_compile_program(Vm *vm, const char *path);
+// The same for a main script already in memory: text[0..len), malloc'ed,
+// owned by the compiler from now on; `path` names it in messages and is
+// where its imports are looked for.
+Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len);
 
 // Source position of the instruction at `pc` in `proto` (line table).
 void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col);

@@ -59,7 +59,7 @@ uint32_t bytecode_length(const uint32_t *pc) {
 }
 
 static void dump_desc(FILE *out, const FrameDesc *d) {
-  fprintf(out, "        ; frame %u, live {", d->fsize);
+  fprintf(out, "        ; frame %u, live {", d->proto->fsize);
   for (uint32_t i = 0; i < d->live_count; i++) fprintf(out, "%sr%u", i ? " " : "", d->live[i]);
   fprintf(out, "}");
   for (uint32_t i = 0; i < d->debug_count; i++) {

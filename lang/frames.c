@@ -2,21 +2,36 @@
 // Invariants (checked by gc_verify through the walker):
 //  * every key is unique: CALL descriptors are keyed by a CALL's last word,
 //    which is never the first word of an instruction;
-//  * desc->live lists slots below desc->fsize, slot 0 first.
+//  * desc->live lists slots of its function's frame, slot 0 first.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler.h"
 #include "frames.h"
+#include "namemap.h"
 #include "vm.h"
-#include "../memprof/memprof.h"
+
+// An interned live list: count slots, ascending.
+typedef struct LiveList {
+  uint64_t hash;
+  uint32_t count;
+  uint32_t slots[];
+} LiveList;
 
 struct FrameTable {
   FrameDesc **slots;        // open addressing, capacity a power of two
   uint32_t cap, count;
   DebugInfo **debug;        // by id
   uint32_t debug_count, debug_cap;
+  // Live lists, interned (frames_live_list): descriptors with the same live
+  // slots share one list, so that many safe points in a function with many
+  // locals cost memory for the distinct lists only.
+  LiveList **lists;         // open addressing, capacity a power of two
+  uint32_t list_cap, list_count;
+  NameMap strings;          // function and file names of debug entries, stored once
+  char **string_list;       // the same, to free them
+  uint32_t string_count, string_cap;
 };
 
 static void *xcalloc(size_t n, size_t size) {
@@ -42,18 +57,33 @@ void frames_free(FrameTable *t) {
   if (!t) return;
   for (uint32_t i = 0; i < t->cap; i++)
     if (t->slots[i]) {
-      free((void *)t->slots[i]->live);
       free((void *)t->slots[i]->debug);
       free(t->slots[i]);
     }
-  for (uint32_t i = 0; i < t->debug_count; i++) {
-    free((void *)t->debug[i]->function);
-    free((void *)t->debug[i]->file);
-    free(t->debug[i]);
-  }
+  for (uint32_t i = 0; i < t->list_cap; i++) free(t->lists[i]);
+  free(t->lists);
+  for (uint32_t i = 0; i < t->debug_count; i++) free(t->debug[i]);
+  for (uint32_t i = 0; i < t->string_count; i++) free(t->string_list[i]);
+  free(t->string_list);
+  namemap_free(&t->strings);
   free(t->debug);
   free(t->slots);
   free(t);
+}
+
+// The table's copy of s, one per distinct string.
+static const char *intern(FrameTable *t, const char *s) {
+  uint32_t found = namemap_get(&t->strings, s);
+  if (found != NAMEMAP_NONE) return t->string_list[found];
+  if (t->string_count == t->string_cap) {
+    t->string_cap = t->string_cap ? t->string_cap * 2 : 64;
+    t->string_list = realloc(t->string_list, t->string_cap * sizeof *t->string_list);
+    if (!t->string_list) vm_out_of_memory(NULL, "frame table");
+  }
+  char *copy = dup_str(s);
+  t->string_list[t->string_count] = copy;
+  *namemap_slot(&t->strings, copy) = t->string_count;
+  return t->string_list[t->string_count++];
 }
 
 const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const char *file,
@@ -64,8 +94,8 @@ const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const cha
     if (!t->debug) vm_out_of_memory(NULL, "frame table");
   }
   DebugInfo *d = xcalloc(1, sizeof *d);
-  d->function = dup_str(function);
-  d->file = dup_str(file);
+  d->function = intern(t, function);
+  d->file = intern(t, file);
   d->line = line;
   d->start_col = start_col;
   d->end_col = end_col;
@@ -104,13 +134,58 @@ static void grow(FrameTable *t) {
   free(old);
 }
 
+// Fletcher-style: two running sums, one add each per slot (no multiply in
+// the chain), mixed at the end; collisions only cost a memcmp.
+static uint64_t hash_list(const uint32_t *live, uint32_t count) {
+  uint64_t a = count, b = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    a += live[i];
+    b += a;
+  }
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ b;
+  return h ^ (h >> 31);
+}
+
+// The slot of the interned list equal to live[0..count), or the empty slot for it.
+static LiveList **list_slot(const FrameTable *t, const uint32_t *live, uint32_t count, uint64_t h) {
+  uint32_t mask = t->list_cap - 1;
+  for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+    LiveList *l = t->lists[i];
+    if (!l || (l->hash == h && l->count == count && memcmp(l->slots, live, count * sizeof *live) == 0))
+      return &t->lists[i];
+  }
+}
+
+static void grow_lists(FrameTable *t) {
+  LiveList **old = t->lists;
+  uint32_t old_cap = t->list_cap;
+  t->list_cap = old_cap ? old_cap * 2 : 256;
+  t->lists = xcalloc(t->list_cap, sizeof *t->lists);
+  for (uint32_t i = 0; i < old_cap; i++)
+    if (old[i]) *list_slot(t, old[i]->slots, old[i]->count, old[i]->hash) = old[i];
+  free(old);
+}
+
+const uint32_t *frames_live_list(FrameTable *t, const uint32_t *live, uint32_t count) {
+  if ((t->list_count + 1) * 2 > t->list_cap) grow_lists(t);
+  uint64_t h = hash_list(live, count);
+  LiveList **slot = list_slot(t, live, count, h);
+  if (!*slot) {
+    LiveList *l = xcalloc(1, sizeof *l + (size_t)count * sizeof *live);
+    l->hash = h;
+    l->count = count;
+    memcpy(l->slots, live, count * sizeof *live);
+    *slot = l;
+    t->list_count++;
+  }
+  return (*slot)->slots;
+}
+
 void frames_add(FrameTable *t, const FrameDesc *desc) {
   if ((t->count + 1) * 2 > t->cap) grow(t);
   FrameDesc *d = xcalloc(1, sizeof *d);
   *d = *desc;
-  uint32_t *live = xcalloc(desc->live_count, sizeof *live);
-  memcpy(live, desc->live, desc->live_count * sizeof *live);
-  d->live = live;
+  d->live = desc->live;   // interned by the caller (frames_live_list)
   const DebugInfo **debug = xcalloc(desc->debug_count, sizeof *debug);
   memcpy(debug, desc->debug, desc->debug_count * sizeof *debug);
   d->debug = debug;
@@ -147,32 +222,38 @@ static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base
   c->desc = pc ? frames_find(c->vm->frames, pc) : NULL;
 }
 
+void frames_bounds(const Vm *vm, FrameBounds *b) {
+  b->trampoline = vm->trampoline_ret;
+  b->entry_lo = (uintptr_t)vm->entry_code;
+  b->entry_len = vm->entry_code ? (uintptr_t)vm->entry_code_end - (uintptr_t)vm->entry_code : 0;
+}
+
 void frames_top(Vm *vm, FrameCursor *c) {
   memset(c, 0, sizeof *c);
   c->vm = vm;
-  c->stubs = vm->memprof && memprof_has_stubs(vm->memprof);
+  frames_bounds(vm, &c->bounds);
   stand_at_instruction(c, vm->pc, vm->base, vm->level);
 }
 
 bool frames_next(FrameCursor *c) {
   Vm *vm = c->vm;
-  const uint32_t *ret = (const uint32_t *)(uintptr_t)c->base[-1];
-  if (ret == vm->trampoline_ret) {
+  const uint32_t *ret = frames_ret(c->base);
+  if (frames_from_c(&c->bounds, ret)) {
     // Called from C: continue with the frame vm_call interrupted.
     if (c->level <= 1) return false;
     const Boundary *b = &vm->levels[c->level];
     stand_at_instruction(c, b->pc, b->base, c->level - 1);
     return c->base != NULL;
   }
-  if (c->stubs && frames_is_stub(ret)) ret = frames_stub_ret(ret);
-  const FrameDesc *d = frames_find(vm->frames, ret);
+  const uint32_t *real = frames_is_stub(ret) ? frames_stub_ret(ret) : ret;
+  const FrameDesc *d = frames_find(vm->frames, real);
   if (!d) {
-    fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)ret);
+    fprintf(stderr, "minnow: internal error: no frame descriptor for return address %p\n", (const void *)real);
     abort();
   }
-  c->base = c->base - 1 - d->fsize;
+  c->base = frames_caller(c->base, ret);
   c->desc = d;
-  c->pc = ret;
+  c->pc = real;
   c->is_top = false;
   return true;
 }

@@ -16,10 +16,11 @@
 //    holds the caller's frame step, (Fc + 1) * sizeof(Value) bytes (see
 //    frames_step); the word before it holds the register receiving the
 //    result. Returning sets base = (char *)base - ra[0] and resumes at
-//    ra + 1. Its descriptor (keyed by ra) holds Fc again, the caller's live
-//    slots at the call and the call's debug entry. The GC walks with the
-//    descriptors; memprof's callstack walk needs only ra[0] (one load and one
-//    subtraction a frame, no lookup).
+//    ra + 1. That word is the one record of a frame's size on the stack:
+//    every walk steps with it (frames_ret, frames_caller), memprof's
+//    callstack capture with nothing else (one load and one subtraction a
+//    frame, no lookup), the GC and backtraces also reading the descriptor
+//    keyed by ra (the caller's live slots at the call, its debug entry).
 //
 // 3. Every other safe point (allocation, primitive call, float arithmetic...)
 //    has a descriptor keyed by the address of its first word: it describes the
@@ -29,7 +30,10 @@
 // 4. A return address may instead point into a C-boundary trampoline (the
 //    frame was called from C by vm_call; the walker continues with the frame
 //    recorded in vm->levels) or into a memprof stub (memprof walked that
-//    frame already; frames_stub_ret gives the real address back).
+//    frame already; frames_stub_ret gives the real address back). The frames
+//    called by the entry function (every module's top level) are the
+//    outermost of a callstack: memprof's capture stops there, and the walker
+//    steps into the entry frame only for the GC (FrameBounds says both).
 //
 // 5. Every call site has a memprof stub of four words past the end of its
 //    function's code: { dst, caller step, MEMPROF_RETURN, back }. The CALL
@@ -69,7 +73,6 @@ typedef struct DebugInfo {
 typedef struct FrameDesc {
   const uint32_t *key;       // return address, or first word of a safe point
   const Proto *proto;        // function owning the frame
-  uint32_t fsize;            // the frame's size (return address excluded)
   uint32_t live_count;
   const uint32_t *live;      // slots holding live values, ascending; slot 0 always
   uint32_t debug_count;      // one per sub-block of an ALLOCN, else 1
@@ -82,6 +85,25 @@ typedef struct FrameTable FrameTable;
 // The word at a return address: the distance in bytes from a callee's base
 // down to its caller's, for a caller of frame size fsize (part 2).
 static inline uint32_t frames_step(uint32_t fsize) { return (fsize + 1) * (uint32_t)sizeof(Value); }
+
+// Part 2, stepping: the return address saved below the frame at `base`, and
+// the base of that frame's caller, which `ret` returns into (a real return
+// address or a stub's: both hold the caller's step).
+static inline const uint32_t *frames_ret(const Value *base) { return (const uint32_t *)(uintptr_t)base[-1]; }
+static inline Value *frames_caller(Value *base, const uint32_t *ret) { return (Value *)((char *)base - ret[0]); }
+
+// Part 4, where the frames of one interpreter level end: a frame returning
+// to the trampoline was called from C (vm_call), one returning into the
+// entry function's code is a module's top level. Read once per walk.
+typedef struct FrameBounds {
+  const uint32_t *trampoline;
+  uintptr_t entry_lo, entry_len;   // the entry function's code, in bytes
+} FrameBounds;
+void frames_bounds(const Vm *vm, FrameBounds *bounds);
+static inline bool frames_from_c(const FrameBounds *b, const uint32_t *ret) { return ret == b->trampoline; }
+static inline bool frames_from_entry(const FrameBounds *b, const uint32_t *ret) {
+  return (uintptr_t)ret - b->entry_lo < b->entry_len;
+}
 
 // Part 5: the stub return address of the call whose return address is ra;
 // whether a return address is a stub's; the real return address of a stub's.
@@ -100,8 +122,11 @@ const DebugInfo *frames_debug_new(FrameTable *table, const char *function,
 uint32_t frames_debug_count(const FrameTable *table);
 const DebugInfo *frames_debug_by_id(const FrameTable *table, uint32_t id);
 
-// Adds a descriptor (copied, with its live and debug arrays). `key` must not
-// be present already.
+// The table's copy of the live list live[0..count): equal lists are stored
+// once (interned); valid until frames_free.
+const uint32_t *frames_live_list(FrameTable *table, const uint32_t *live, uint32_t count);
+// Adds a descriptor (copied, with its debug array). Its live list must be
+// one frames_live_list returned. `key` must not be present already.
 void frames_add(FrameTable *table, const FrameDesc *desc);
 // The descriptor for `key`, or NULL.
 const FrameDesc *frames_find(const FrameTable *table, const uint32_t *key);
@@ -117,7 +142,7 @@ typedef struct FrameCursor {
   const uint32_t *ret_slot_value; // the return address as stored in base[-1]
   uint32_t level;            // interpreter nesting level of the frame
   bool is_top;               // stopped at an instruction, not at a call
-  bool stubs;                // memprof has redirected return addresses
+  FrameBounds bounds;
 } FrameCursor;
 
 // Positions the cursor on the innermost frame (vm->pc, vm->base).

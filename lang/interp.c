@@ -38,14 +38,24 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+// Fuzz builds (MINNOW_FUZZ, tests/fuzz/) bound the steps a program takes:
+// every jump back and every call burns one unit of vm->fuel (when it was
+// set: 0 means no budget), and the run ends through vm_exit(VM_EXIT_FUEL)
+// when it is spent, so that an input that never ends costs bounded time.
+// Other builds compile none of it.
+#ifndef MINNOW_FUZZ
+#define MINNOW_FUZZ 0
+#endif
+static const bool FUZZ_FUEL = MINNOW_FUZZ;
+
+static inline void burn_fuel(Vm *vm) {
+  if (vm->fuel && unlikely(--vm->fuel == 0)) vm_exit(vm, VM_EXIT_FUEL);   // 0: no budget
+}
+
 // =====================================================================
 // Out-of-line pieces of instructions
 // =====================================================================
 
-// == without a call when an immediate decides it.
-static inline bool values_equal(Value a, Value b) {
-  return a == b || (val_is_ptr(a) && val_is_ptr(b) && ops_equal(a, b));
-}
 
 static inline const Proto *closure_proto(const Vm *vm, Value clos) {
   return vm->protos[val_to_int(val_field(clos, 0))];
@@ -361,7 +371,7 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
   if (vm->handler_count == vm->handler_cap) {
     vm->handler_cap = vm->handler_cap ? vm->handler_cap * 2 : 64;
     vm->handlers = realloc(vm->handlers, vm->handler_cap * sizeof(Handler));
-    if (!vm->handlers) vm_raise_error(vm, "out of memory");
+    if (!vm->handlers) vm_raise_out_of_memory(vm);
   }
   vm->handlers[vm->handler_count++] = (Handler){base, handler_pc, reg, vm->level};
 }
@@ -454,6 +464,17 @@ static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
 #define SAVE() (vm->pc = pc, vm->base = base)
+// == without a call when an immediate decides it; the walk may raise `out
+// of memory`, so the position is saved first.
+#define EQUAL(a, b) ((a) == (b) || (val_is_ptr(a) && val_is_ptr(b) && (SAVE(), ops_equal(vm, a, b))))
+// pc += off; in fuzz builds a jump back (the only way to loop, with calls)
+// burns one step of fuel (burn_fuel).
+#define JUMP(off)                                      \
+  do {                                                 \
+    int32_t jump_by_ = (off);                          \
+    if (FUZZ_FUEL && jump_by_ <= 0) burn_fuel(vm);     \
+    pc += jump_by_;                                    \
+  } while (0)
   DISPATCH();
 
 op_MOVE: R(1) = R(2); pc += 3; DISPATCH();
@@ -511,8 +532,8 @@ op_NOT: {
   R(1) = a == VAL_TRUE ? VAL_FALSE : VAL_TRUE;
   pc += 3; DISPATCH();
 }
-op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(values_equal(a, b)); pc += 4; DISPATCH(); }
-op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!values_equal(a, b)); pc += 4; DISPATCH(); }
+op_EQ: { Value a = R(2), b = R(3); R(1) = val_of_bool(EQUAL(a, b)); pc += 4; DISPATCH(); }
+op_NE: { Value a = R(2), b = R(3); R(1) = val_of_bool(!EQUAL(a, b)); pc += 4; DISPATCH(); }
 #define COMPARE_OP(name, cmp)                                                  \
   op_##name: {                                                                 \
     Value a = R(2), b = R(3);                                                  \
@@ -526,21 +547,21 @@ COMPARE_OP(GT, >)
 COMPARE_OP(GE, >=)
 #undef COMPARE_OP
 
-op_JMP: pc += (int32_t)pc[1]; DISPATCH();
+op_JMP: JUMP((int32_t)pc[1]); DISPATCH();
 op_LOOP:
   if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
-  pc += (int32_t)pc[1];
+  JUMP((int32_t)pc[1]);
   DISPATCH();
 op_JMPIF: {
   Value c = R(1);
   bool t = c == VAL_TRUE || (c != VAL_FALSE && (SAVE(), truth(vm, c)));
-  pc += t ? (int32_t)pc[2] : 3;
+  JUMP(t ? (int32_t)pc[2] : 3);
   DISPATCH();
 }
 op_JMPIFNOT: {
   Value c = R(1);
   bool t = c == VAL_TRUE || (c != VAL_FALSE && (SAVE(), truth(vm, c)));
-  pc += t ? 3 : (int32_t)pc[2];
+  JUMP(t ? 3 : (int32_t)pc[2]);
   DISPATCH();
 }
 #define COMPARE_JUMP(name, cmp)                                                \
@@ -549,7 +570,7 @@ op_JMPIFNOT: {
     bool holds;                                                                \
     if (likely(a & b & 1)) holds = (int64_t)a cmp (int64_t)b;                  \
     else { SAVE(); holds = ops_compare(vm, a, b) cmp 0; }                      \
-    pc += holds ? 4 : (int32_t)pc[3];                                          \
+    JUMP(holds ? 4 : (int32_t)pc[3]);                                          \
     DISPATCH();                                                                \
   }
 COMPARE_JUMP(JNLT, <)
@@ -557,11 +578,11 @@ COMPARE_JUMP(JNLE, <=)
 COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
-op_JNEQ: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? 4 : (int32_t)pc[3]; DISPATCH(); }
+op_JNEQ: { Value a = R(1), b = R(2); JUMP(EQUAL(a, b) ? 4 : (int32_t)pc[3]); DISPATCH(); }
 // The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
-op_JNEQK: pc += R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]; DISPATCH();
-op_JNNEK: pc += R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4; DISPATCH();
-op_JNNE: { Value a = R(1), b = R(2); pc += values_equal(a, b) ? (int32_t)pc[3] : 4; DISPATCH(); }
+op_JNEQK: JUMP(R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]); DISPATCH();
+op_JNNEK: JUMP(R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4); DISPATCH();
+op_JNNE: { Value a = R(1), b = R(2); JUMP(EQUAL(a, b) ? (int32_t)pc[3] : 4); DISPATCH(); }
 op_ADDI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
@@ -605,6 +626,7 @@ op_SUBI: {
 }
 
 op_CALLG: {
+  if (FUZZ_FUEL) burn_fuel(vm);
   const CallTarget *t = &vm->global_targets[pc[1]];
   if (unlikely(pc[2] != t->nparams)) { SAVE(); t = resolve_callg(vm, pc); }
   base = push_frame(vm, pc, base, vm->globals[pc[1]], t->fsize);
@@ -612,6 +634,7 @@ op_CALLG: {
   DISPATCH();
 }
 op_CALL: {
+  if (FUZZ_FUEL) burn_fuel(vm);
   Value f = R(1);
   uint32_t argc = pc[2];
   if (unlikely(!val_has_tag(f, TAG_CLOSURE))) { SAVE(); call_error(vm, f, argc); }
@@ -729,11 +752,11 @@ op_SETINDEX: {
   pc += 4; DISPATCH();
 }
 op_GETF: R(1) = val_field(R(2), pc[3]); pc += 4; DISPATCH();
-op_TESTCONS: pc += val_has_tag(R(1), TAG_CONS) ? 3 : (int32_t)pc[2]; DISPATCH();
-op_TESTEMPTY: pc += R(1) == VAL_EMPTY ? 3 : (int32_t)pc[2]; DISPATCH();
+op_TESTCONS: JUMP(val_has_tag(R(1), TAG_CONS) ? 3 : (int32_t)pc[2]); DISPATCH();
+op_TESTEMPTY: JUMP(R(1) == VAL_EMPTY ? 3 : (int32_t)pc[2]); DISPATCH();
 op_TESTTUPLE: {
   Value v = R(1);
-  pc += val_has_tag(v, TAG_TUPLE) && val_wosize(v) == pc[2] ? 4 : (int32_t)pc[3];
+  JUMP(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == pc[2] ? 4 : (int32_t)pc[3]);
   DISPATCH();
 }
 // UNCONS and UNPAIR: if `test` holds of r, load its two fields, else jump.
@@ -746,7 +769,7 @@ op_TESTTUPLE: {
       R(3) = b;                                                                \
       pc += 5;                                                                 \
     } else {                                                                   \
-      pc += (int32_t)pc[4];                                                    \
+      JUMP((int32_t)pc[4]);                                                    \
     }                                                                          \
     DISPATCH();                                                                \
   }
@@ -755,13 +778,13 @@ op_UNPAIR: UNPACK2(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)
 #undef UNPACK2
 op_TESTEQ: {
   Value v = R(1), k = vm->constants[pc[2]];
-  pc += v == k || ops_equal(v, k) ? 4 : (int32_t)pc[3];
+  JUMP(EQUAL(v, k) ? 4 : (int32_t)pc[3]);
   DISPATCH();
 }
 op_TESTFIELD: {
   Value out;
   if (test_field(vm, R(1), pc[2], &out)) { R(3) = out; pc += 5; }
-  else pc += (int32_t)pc[4];
+  else JUMP((int32_t)pc[4]);
   DISPATCH();
 }
 op_ITERLOOP: {
@@ -770,11 +793,11 @@ op_ITERLOOP: {
   if (likely(val_has_tag(c, TAG_CONS))) {
     R(3) = val_field(c, 0);
     R(1) = val_field(c, 1);
-    pc += (int32_t)pc[4];
+    JUMP((int32_t)pc[4]);
     DISPATCH();
   }
   SAVE();
-  pc += iter_next(vm, &R(1), &R(2), &R(3)) ? (int32_t)pc[4] : 5;
+  JUMP(iter_next(vm, &R(1), &R(2), &R(3)) ? (int32_t)pc[4] : 5);
   DISPATCH();
 }
 op_FORPREP: {
@@ -783,14 +806,14 @@ op_FORPREP: {
     SAVE();
     vm_raise_error(vm, "type error: range bounds must be ints, got %s and %s", vm_type_name(i), vm_type_name(hi));
   }
-  pc += (int64_t)i < (int64_t)hi ? 4 : (int32_t)pc[3];
+  JUMP((int64_t)i < (int64_t)hi ? 4 : (int32_t)pc[3]);
   DISPATCH();
 }
 op_FORLOOP: {
   if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
   Value i = R(1) + 2;
   R(1) = i;
-  pc += (int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4;
+  JUMP((int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4);
   DISPATCH();
 }
 op_TRY: SAVE(); push_handler(vm, pc + pc[1], base, pc[2]); pc += 3; DISPATCH();
@@ -803,6 +826,8 @@ op_HALT: return VAL_NIL;
 #undef DISPATCH
 #undef R
 #undef SAVE
+#undef EQUAL
+#undef JUMP
 }
 
 // =====================================================================
@@ -836,6 +861,7 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
 }
 
 bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
+  if (FUZZ_FUEL) burn_fuel(vm);
   if (vm->linked_protos != vm->proto_count) link_calls(vm);
   if (!val_has_tag(fn, TAG_CLOSURE)) call_error(vm, fn, (uint32_t)argc);
   const Proto *p = closure_proto(vm, fn);
@@ -894,6 +920,8 @@ _Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) {
   str_finish(s, len);
   vm_raise(vm, s);
 }
+
+_Noreturn void vm_raise_out_of_memory(Vm *vm) { vm_raise(vm, vm->oom_message); }
 
 _Noreturn void vm_raise_stack_overflow(Vm *vm) {
   vm_raise_error(vm, "stack overflow");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "vm.h"
 #include "../memprof/memtrace.h"
 #include "../trace/format.h"
@@ -36,16 +37,26 @@ static bool parse_rate(const char *what, const char *arg, double *out) {
   return true;
 }
 
-static bool parse_count(const char *flag, const char *arg, uint64_t *out) {
+// The value of `flag`: a count in 1 .. max, digits only ("-1", "1e6" and
+// "12abc" are refused, and so is anything above max, rather than wrapped).
+static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_t *out) {
+  if (checked_parse_count(arg, max, out)) return true;
+  fprintf(stderr, "vm: %s expects a number of words in 1..%llu, got %s\n", flag, (unsigned long long)max,
+          arg ? arg : "nothing");
+  return false;
+}
+
+// MINNOW_SEED, which memprof reads with strtoull(..., 0): refused unless it
+// is a whole number there (a typo would otherwise seed 0 in silence).
+static bool check_seed(void) {
+  const char *seed = getenv("MINNOW_SEED");
+  if (!seed) return true;
   char *end;
   errno = 0;
-  unsigned long long n = arg ? strtoull(arg, &end, 10) : 0;
-  if (!arg || *end || errno || n == 0) {
-    fprintf(stderr, "vm: %s expects a positive number\n", flag);
-    return false;
-  }
-  *out = n;
-  return true;
+  strtoull(seed, &end, 0);
+  if (*seed && *end == 0 && errno == 0 && seed[0] >= '0' && seed[0] <= '9') return true;
+  fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", seed);
+  return false;
 }
 
 int main(int argc, char **argv) {
@@ -55,6 +66,7 @@ int main(int argc, char **argv) {
   const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
   if (env_trace && *env_trace) opt.memtrace_path = env_trace;
   if (env_rate && *env_rate && !parse_rate("MEMTRACE_RATE", env_rate, &opt.memtrace_rate)) return VM_EXIT_USAGE;
+  if (!check_seed()) return VM_EXIT_USAGE;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -62,6 +74,12 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
+    else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
+              strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
+              strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0) && !next) {
+      fprintf(stderr, "vm: %s expects an argument\n", a);
+      return 2;
+    }
     else if (strcmp(a, "--memtrace") == 0 && next) { opt.memtrace_path = next; i++; }
     else if (strcmp(a, "--memtrace-rate") == 0) { if (!parse_rate(a, next, &opt.memtrace_rate)) return VM_EXIT_USAGE; i++; }
     else if (strcmp(a, "--memtrace-format") == 0) {
@@ -73,9 +91,9 @@ int main(int argc, char **argv) {
       i++;
     }
     else if (strcmp(a, "--memprof-count") == 0) { if (!parse_rate(a, next, &opt.memprof_count_rate)) return VM_EXIT_USAGE; i++; }
-    else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, &opt.stack_words)) return 2; i++; }
-    else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, &opt.minor_words)) return 2; i++; }
-    else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, &opt.max_heap_words)) return 2; i++; }
+    else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return 2; i++; }
+    else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return 2; i++; }
+    else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return 2; i++; }
     else {
       fprintf(stderr, "vm: unknown option %s\n", a);
       usage(stderr);

@@ -25,8 +25,11 @@ const char *vm_type_name(Value v) {
     case TAG_ARRAY: return "array";
     case TAG_RECORD: return "record";
     case TAG_CLOSURE: return "function";
+    case TAG_BUFFER: return "buffer";
     case TAG_STRING: return "string";
     case TAG_FLOAT: return "float";
+    case TAG_CALLSTACK: return "callstack";
+    case TAG_PROFILE: return "profile";
     default: return "value";
   }
 }
@@ -40,17 +43,46 @@ static bool is_list(Value v) { return v == VAL_EMPTY || val_has_tag(v, TAG_CONS)
 
 // Pairs still to compare, on an explicit stack: no recursion, however deep
 // the values are nested.
+//
+// Cycles (an array or record that contains itself, directly or not): after
+// MEMO_AFTER steps the walk starts remembering every pair of mutable blocks
+// it compares and skips a pair it has seen, taking it as equal. Only arrays
+// and records can close a cycle, so the walk then ends on every value; ==
+// is then bisimilarity (two cyclic values are equal when no finite path
+// tells them apart), and compare orders by the first difference found in
+// that same walk. Below MEMO_AFTER steps nothing is recorded: acyclic
+// values cost what they did.
+enum { MEMO_AFTER = 1 << 12 };
+
+typedef struct PairSet {
+  Value (*keys)[2];   // open addressing; {0, 0} is empty (0 is never a Value)
+  size_t cap, count;
+} PairSet;
+
 typedef struct PairStack {
   Value (*pairs)[2];
   size_t count, cap;
   Value (*inline_pairs)[2];
+  Vm *vm;
+  uint64_t steps;
+  PairSet seen;       // used once steps > MEMO_AFTER
 } PairStack;
+
+static void pair_free(PairStack *st) {
+  if (st->pairs != st->inline_pairs) free(st->pairs);
+  free(st->seen.keys);
+}
+
+static _Noreturn void compare_out_of_memory(PairStack *st) {
+  pair_free(st);
+  vm_raise_out_of_memory(st->vm);
+}
 
 static void pair_push(PairStack *st, Value a, Value b) {
   if (st->count == st->cap) {
     size_t cap = st->cap * 2;
     Value(*p)[2] = st->pairs == st->inline_pairs ? malloc(cap * sizeof *p) : realloc(st->pairs, cap * sizeof *p);
-    if (!p) vm_out_of_memory(NULL, "comparing values");
+    if (!p) compare_out_of_memory(st);
     if (st->pairs == st->inline_pairs) memcpy(p, st->pairs, st->count * sizeof *p);
     st->pairs = p;
     st->cap = cap;
@@ -60,13 +92,38 @@ static void pair_push(PairStack *st, Value a, Value b) {
   st->count++;
 }
 
-static void pair_free(PairStack *st) {
-  if (st->pairs != st->inline_pairs) free(st->pairs);
+static size_t pair_slot(const PairSet *set, Value a, Value b) {
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full);
+  size_t mask = set->cap - 1;
+  size_t i = (size_t)(h ^ (h >> 29)) & mask;
+  while (set->keys[i][0] && (set->keys[i][0] != a || set->keys[i][1] != b)) i = (i + 1) & mask;
+  return i;
 }
 
-#define PAIR_STACK(name)          \
+// Whether the pair (a, b) of mutable blocks was met before in this walk
+// (always false until MEMO_AFTER steps); records it.
+static bool seen_before(PairStack *st, Value a, Value b) {
+  if (st->steps < MEMO_AFTER) return false;
+  PairSet *set = &st->seen;
+  if ((set->count + 1) * 2 > set->cap) {
+    PairSet bigger = {calloc(set->cap ? set->cap * 2 : 1024, sizeof *set->keys), set->cap ? set->cap * 2 : 1024, set->count};
+    if (!bigger.keys) compare_out_of_memory(st);
+    for (size_t i = 0; i < set->cap; i++)
+      if (set->keys[i][0]) memcpy(bigger.keys[pair_slot(&bigger, set->keys[i][0], set->keys[i][1])], set->keys[i], sizeof *set->keys);
+    free(set->keys);
+    *set = bigger;
+  }
+  size_t i = pair_slot(set, a, b);
+  if (set->keys[i][0]) return true;
+  set->keys[i][0] = a;
+  set->keys[i][1] = b;
+  set->count++;
+  return false;
+}
+
+#define PAIR_STACK(name, the_vm)  \
   Value name##_inline[64][2];     \
-  PairStack name = {name##_inline, 0, 64, name##_inline}
+  PairStack name = {name##_inline, 0, 64, name##_inline, the_vm, 0, {NULL, 0, 0}}
 
 // Two headers agree on wosize and tag (colors may differ: one block may be
 // marked, or static).
@@ -84,6 +141,24 @@ static inline bool string_words_equal(Value a, Value b, uint64_t n) {
   return true;
 }
 
+static uint32_t record_shape(Value r) { return (uint32_t)val_to_int(val_field(r, 0)); }
+
+// Records a and b (same number of fields): pushes their fields pairwise in
+// bytewise field-name order (lang/README.md, "Records"); false when their
+// field names differ. Same shape: the written order serves.
+static bool push_record_fields(PairStack *st, Value a, Value b, uint64_t n) {
+  const Shapes *shapes = st->vm->shapes;
+  uint32_t sa = record_shape(a), sb = record_shape(b);
+  if (sa == sb) {
+    for (uint64_t i = n; i > 1; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
+    return true;
+  }
+  if (shapes_field_set(shapes, sa) != shapes_field_set(shapes, sb)) return false;
+  const uint32_t *ca = shapes_canon(shapes, sa), *cb = shapes_canon(shapes, sb);
+  for (uint64_t k = n - 1; k > 0; k--) pair_push(st, val_field(a, 1 + ca[k - 1]), val_field(b, 1 + cb[k - 1]));
+  return true;
+}
+
 // One step of ==: false if a and b differ at the top; pushes their fields.
 static bool equal_step(PairStack *st, Value a, Value b) {
   if (a == b) return true;
@@ -94,35 +169,38 @@ static bool equal_step(PairStack *st, Value a, Value b) {
   if (!same_shape(ha, hb)) return false;
   if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
   if (tag == TAG_STRING) return string_words_equal(a, b, n);
-  if (tag == TAG_CLOSURE || tag >= TAG_NO_SCAN) return false;
+  if (tag == TAG_CLOSURE || tag == TAG_BUFFER || tag == TAG_CALLSTACK || tag >= TAG_NO_SCAN) return false;   // compared by identity
+  if ((tag == TAG_ARRAY || tag == TAG_RECORD) && seen_before(st, a, b)) return true;
+  if (tag == TAG_RECORD) return push_record_fields(st, a, b, n);
   for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
   return true;
 }
 
 // The walk over nested values; out of line so that the string test of
 // ops_equal needs no stack frame.
-static __attribute__((noinline)) bool equal_walk(Value a, Value b) {
-  PAIR_STACK(st);
+static __attribute__((noinline)) bool equal_walk(Vm *vm, Value a, Value b) {
+  PAIR_STACK(st, vm);
   bool eq = equal_step(&st, a, b);
   while (eq && st.count > 0) {
     st.count--;
+    st.steps++;
     eq = equal_step(&st, st.pairs[st.count][0], st.pairs[st.count][1]);
   }
   pair_free(&st);
   return eq;
 }
 
-bool ops_equal(Value a, Value b) {
+bool ops_equal(Vm *vm, Value a, Value b) {
   if (a == b) return true;
   if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
   Header ha = val_hd(a);
   if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
-  return equal_walk(a, b);
+  return equal_walk(vm, a, b);
 }
 
-static _Noreturn void incomparable(Vm *vm, PairStack *st, Value a, Value b) {
+static _Noreturn void incomparable(PairStack *st, Value a, Value b) {
   pair_free(st);
-  vm_raise_error(vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
+  vm_raise_error(st->vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
 }
 
 // As OCaml's compare: nan equals itself and is below every other float.
@@ -138,10 +216,22 @@ static int compare_strings(Value a, Value b) {
   return la < lb ? -1 : la > lb;
 }
 
+// Records: by their sorted field names first, then field by field in that
+// order (so that compare is 0 exactly when == holds).
+static int compare_records(PairStack *st, Value a, Value b) {
+  const Shapes *shapes = st->vm->shapes;
+  uint32_t sa = record_shape(a), sb = record_shape(b);
+  int c = shapes_compare_sets(shapes, shapes_field_set(shapes, sa), shapes_field_set(shapes, sb));
+  if (c) return c;
+  push_record_fields(st, a, b, val_wosize(a));
+  return 0;
+}
+
 // One step of the ordering: the order of a and b if their tops decide it,
 // else 0 after pushing what remains to compare, first pair on top. Tuples and
 // arrays: fields in order, then the lengths (pushed as two ints).
-static int compare_step(Vm *vm, PairStack *st, Value a, Value b) {
+static int compare_step(PairStack *st, Value a, Value b) {
+  Vm *vm = st->vm;
   if (val_is_int(a) && val_is_int(b)) return val_to_int(a) < val_to_int(b) ? -1 : val_to_int(a) > val_to_int(b);
   if (val_is_bool(a) && val_is_bool(b)) return (a == VAL_TRUE) - (b == VAL_TRUE);
   if (a == b) return 0;
@@ -154,29 +244,34 @@ static int compare_step(Vm *vm, PairStack *st, Value a, Value b) {
   }
   if (a == vm->empty_array || b == vm->empty_array) {
     bool aa = a == vm->empty_array || val_has_tag(a, TAG_ARRAY), ab = b == vm->empty_array || val_has_tag(b, TAG_ARRAY);
-    if (!aa || !ab) incomparable(vm, st, a, b);
+    if (!aa || !ab) incomparable(st, a, b);
     return a == vm->empty_array ? (b == vm->empty_array ? 0 : -1) : 1;
   }
-  if (!val_is_ptr(a) || !val_is_ptr(b) || val_tag(a) != val_tag(b)) incomparable(vm, st, a, b);
+  if (!val_is_ptr(a) || !val_is_ptr(b) || val_tag(a) != val_tag(b)) incomparable(st, a, b);
   switch (val_tag(a)) {
     case TAG_FLOAT: return cmp_num(float_of_val(a), float_of_val(b));
     case TAG_STRING: return compare_strings(a, b);
-    case TAG_TUPLE: case TAG_ARRAY: {
+    case TAG_RECORD: return seen_before(st, a, b) ? 0 : compare_records(st, a, b);
+    case TAG_ARRAY:
+      if (seen_before(st, a, b)) return 0;
+      __attribute__((fallthrough));
+    case TAG_TUPLE: {
       uint64_t na = val_wosize(a), nb = val_wosize(b), n = na < nb ? na : nb;
       pair_push(st, val_of_int((int64_t)na), val_of_int((int64_t)nb));
       for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));
       return 0;
     }
-    default: incomparable(vm, st, a, b);
+    default: incomparable(st, a, b);
   }
 }
 
 static __attribute__((noinline)) int compare_walk(Vm *vm, Value a, Value b) {
-  PAIR_STACK(st);
-  int c = compare_step(vm, &st, a, b);
+  PAIR_STACK(st, vm);
+  int c = compare_step(&st, a, b);
   while (c == 0 && st.count > 0) {
     st.count--;
-    c = compare_step(vm, &st, st.pairs[st.count][0], st.pairs[st.count][1]);
+    st.steps++;
+    c = compare_step(&st, st.pairs[st.count][0], st.pairs[st.count][1]);
   }
   pair_free(&st);
   return c;
@@ -203,7 +298,7 @@ static uint64_t hash_string(Value v) {
   return h;
 }
 
-static uint64_t hash_rec(Value v, int *budget) {
+static uint64_t hash_rec(const Vm *vm, Value v, int *budget) {
   uint64_t h = 0xcbf29ce484222325ull;
   if (--*budget < 0) return h;
   if (!val_is_ptr(v)) return mix(h, v);
@@ -218,15 +313,22 @@ static uint64_t hash_rec(Value v, int *budget) {
     memcpy(&bits, &d, 8);
     return mix(h, bits);
   }
-  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE) return mix(h, n);
-  for (uint64_t i = 0; i < n && *budget > 0; i++) h = mix(h, hash_rec(val_field(v, i), budget));
+  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE || tag == TAG_BUFFER || tag == TAG_CALLSTACK) return mix(h, n);
+  if (tag == TAG_RECORD) {   // the field names, then the fields in name order (as ==)
+    uint32_t shape = record_shape(v);
+    const uint32_t *canon = shapes_canon(vm->shapes, shape);
+    h = mix(h, shapes_set_hash(vm->shapes, shapes_field_set(vm->shapes, shape)));
+    for (uint64_t k = 0; k + 1 < n && *budget > 0; k++) h = mix(h, hash_rec(vm, val_field(v, 1 + canon[k]), budget));
+    return h;
+  }
+  for (uint64_t i = 0; i < n && *budget > 0; i++) h = mix(h, hash_rec(vm, val_field(v, i), budget));
   return h;
 }
 
-uint64_t ops_hash(Value v) {
+uint64_t ops_hash(const Vm *vm, Value v) {
   if (val_has_tag(v, TAG_STRING)) return hash_string(v) & (((uint64_t)1 << 62) - 1);
   int budget = 16;
-  return hash_rec(v, &budget) & (((uint64_t)1 << 62) - 1);
+  return hash_rec(vm, v, &budget) & (((uint64_t)1 << 62) - 1);
 }
 
 // =====================================================================
@@ -331,25 +433,39 @@ typedef struct Out {
   FILE *file;        // when printing to a stream
   char *buf;         // when building a string
   size_t len, cap;
+  bool failed;       // the string outgrew memory or OPS_MAX_STRING_BYTES: stop
+  // The arrays and records being printed, outermost first: one met again is
+  // a cycle, printed <cycle> (printing ends on every value).
+  Value *path;
+  uint32_t path_len, path_cap;
+  Value path_inline[16];
   char small[256];
 } Out;
 
-static void out_init_buffer(Out *o) {
-  o->file = NULL;
+static void out_init(Out *o, FILE *file) {
+  o->file = file;
   o->buf = o->small;
   o->len = 0;
   o->cap = sizeof o->small;
+  o->failed = false;
+  o->path = o->path_inline;
+  o->path_len = 0;
+  o->path_cap = sizeof o->path_inline / sizeof o->path_inline[0];
 }
 
 static void out_free(Out *o) {
   if (o->buf != o->small) free(o->buf);
+  if (o->path != o->path_inline) free(o->path);
 }
 
 static void out_grow(Out *o, size_t need) {
   size_t cap = o->cap;
   while (need > cap) cap *= 2;
-  char *p = o->buf == o->small ? malloc(cap) : realloc(o->buf, cap);
-  if (!p) vm_out_of_memory(NULL, "printing");
+  char *p = need > OPS_MAX_STRING_BYTES ? NULL : o->buf == o->small ? malloc(cap) : realloc(o->buf, cap);
+  if (!p) {
+    o->failed = true;
+    return;
+  }
   if (o->buf == o->small) memcpy(p, o->small, o->len);
   o->buf = p;
   o->cap = cap;
@@ -361,8 +477,32 @@ static void out_bytes(Out *o, const char *s, size_t n) {
     return;
   }
   if (o->len + n > o->cap) out_grow(o, o->len + n);
+  if (o->failed) return;
   memcpy(o->buf + o->len, s, n);
   o->len += n;
+}
+
+// Enters the array or record v: false (and <cycle> printed) if it is
+// already being printed further out.
+static bool path_enter(Out *o, Value v) {
+  for (uint32_t i = 0; i < o->path_len; i++)
+    if (o->path[i] == v) {
+      out_bytes(o, "<cycle>", 7);
+      return false;
+    }
+  if (o->path_len == o->path_cap) {
+    Value *p = malloc(2 * o->path_cap * sizeof *p);
+    if (!p) {
+      o->failed = true;
+      return false;
+    }
+    memcpy(p, o->path, o->path_len * sizeof *p);
+    if (o->path != o->path_inline) free(o->path);
+    o->path = p;
+    o->path_cap *= 2;
+  }
+  o->path[o->path_len++] = v;
+  return true;
 }
 
 static void out_str(Out *o, const char *s) { out_bytes(o, s, strlen(s)); }
@@ -437,6 +577,7 @@ static void print_record(Vm *vm, Out *o, Value v, int depth) {
 
 static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
   char buf[64];
+  if (o->failed) return;
   if (depth > 1000) { out_str(o, "..."); return; }
   if (val_is_int(v)) { out_bytes(o, buf, ops_format_int(val_to_int(v), buf)); return; }
   if (v == VAL_NIL) { out_str(o, "nil"); return; }
@@ -451,14 +592,22 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
     case TAG_FLOAT: ops_format_float(float_of_val(v), buf, sizeof buf); out_str(o, buf); return;
     case TAG_CONS: print_list(vm, o, v, depth); return;
     case TAG_TUPLE: print_seq(vm, o, v, 0, "(", ")", depth); return;
-    case TAG_ARRAY: print_seq(vm, o, v, 0, "[|", "|]", depth); return;
-    case TAG_RECORD: print_record(vm, o, v, depth); return;
+    case TAG_ARRAY: case TAG_RECORD:
+      if (!path_enter(o, v)) return;
+      if (val_tag(v) == TAG_ARRAY) print_seq(vm, o, v, 0, "[|", "|]", depth);
+      else print_record(vm, o, v, depth);
+      o->path_len--;
+      return;
     case TAG_CLOSURE:
       out_str(o, "<fn ");
       out_str(o, vm->protos[val_to_int(val_field(v, 0))]->name);
       out_str(o, ">");
       return;
-    default: out_str(o, "<value>"); return;
+    default:
+      out_str(o, "<");
+      out_str(o, vm_type_name(v));
+      out_str(o, ">");
+      return;
   }
 }
 
@@ -469,11 +618,16 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted) {
     fwrite(buf, 1, ops_format_int(val_to_int(v), buf), out);
     return;
   }
-  Out o = {.file = out};
+  Out o;
+  out_init(&o, out);
   print_rec(vm, &o, v, quoted, 0);
+  out_free(&o);
 }
 
-Value ops_string_uninit(Vm *vm, size_t len) { return string_uninit(vm, len); }
+Value ops_string_uninit(Vm *vm, size_t len) {
+  if (len > OPS_MAX_STRING_BYTES) vm_raise_out_of_memory(vm);
+  return string_uninit(vm, len);
+}
 
 
 Value ops_string(Vm *vm, const char *bytes, size_t len) {
@@ -487,8 +641,12 @@ Value ops_to_string(Vm *vm, Value v) {
   if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
   if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
   Out o;
-  out_init_buffer(&o);
+  out_init(&o, NULL);
   print_rec(vm, &o, v, false, 0);
+  if (o.failed) {
+    out_free(&o);
+    vm_raise_out_of_memory(vm);
+  }
   Value s = ops_string(vm, o.buf, o.len);
   out_free(&o);
   return s;
@@ -582,4 +740,20 @@ bool ops_record_get(Vm *vm, Value r, const char *name, Value *out) {
   if (i < 0) return false;
   *out = val_field(r, (uint64_t)i + 1);
   return true;
+}
+
+void ops_check_options(Vm *vm, Value r, const char *const *names, uint32_t n, const char *what) {
+  if (!val_has_tag(r, TAG_RECORD)) vm_raise_error(vm, "type error: %s expects a record, got %s", what, vm_type_name(r));
+  uint32_t shape = (uint32_t)val_to_int(val_field(r, 0));
+  for (uint32_t i = 0; i < shapes_field_count(vm->shapes, shape); i++) {
+    const char *field = shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, i));
+    uint32_t k = 0;
+    while (k < n && strcmp(names[k], field) != 0) k++;
+    if (k < n) continue;
+    char known[256];
+    size_t at = 0;
+    for (k = 0; k < n && at < sizeof known; k++)
+      at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", k ? ", " : "", names[k]);
+    vm_raise_error(vm, "%s: unknown field %s (known: %s)", what, field, known);
+  }
 }

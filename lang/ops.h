@@ -11,17 +11,25 @@
 
 typedef struct Vm Vm;
 
-// Structural equality (==): never raises; values of different types differ.
-bool ops_equal(Value a, Value b);
+// Structural equality (==): values of different types differ; records are
+// equal when they have the same field names and equal fields, whatever the
+// order they were written in; ends on cyclic values (bisimilarity). Raises
+// only `out of memory`.
+bool ops_equal(Vm *vm, Value a, Value b);
 // Ordering (<): ints, floats, strings, tuples and lists (lexicographic),
-// arrays, bools; raises `type error: cannot compare T and U` otherwise.
+// arrays, bools, records (field names, then fields in name order); 0 exactly
+// when == holds (floats aside: nan == nan is false, compare(nan, nan) is 0);
+// raises `type error: cannot compare T and U` otherwise.
 int ops_compare(Vm *vm, Value a, Value b);
 // Structural hash, non-negative, consistent with ops_equal.
-uint64_t ops_hash(Value v);
+uint64_t ops_hash(const Vm *vm, Value v);
 // Prints v as `str` does; `quoted`: strings quoted with escapes.
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 // str(v) as a new string. May GC.
 Value ops_to_string(Vm *vm, Value v);
+// The longest string (and buffer) any operation makes: longer requests
+// raise `out of memory` before allocating.
+#define OPS_MAX_STRING_BYTES ((uint64_t)1 << 40)
 // A new string holding len bytes. May GC, so `bytes` must not point into
 // the heap (a collection may move the block they belong to).
 Value ops_string(Vm *vm, const char *bytes, size_t len);
@@ -67,4 +75,8 @@ void ops_format_float(double d, char *buf, size_t size);
 Value ops_record(Vm *vm, const char *const *names, Value *vals, uint32_t n);
 // Field `name` of record r into *out; false if r is not a record with it.
 bool ops_record_get(Vm *vm, Value r, const char *name, Value *out);
+// Checks an options record (Gc.set, Memprof.start): raises a type error
+// naming `what` unless r is a record, and an error naming the first field
+// that is not one of names[0..n) (a misspelt option is never ignored).
+void ops_check_options(Vm *vm, Value r, const char *const *names, uint32_t n, const char *what);
 #endif

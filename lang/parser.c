@@ -19,10 +19,10 @@
 
 #include "ast.h"
 #include "lexer.h"
+#include "namemap.h"
 
 enum {
   MAX_DEPTH = 1000,
-  MAX_SOURCE_BYTES = 1 << 30,  // keeps offsets and item counts in range
   LOOKAHEAD = 3,
 };
 
@@ -255,10 +255,12 @@ static void push_name(Parser *p, const char ***names, int count, int *cap, const
   (*names)[count] = name;
 }
 
-static bool name_in(const char **names, int count, const char *name) {
-  for (int i = 0; i < count; i++) {
-    if (strcmp(names[i], name) == 0) return true;
-  }
+// Whether `name` was seen before in this list; records it (hashed, so that
+// a list of n names is checked in O(n)).
+static bool seen_before(NameMap *seen, const char *name) {
+  uint32_t *slot = namemap_slot(seen, name);
+  if (*slot != NAMEMAP_NONE) return true;
+  *slot = 1;
   return false;
 }
 
@@ -288,6 +290,7 @@ typedef struct FieldSeq {
   void **values;  // Expr * or Pattern *
   int count, cap, value_cap;
   bool patterns;
+  NameMap seen;   // the field names so far
 } FieldSeq;
 
 static void seq_pattern(Parser *p, void *data) {
@@ -371,7 +374,7 @@ static void seq_field(Parser *p, void *data) {
   advance(p);
   if (!expect(p, TK_COLON, "after field name")) return;
   const char *text = token_text(p, &name);
-  if (name_in(seq->names, seq->count, text)) {
+  if (seen_before(&seq->seen, text)) {
     error_at(p, name.pos, "duplicate field '%s'", text);
     return;
   }
@@ -387,6 +390,7 @@ static Pattern *parse_record_pattern(Parser *p) {
   FieldSeq seq = {.patterns = true};
   if (at(p, TK_RBRACE)) expected(p, "field name in record pattern");
   parse_seq(p, TK_RBRACE, "after record pattern fields", seq_field, &seq);
+  namemap_free(&seq.seen);
   Pattern *pat = new_pat(p, PAT_RECORD, span_from(p, start));
   pat->u.record.names = seq.names;
   pat->u.record.pats = arena_alloc(p->arena, sizeof(Pattern *) * (size_t)(seq.count + 1));
@@ -680,6 +684,7 @@ static Expr *parse_record(Parser *p) {
   advance(p);
   FieldSeq seq = {0};
   parse_seq(p, TK_RBRACE, "after record fields", seq_record_field, &seq);
+  namemap_free(&seq.seen);
   Expr *e = new_expr(p, EX_RECORD, span_from(p, start));
   e->u.record.names = seq.names;
   e->u.record.values = arena_alloc(p->arena, sizeof(Expr *) * (size_t)(seq.count + 1));
@@ -688,7 +693,7 @@ static Expr *parse_record(Parser *p) {
   return e;
 }
 
-typedef struct NameSeq { const char **names; int count, cap; } NameSeq;
+typedef struct NameSeq { const char **names; int count, cap; NameMap seen; } NameSeq;
 
 static void seq_param(Parser *p, void *data) {
   NameSeq *seq = data;
@@ -699,7 +704,7 @@ static void seq_param(Parser *p, void *data) {
   }
   advance(p);
   const char *name = token_text(p, &t);
-  if (strcmp(name, "_") != 0 && name_in(seq->names, seq->count, name)) {
+  if (strcmp(name, "_") != 0 && seen_before(&seq->seen, name)) {
     error_at(p, t.pos, "duplicate parameter '%s'", name);
     return;
   }
@@ -711,6 +716,7 @@ static NameSeq parse_params(Parser *p) {
   NameSeq seq = {0};
   if (expect(p, TK_LPAREN, "before parameters"))
     parse_seq(p, TK_RPAREN, "after parameters", seq_param, &seq);
+  namemap_free(&seq.seen);
   return seq;
 }
 
@@ -1113,8 +1119,8 @@ bool parse_program(const Source *source, Arena *arena, ParseResult *result) {
   p.arena = arena;
   p.result = result;
   p.top_level = true;
-  if (source->len > MAX_SOURCE_BYTES) {
-    add_error(&p, 1, 1, "source file too large (over %d bytes)", MAX_SOURCE_BYTES);
+  if (source->len > SOURCE_MAX_BYTES) {
+    add_error(&p, 1, 1, "source file too large (over %u bytes)", (unsigned)SOURCE_MAX_BYTES);
     return false;
   }
   lexer_init(&p.lexer, source->text, (uint32_t)source->len, arena);

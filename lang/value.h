@@ -72,11 +72,21 @@ enum {
   TAG_ARRAY = 2,    // n fields, mutable
   TAG_RECORD = 3,   // field 0: shape id (int); fields 1..n: values, mutable
   TAG_CLOSURE = 4,  // field 0: function id (int); fields 1..: captured values
+  TAG_BUFFER = 5,   // Buffer.t: field 0 the storage (TAG_BYTES), field 1 the length (int)
+  TAG_CALLSTACK = 6, // a memprof callstack node (memprof/module.c): 3 fields, its
+                     // caller's node or nil, a debug-entry id (int), the frames
+                     // Memprof.frames shows from it (int, 0: all)
   TAG_NO_SCAN = 250,  // tags >= this hold no Values; the GC does not look inside
-  TAG_RAW = 251,    // opaque C data (callstacks, profile handles)
+  TAG_BYTES = 250,  // mutable bytes owned by one C structure (a buffer's storage);
+                    // never handed to Minnow code, never read as a string
+  TAG_RAW = 251,    // opaque C data
   TAG_STRING = 252, // bytes; last byte of the last word = padding count (see below)
   TAG_FLOAT = 253,  // 1 field: an IEEE double
+  TAG_PROFILE = 255,   // Memprof.start's handle: 1 field, the profile id
 };
+// Every kind of block C code trusts has its own tag, tested before any field
+// is read (never inferred from a block's size or contents): a Minnow program
+// can build any array, tuple or record, but no block of these tags.
 
 enum {
   COLOR_WHITE = 0,  // major heap: not (yet) marked

@@ -21,6 +21,24 @@
 // the compiler's table code has a Vm at hand. Set by vm_new.
 static Vm *process_vm;
 
+// What vm_new and vm_reset set up beyond the stack and the heaps.
+static void init_program_state(Vm *vm) {
+  vm->trampoline_code[0] = 0;   // destination register (the return slot)
+  vm->trampoline_code[1] = frames_step(0);   // caller frame step
+  vm->trampoline_code[2] = BC_EXIT_NESTED;
+  vm->trampoline_ret = &vm->trampoline_code[1];
+  vm->frames = frames_new();
+  vm->shapes = shapes_new();
+  vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
+  static const char oom[] = "out of memory";
+  vm->oom_message = gc_alloc_static(vm, str_wosize_for(sizeof oom - 1), TAG_STRING);
+  memcpy(val_fields(vm->oom_message), oom, sizeof oom - 1);
+  str_finish(vm->oom_message, sizeof oom - 1);
+  vm->exn = VAL_NIL;
+  vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
+  process_vm = vm;
+}
+
 Vm *vm_new(const VmOptions *options) {
   Vm *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
@@ -33,22 +51,12 @@ Vm *vm_new(const VmOptions *options) {
     return NULL;
   }
   vm->stack_end = vm->stack_start + options->stack_words;
-  vm->trampoline_code[0] = 0;   // destination register (the return slot)
-  vm->trampoline_code[1] = frames_step(0);   // caller frame step
-  vm->trampoline_code[2] = BC_EXIT_NESTED;
-  vm->trampoline_ret = &vm->trampoline_code[1];
-  vm->frames = frames_new();
-  vm->shapes = shapes_new();
-  vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
-  vm->exn = VAL_NIL;
-  vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
-  process_vm = vm;
+  init_program_state(vm);
   return vm;
 }
 
-void vm_free(Vm *vm) {
-  if (!vm) return;
-  if (process_vm == vm) process_vm = NULL;
+// Frees the program: code, tables, profiler state (not the heaps or stack).
+static void free_program_state(Vm *vm) {
   memprof_free(vm);
   compiler_free(vm);
   for (uint32_t i = 0; i < vm->proto_count; i++) {
@@ -68,16 +76,49 @@ void vm_free(Vm *vm) {
   free(vm->handlers);
   frames_free(vm->frames);
   shapes_free(vm->shapes);
+}
+
+void vm_free(Vm *vm) {
+  if (!vm) return;
+  if (process_vm == vm) process_vm = NULL;
+  free_program_state(vm);
   gc_free(vm);
   free(vm->stack_start);
   free(vm);
 }
 
+bool vm_reset(Vm *vm, const VmOptions *options) {
+  if (options->stack_words != (uint64_t)(vm->stack_end - vm->stack_start)) return false;
+  free_program_state(vm);
+  // Everything but the stack, the heaps' memory and GcState goes back to zero.
+  Vm keep = *vm;
+  memset(vm, 0, sizeof *vm);
+  vm->stack_start = keep.stack_start;
+  vm->stack_end = keep.stack_end;
+  vm->young_start = keep.young_start;
+  vm->young_end = keep.young_end;
+  vm->gc = keep.gc;
+  vm->options = *options;
+  if (!gc_reset(vm, options->minor_words)) return false;
+  init_program_state(vm);
+  return true;
+}
+
+static int run_entry(Vm *vm, Proto *entry);
+
 int vm_run_main(Vm *vm, const char *path) {
   vm->main_path = path;
-  Proto *entry = compiler_compile_program(vm, path);
+  return run_entry(vm, compiler_compile_program(vm, path));
+}
+
+int vm_run_text(Vm *vm, const char *path, char *text, size_t len) {
+  vm->main_path = path;
+  return run_entry(vm, compiler_compile_text(vm, path, text, len));
+}
+
+// Runs the compiled program (NULL: it did not compile).
+static int run_entry(Vm *vm, Proto *entry) {
   if (!entry) return VM_EXIT_USAGE;
-  vm->entry_proto = entry;
   if (vm->options.dump_bytecode) {
     compiler_dump(vm, stdout);
     return VM_EXIT_OK;
@@ -105,6 +146,7 @@ _Noreturn void vm_exit(Vm *vm, int status) {
   fflush(stdout);
   if (vm) memprof_finish(vm);
   fflush(stderr);
+  if (vm && vm->exit_hook) vm->exit_hook(vm, status);
   exit(status);
 }
 

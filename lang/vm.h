@@ -23,6 +23,11 @@ typedef struct FrameTable FrameTable; // descriptors (lang/frames.h)
 typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
 typedef struct Shapes Shapes;        // record shapes (vm/shapes.h)
 typedef struct Program Program;
+typedef struct Vm Vm;
+// Replaces exit() at the end of a run (vm_exit): it must not return, and
+// leaves by longjmp to whoever embeds the VM, which then frees it (if it
+// returns, the process exits after all).
+typedef void VmExitHook(Vm *vm, int status);
 
 // A `try` that is running: where to resume when something is raised.
 typedef struct Handler {
@@ -43,6 +48,8 @@ typedef struct Boundary {
 } Boundary;
 
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
+// Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
+#define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
 
 // Where a call lands, read by CALL and CALLG without going through the Proto:
 // the callee's first instruction, its arity and its frame size.
@@ -97,9 +104,13 @@ typedef struct Vm {
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   FrameTable *frames;
-  const Proto *entry_proto; // runs each module's <top>; never part of a callstack
+  // The entry function (runs each module's <top>; never part of a
+  // callstack) and its code (frames.h, FrameBounds); set by the compiler.
+  const Proto *entry_proto;
+  const uint32_t *entry_code, *entry_code_end;
   Shapes *shapes;
   Value empty_array;      // the one block of 0 fields (static)
+  Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)
   // Return address of frames entered from C (vm_call) and of the entry frame:
   // &trampoline_code[1]. Returning there runs EXIT_NESTED (frames.h, part 4).
   uint32_t trampoline_code[3];
@@ -136,6 +147,12 @@ typedef struct Vm {
   // allocation slow paths (young_limit is raised to young_end for them).
   volatile sig_atomic_t pending_signal;
   VmOptions options;
+  // --- embedding (unit tests, the in-process fuzz driver) ------------------
+  VmExitHook *exit_hook;  // when set, vm_exit calls it instead of exit()
+  void *exit_hook_data;   // the embedder's, for exit_hook
+  uint64_t fuel;          // MINNOW_FUZZ builds: jumps back and calls left
+                          // before the run ends with VM_EXIT_FUEL (interp.c);
+                          // 0: no budget
   // --- process ------------------------------------------------------------
   int argc;
   char **argv;            // script path then its arguments
@@ -147,14 +164,26 @@ typedef struct Vm {
 // memory for the heap or stack cannot be had.
 Vm *vm_new(const VmOptions *options);
 void vm_free(Vm *vm);
+// Makes vm what vm_new(options) would return, reusing its stack, minor heap
+// and mark stack (an embedder running many programs, such as the fuzz
+// driver, skips their allocation and first-touch cost). The stack size must
+// not change. False when memory is short (vm is then only fit for vm_free).
+bool vm_reset(Vm *vm, const VmOptions *options);
 
 // Loads, compiles and runs `path` as the main script. Returns the process exit
 // status: 0, 1 (uncaught runtime error) or 2 (syntax or compile error).
 int vm_run_main(Vm *vm, const char *path);
+// The same for a main script already in memory (text[0..len), malloc'ed,
+// owned by the VM from now on), named `path` in messages.
+int vm_run_text(Vm *vm, const char *path, char *text, size_t len);
 
 // Raises `v` from C code: unwinds to the innermost handler (possibly in an
 // outer interpreter level). Never returns.
 _Noreturn void vm_raise(Vm *vm, Value v);
+// Raises `out of memory` with a message made at start-up: nothing is
+// allocated, so it works when the heap is full (vm_raise_error would need
+// room for its message).
+_Noreturn void vm_raise_out_of_memory(Vm *vm);
 // Raises a runtime error whose message is printf-formatted.
 _Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -189,9 +218,10 @@ enum {
   VM_EXIT_OK = 0,
   VM_EXIT_ERROR = 1,   // uncaught runtime error, out of memory included
   VM_EXIT_USAGE = 2,   // bad command line, unreadable script, syntax or compile error
+  VM_EXIT_FUEL = -1,   // fuzz builds: the step budget ran out (never a process status)
 };
-// Flushes stdout, finishes every tracker, exits with `status`. Runs no
-// Minnow code.
+// Flushes stdout, finishes every tracker, exits with `status` (or calls
+// vm->exit_hook). Runs no Minnow code.
 _Noreturn void vm_exit(Vm *vm, int status);
 // Memory ran out where no exception can be raised (inside a collection, in
 // the compiler's tables): prints "minnow: out of memory (what)" and exits

@@ -43,7 +43,6 @@
 
 #include "memprof_internal.h"
 #include "../lang/bytecode.h"
-#include "../lang/compiler.h"
 #include "../lang/vm.h"
 
 // Walked frames between two stubs (a power of two): the most frames a
@@ -66,7 +65,6 @@ void callstacks_free(Callstacks *cs) {
   free(cs->stubs);
 }
 
-bool memprof_has_stubs(const Memprof *mp) { return mp->stacks.rets != NULL; }
 
 const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
   const FrameDesc *d = frames_find(vm->frames, frame);
@@ -168,10 +166,8 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
   // Frames called by the entry function (which runs every module's top
   // level) end the callstack, as do a C boundary and the first stub.
-  const uint32_t *trampoline = vm->trampoline_ret;
-  const Proto *entry = vm->entry_proto;
-  uintptr_t entry_lo = entry ? (uintptr_t)entry->code : 0;
-  uintptr_t entry_len = entry ? (uintptr_t)entry->code_len * sizeof(uint32_t) : 0;
+  FrameBounds bounds;
+  frames_bounds(vm, &bounds);
   // One pass, innermost frame first, writing the entry of walk position k at
   // end[-1 - k] (the top of rets' free room, going down) and stubbing every
   // STUB_SPACING-th frame from the innermost; how many frames are new is
@@ -190,9 +186,8 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   MemprofFrame *next = end;
   Value *base = vm->base;
   for (;;) {
-    const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
-    if (ret == trampoline || frames_is_stub(ret) || (uintptr_t)ret - entry_lo < entry_len) break;
-    uintptr_t step = ret[0];
+    const uint32_t *ret = frames_ret(base);
+    if (frames_from_c(&bounds, ret) || frames_is_stub(ret) || frames_from_entry(&bounds, ret)) break;
     uint32_t k = (uint32_t)(end - next);
     // Room: cannot run out while the entries are live frames (callstacks_init).
     if (room == k) {
@@ -200,8 +195,8 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
       return false;
     }
     Value *first = base;
-    base = (Value *)((char *)base - step);
-    if ((const uint32_t *)(uintptr_t)base[-1] != ret) {   // a frame of its own
+    base = frames_caller(base, ret);
+    if (frames_ret(base) != ret) {   // a frame of its own
       *--next = ret;
       if ((k & (STUB_SPACING - 1)) == 0) {
         out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack)};
@@ -210,8 +205,9 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
       continue;
     }
     // A recursion: one division a run.
-    do base = (Value *)((char *)base - step);
-    while ((const uint32_t *)(uintptr_t)base[-1] == ret);
+    do base = frames_caller(base, ret);
+    while (frames_ret(base) == ret);
+    uintptr_t step = ret[0];
     uint32_t count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
     if (room - k < count) {
       restore_slots(stack, out_stubs, n_stubs);

@@ -14,7 +14,6 @@
 //                 memprof_stub_return, memprof_unwind
 // and memprof calls back vm_request_poll / vm_cancel_poll (lang/vm.h) and
 // gc_update_limit when callbacks become pending or are delivered.
-//   lang/frames.c   memprof_has_stubs
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H
 #define MINNOW_MEMPROF_H
@@ -61,9 +60,6 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data);
 void memprof_run_callbacks(Vm *vm);
 
 // --- the stack watermark (memprof/callstack.c) --------------------------------
-// Whether any return address may point to a memprof stub (a profile has
-// been started at some point). The walker asks once per walk.
-bool memprof_has_stubs(const Memprof *mp);
 // A frame walked by memprof returned (MEMPROF_RETURN ran): pops its stub and
 // returns the address to resume at.
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);

@@ -20,7 +20,7 @@ typedef struct ArenaBlock {
 enum { ARENA_BLOCK = 64 * 1024 };
 
 // Invariants: `codes` has a power-of-two number of slots, at most half of
-// them used (code_used marks them, as any u64 is a valid code); `names` the
+// them used (`used` marks them, as any u64 is a valid code); `names` the
 // same for interned strings (NULL = free).
 struct LocTable {
   ArenaBlock *arena;

@@ -2,12 +2,14 @@
 // buffer, packet headers, events and the backtrace codec's decoding side.
 // The location codec is in locations.c.
 //
-// 1. Buffer. The file is read with read(2)s of up to READ_BUFFER bytes into
-//    one buffer; buf[pos .. len) is unread, buf[pos] the start of the next
-//    packet. A packet is decoded only once it is wholly in the buffer (it is
-//    at most TRACE_MAX_PACKET bytes, so it always fits); when it is not, the
-//    unread tail moves to the front and the reader reads on. The buffer is
-//    only moved between packets, so pointers into the current packet hold.
+// 1. Buffer. The file is read with read(2)s as large as the buffer:
+//    READ_BUFFER bytes, or for a file smaller than that when opened its size
+//    + SMALL_BUFFER (the buffer grows once more than that has been read).
+//    buf[pos .. len) is unread, buf[pos] the start of the next packet. A
+//    packet is decoded only once it is wholly in the buffer (it is at most
+//    TRACE_MAX_PACKET bytes, so it always fits); when it is not, the unread
+//    tail moves to the front and the reader reads on. The buffer only moves
+//    between packets, so pointers into the current packet hold.
 // 2. Bounds. Past `len` the buffer has READ_SLACK more bytes. The decoders
 //    read a group of fields (an event's fixed part, a codeword and its
 //    payload: at most MAX_GROUP bytes) from a position not past the packet's
@@ -20,8 +22,11 @@
 // 4. Backtrace codec (trace/format.h, docs/trace-format.md): each codeword
 //    names a bucket; the bucket that preceded it in this backtrace (0 at the
 //    start) records it as its successor; a hit then follows successors for
-//    the predicted frames. An empty bucket holds code 0, which no writer can
-//    use (memtrace's writer takes code 0 for a hit on an empty bucket).
+//    the predicted frames. An empty bucket holds CACHE_EMPTY (2^64 - 1, a
+//    code no writer uses: frame codes are below 2^62), so that frame code 0
+//    is a code like any other (our writer misses it and caches it; memtrace's
+//    writer would take it for a hit on an empty bucket, which is an error
+//    here). The cache check reports an empty bucket as 0, as writers do.
 #include "reader.h"
 
 #include <errno.h>
@@ -31,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "locations.h"
@@ -39,7 +45,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the reader loads litt
 
 enum {
   READ_BUFFER = 1 << 20,
+  SMALL_BUFFER = 2 * TRACE_MAX_PACKET,
   MAX_GROUP = 48,
+  MAX_CODEWORD = 2 + 8,  // a miss: the codeword and its code
   READ_SLACK = 64,
   TIME_MASK = (1 << TRACE_TIME_BITS) - 1,
   // A backtrace whose codewords take at least this many bytes may have been
@@ -47,8 +55,9 @@ enum {
   // may the next common prefix exceed it.
   CUT_BACKTRACE_BYTES = TRACE_BACKTRACE_MAX_BYTES - 16,
 };
+static const uint64_t CACHE_EMPTY = UINT64_MAX;
 _Static_assert(READ_SLACK >= MAX_GROUP, "slack covers a group of reads past the end");
-_Static_assert((int)READ_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
+_Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
 
 typedef struct Domain {
   uint16_t id;
@@ -59,7 +68,7 @@ typedef struct Domain {
   uint64_t *frames;             // current backtrace, outermost first
   uint32_t n_frames, cap_frames;
   LocNames names;
-  uint64_t cache_code[TRACE_CACHE_BUCKETS];  // 0: empty
+  uint64_t cache_code[TRACE_CACHE_BUCKETS];  // CACHE_EMPTY: empty
   uint16_t cache_next[TRACE_CACHE_BUCKETS];  // successor bucket
 } Domain;
 
@@ -75,8 +84,8 @@ typedef struct PacketHeader {
 struct TraceReader {
   int fd;
   bool follow;
-  uint8_t *buf;                 // READ_BUFFER + READ_SLACK bytes
-  size_t pos, len;
+  uint8_t *buf;                 // cap + READ_SLACK bytes
+  size_t pos, len, cap;
   uint64_t buf_offset;          // file offset of buf[0]
 
   // The packet being decoded (in_packet): buf[pos] is its header.
@@ -94,8 +103,11 @@ struct TraceReader {
   unsigned n_domains;
   const Domain *last_alloc_domain;
   LocTable *locs;
-  TraceReaderStats stats;
+  TraceReaderStats stats;       // some fields are derived in trace_reader_stats, from:
   uint64_t content_bytes;       // content of finished packets, info excluded
+  uint64_t allocs_done;         // allocations of finished packets
+  uint64_t extra_samples;       // sum of n_samples - 1 over allocations
+  uint64_t references[2];       // promotions, collections
   TraceReaderError error;
 };
 
@@ -105,6 +117,7 @@ typedef enum Step {
   STEP_END = TRACE_READER_END,
   STEP_ERROR = TRACE_READER_ERROR,
   STEP_AGAIN = 2,  // a packet is ready, or a location event was absorbed
+  STEP_SLOW = 3,   // the fast path leaves this event to the general one
 } Step;
 
 // ================================================================ helpers
@@ -136,6 +149,7 @@ static Step fail_at_offset(TraceReader *r, TraceErrorKind kind, uint64_t offset,
 static Step fail_at_offset(TraceReader *r, TraceErrorKind kind, uint64_t offset, const char *fmt, ...) {
   r->error.kind = kind;
   r->error.offset = offset;
+  r->end = r->p;  // the fast path stops here
   int n = snprintf(r->error.message, sizeof r->error.message, "byte %" PRIu64 ": ", offset);
   va_list ap;
   va_start(ap, fmt);
@@ -166,6 +180,20 @@ const char *trace_source_name(TraceSource source) {
 
 // ================================================================ buffer
 
+// A file that has outgrown the buffer it was opened with (more bytes read
+// than it holds) gets a large one.
+static bool grow_buffer(TraceReader *r) {
+  uint8_t *buf = realloc(r->buf, READ_BUFFER + READ_SLACK);
+  if (!buf) {
+    fail_at_offset(r, TRACE_ERROR_MEMORY, r->buf_offset + r->len, "out of memory for the read buffer");
+    return false;
+  }
+  memset(buf + r->cap, 0, READ_BUFFER + READ_SLACK - r->cap);
+  r->buf = buf;
+  r->cap = READ_BUFFER;
+  return true;
+}
+
 // Makes at least `need` unread bytes available if the file has them; returns
 // how many are (possibly fewer), or -1 after a read error (error set).
 static int64_t fill(TraceReader *r, size_t need) {
@@ -176,8 +204,9 @@ static int64_t fill(TraceReader *r, size_t need) {
     r->len -= r->pos;
     r->pos = 0;
   }
+  if (r->cap < READ_BUFFER && r->buf_offset + r->len >= r->cap && !grow_buffer(r)) return -1;
   while (r->len < need) {
-    ssize_t n = read(r->fd, r->buf + r->len, READ_BUFFER - r->len);
+    ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
     if (n > 0) r->len += (size_t)n;
     else if (n == 0) break;
     else if (errno != EINTR) {
@@ -236,7 +265,8 @@ static Step read_packet(TraceReader *r, PacketHeader *h) {
   int64_t have = fill(r, 4);
   if (have <= 0) return have < 0 ? STEP_ERROR : STEP_END;
   const uint8_t *b = r->buf + r->pos;
-  if (have >= 4 && rd32(b) != TRACE_MAGIC)
+  uint32_t magic = TRACE_MAGIC;
+  if (memcmp(b, &magic, have < 4 ? (size_t)have : 4) != 0)  // a short file too, when its bytes say so
     return FAIL(r, b, "bad magic 0x%08" PRIx32 " (not a memtrace packet header)", rd32(b));
   if ((have = fill(r, 30)) < 30) return cut_short(r, have, TRACE_HEADER_V2, "packet header");
   b = r->buf + r->pos;
@@ -274,6 +304,7 @@ static Domain *new_domain(TraceReader *r, uint16_t id, const uint8_t *at) {
   }
   d->id = id;
   d->last_time_us = r->info.start_time_us;
+  memset(d->cache_code, 0xFF, sizeof d->cache_code);  // CACHE_EMPTY
   loc_names_init(&d->names);
   r->domains[r->n_domains++] = d;
   return d;
@@ -291,7 +322,7 @@ static Step check_ids(TraceReader *r, const Domain *d, const PacketHeader *h, co
 // The writer's view of one bucket, carried in the header, against ours.
 static Step check_cache(TraceReader *r, const Domain *d, const PacketHeader *h, const uint8_t *at) {
   if (h->check_bucket == TRACE_CACHE_CHECK_NONE) return STEP_AGAIN;
-  uint64_t code = d->cache_code[h->check_bucket];
+  uint64_t code = d->cache_code[h->check_bucket] == CACHE_EMPTY ? 0 : d->cache_code[h->check_bucket];
   uint16_t next = d->cache_next[h->check_bucket];
   if (code == h->check_code && next == h->check_next) return STEP_AGAIN;
   return FAIL(r, at, "cache check failed: bucket %u holds code %" PRIu64 " and successor %u, the writer's held %" PRIu64
@@ -341,6 +372,7 @@ static Step finish_packet(TraceReader *r) {
   }
   r->dom->next_alloc_id = h->id_end;
   r->dom->has_packets = true;
+  r->allocs_done += h->id_end - h->id_begin;
   r->content_bytes += h->size - h->header_size;
   r->pos += h->size;
   r->in_packet = false;
@@ -351,13 +383,14 @@ static Step finish_packet(TraceReader *r) {
 
 // Room for one more codeword's frames at `pos`.
 static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
-  uint64_t cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 256;
-  if (cap < pos + TRACE_MAX_PREDICTED + 1u) cap = pos + TRACE_MAX_PREDICTED + 1u;
   if (pos > TRACE_READER_MAX_FRAMES) {
     fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "a backtrace of more than %d frames",
                    TRACE_READER_MAX_FRAMES);
     return false;
   }
+  uint64_t need = pos + TRACE_MAX_PREDICTED + 1u, cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
+  if (cap < need) cap = need;
+  if (cap > TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u) cap = TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u;
   uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
   if (!frames) {
     fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);
@@ -371,17 +404,26 @@ static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *
 // A cache miss brought `code`: it must be a code a location event defined.
 static bool check_new_code(TraceReader *r, uint64_t code, const uint8_t *at) {
   const TraceReaderLocation *unused;
-  if (code != 0 && loc_table_find(r->locs, code, &unused) >= 0) return true;
-  if (code == 0) FAIL(r, at, "backtrace brings frame code 0, which reads as an empty bucket");
+  if (code != CACHE_EMPTY && loc_table_find(r->locs, code, &unused) >= 0) return true;
+  if (code == CACHE_EMPTY) FAIL(r, at, "backtrace brings frame code 0x%" PRIx64 ", which no writer uses", code);
   else FAIL(r, at, "backtrace brings frame code %" PRIu64 ", which no location event defined", code);
   return false;
 }
 
-// Decodes n_coded codewords at p into d->frames from `pos` on (contract 4
-// at the top). Returns the position after them, with the new length in
-// *len; NULL on error.
-static const uint8_t *decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded,
-                                       uint32_t pos, uint32_t *len) {
+static const uint8_t *__attribute__((noinline, cold)) bad_bucket(TraceReader *r, const uint8_t *at, bool predicted,
+                                                                uint32_t bucket) {
+  return FAIL(r, at, "backtrace codeword %s an empty bucket (%" PRIu32 ")", predicted ? "predicts" : "names", bucket),
+         NULL;
+}
+
+// Decodes n_coded codewords at p into d->frames from `pos` on (design note
+// 4 at the top). Returns the position after them, with the new length in
+// *len; NULL on error. Unless `checked`, the caller has made sure that the
+// codewords cannot run past the packet (n_coded * MAX_CODEWORD bytes left)
+// and that their frames fit (n_coded * 256 free).
+static inline __attribute__((always_inline)) const uint8_t *
+decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, uint32_t pos, uint32_t *len,
+                 bool checked) {
   const uint8_t *end = r->end;
   uint64_t *restrict codes = d->cache_code;
   uint16_t *restrict next = d->cache_next;
@@ -390,7 +432,7 @@ static const uint8_t *decode_backtrace(TraceReader *r, Domain *d, const uint8_t 
   const uint8_t *at = p;
   for (uint32_t i = 0; i < n_coded; i++) {
     at = p;
-    if (__builtin_expect(cap - pos < TRACE_MAX_PREDICTED + 1u, 0)) {
+    if (checked && __builtin_expect(cap - pos < TRACE_MAX_PREDICTED + 1u, 0)) {
       if (!grow_frames(r, d, pos, at)) return NULL;
       out = d->frames;
       cap = d->cap_frames;
@@ -402,7 +444,7 @@ static const uint8_t *decode_backtrace(TraceReader *r, Domain *d, const uint8_t 
     if (tag == 3) {  // a miss: the code follows
       uint64_t code = rd64(p);
       p += 8;
-      if (p > end) break;
+      if (checked && p > end) break;
       if (__builtin_expect(!check_new_code(r, code, at), 0)) return NULL;
       codes[bucket] = code;
       out[pos++] = code;
@@ -410,19 +452,17 @@ static const uint8_t *decode_backtrace(TraceReader *r, Domain *d, const uint8_t 
     }
     uint32_t n_predicted = tag == 2 ? *p++ : tag;
     uint64_t code = codes[bucket];
-    if (__builtin_expect(code == 0, 0))
-      return FAIL(r, at, "backtrace codeword names an empty bucket (%" PRIu32 ")", bucket), NULL;
+    if (__builtin_expect(code == CACHE_EMPTY, 0)) return bad_bucket(r, at, false, bucket);
     out[pos++] = code;
     for (; n_predicted; n_predicted--) {
       pred = next[pred];
       code = codes[pred];
-      if (__builtin_expect(code == 0, 0))
-        return FAIL(r, at, "backtrace codeword predicts an empty bucket (%" PRIu32 ")", pred), NULL;
+      if (__builtin_expect(code == CACHE_EMPTY, 0)) return bad_bucket(r, at, true, pred);
       out[pos++] = code;
     }
-    if (__builtin_expect(p > end, 0)) break;
+    if (checked && __builtin_expect(p > end, 0)) break;
   }
-  if (p > end) return FAIL(r, at, "backtrace codeword runs past the end of its packet"), NULL;
+  if (checked && p > end) return FAIL(r, at, "backtrace codeword runs past the end of its packet"), NULL;
   *len = pos;
   return p;
 }
@@ -436,12 +476,15 @@ static uint32_t shared_frames(const Domain *a, const Domain *b) {
 
 // ================================================================ events
 
-static void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, const uint8_t *at) {
+// The first event of a trace is an allocation (a promotion or collection
+// would name one before it) and takes the slow path: only that path needs
+// to set first_time_us.
+static inline void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, const uint8_t *at, bool slow) {
   ev->time_us = time;
   ev->dtime_us = time - r->info.start_time_us;
   ev->offset = offset_of(r, at);
   ev->domain = r->dom->id;
-  if (!r->stats.first_time_us) r->stats.first_time_us = time;
+  if (slow && !r->stats.first_time_us) r->stats.first_time_us = time;
   r->stats.last_time_us = time;
 }
 
@@ -453,9 +496,9 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
   if ((uint64_t)(r->end - p) < 2 * (uint64_t)n_coded)
     return FAIL(r, p, "backtrace of %" PRIu32 " codewords runs past the end of its packet", n_coded), NULL;
   const uint8_t *codewords = p;
-  uint32_t len;
+  uint32_t len = 0;
   if ((uint64_t)prefix <= d->n_frames) {
-    if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len))) return NULL;
+    if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, true))) return NULL;
     d->n_frames = len;
     d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
     ev->common = (uint32_t)prefix;
@@ -466,7 +509,7 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
     if (!d->last_maybe_cut)
       return FAIL(r, codewords, "common prefix %" PRId64 " is longer than the previous backtrace (%" PRIu32 " frames)",
                   prefix, d->n_frames), NULL;
-    if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len))) return NULL;
+    if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len, true))) return NULL;
     ev->common = d->n_frames;
   }
   if (__builtin_expect(r->last_alloc_domain != d, 0)) {
@@ -511,8 +554,7 @@ static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const 
   ev->source = (TraceSource)source;
   ev->length = (uint64_t)length;
   ev->n_samples = (uint64_t)n_samples;
-  r->stats.allocs++;
-  r->stats.samples += (uint64_t)n_samples;
+  r->extra_samples += (uint64_t)n_samples - 1;
   r->stats.sampled_words += (uint64_t)length * (uint64_t)n_samples;
   r->p = p;
   return STEP_EVENT;
@@ -535,8 +577,7 @@ static Step read_reference(TraceReader *r, TraceEvent *ev, const uint8_t *at, co
   ev->length = ev->n_samples = ev->coded_prefix = 0;
   ev->backtrace = NULL;
   ev->backtrace_len = ev->common = 0;
-  if (code == TRACE_EV_PROMOTE) r->stats.promotes++;
-  else r->stats.collects++;
+  r->references[code - TRACE_EV_PROMOTE]++;
   r->p = p;
   return STEP_EVENT;
 }
@@ -579,11 +620,122 @@ static Step read_event(TraceReader *r, TraceEvent *ev) {
     return FAIL(r, at, "a second trace-info event");
   else
     return FAIL(r, at, "unknown event code %u", code);
-  if (s == STEP_EVENT) set_times(r, ev, time, at);
+  if (s == STEP_EVENT) set_times(r, ev, time, at, true);
   return s;
 }
 
-TraceReaderStatus trace_reader_next(TraceReader *r, TraceEvent *event) {
+// ================================================================ the fast path
+
+// The common events decoded with the fewest checks: allocations whose
+// codewords cannot run past the packet, promotions and collections, whose
+// variable-length fields take at most 5 bytes, times in order, in the
+// domain of the previous allocation. Anything else is left (STEP_SLOW) to
+// read_event, which decodes it from its start again and says what is wrong:
+// nothing changes before the decision.
+enum { FAST_MIN = 4 + 5 + 5 + 1 + 5 + 2 };  // the longest fixed part taken here
+
+// A vint of 1, 3 or 5 bytes at p, not negative (else false: the slow path
+// takes it).
+static inline bool fast_vint(const uint8_t **p, uint64_t *out) {
+  uint8_t b = **p;
+  if (__builtin_expect(b < 253, 1)) {
+    *out = b;
+    *p += 1;
+    return true;
+  }
+  if (b == 253) {
+    *out = rd16(*p + 1);
+    *p += 3;
+    return true;
+  }
+  int32_t v = (int32_t)rd32(*p + 1);
+  *out = (uint64_t)v;
+  *p += 5;
+  return b == 254 && v >= 0;
+}
+
+static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, TraceEvent *ev, Domain *d,
+                                                             const uint8_t *at, unsigned code, uint64_t time) {
+  const uint8_t *p = at + 4;
+  uint64_t length, n_samples = 1, prefix;
+  unsigned source = TRACE_SOURCE_MINOR;
+  uint32_t n_coded;
+  if (code == TRACE_EV_ALLOC) {
+    if (!fast_vint(&p, &length) || !fast_vint(&p, &n_samples)) return STEP_SLOW;
+    source = *p++;
+    if (!fast_vint(&p, &prefix) || source > TRACE_SOURCE_EXTERNAL) return STEP_SLOW;
+    n_coded = rd16(p);
+    p += 2;
+  } else {
+    length = code - TRACE_EV_SHORT_ALLOC;
+    if (!fast_vint(&p, &prefix)) return STEP_SLOW;
+    n_coded = *p++;
+  }
+  if (prefix > d->n_frames || (uint64_t)(r->end - p) < (uint64_t)n_coded * MAX_CODEWORD ||
+      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d)
+    return STEP_SLOW;
+  d->last_time_us = time;
+  uint32_t len = 0;
+  const uint8_t *after = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, false);
+  if (!after) return STEP_ERROR;
+  d->n_frames = len;
+  d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
+  ev->kind = TRACE_EVENT_ALLOC;
+  ev->id = r->next_id++;
+  ev->source = (TraceSource)source;
+  ev->length = length;
+  ev->n_samples = n_samples;
+  ev->backtrace = d->frames;
+  ev->backtrace_len = len;
+  ev->common = (uint32_t)prefix;
+  ev->coded_prefix = prefix;
+  set_times(r, ev, time, at, false);
+  TraceReaderStats *st = &r->stats;
+  r->extra_samples += n_samples - 1;
+  st->sampled_words += length * n_samples;
+  st->new_frames += len - prefix;
+  st->backtrace_bytes += (uint64_t)(after - p);
+  if (len > st->max_backtrace) st->max_backtrace = len;
+  r->p = after;
+  return STEP_EVENT;
+}
+
+static inline __attribute__((always_inline)) Step fast_reference(TraceReader *r, TraceEvent *ev, Domain *d,
+                                                                 const uint8_t *at, unsigned code, uint64_t time) {
+  const uint8_t *p = at + 4;
+  uint64_t distance;
+  if (!fast_vint(&p, &distance) || distance >= r->next_id) return STEP_SLOW;
+  d->last_time_us = time;
+  bool promote = code == TRACE_EV_PROMOTE;
+  ev->kind = promote ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
+  ev->id = r->next_id - 1 - distance;
+  ev->source = TRACE_SOURCE_MINOR;
+  ev->length = ev->n_samples = ev->coded_prefix = 0;
+  ev->backtrace = NULL;
+  ev->backtrace_len = ev->common = 0;
+  set_times(r, ev, time, at, false);
+  r->references[code - TRACE_EV_PROMOTE]++;
+  r->p = p;
+  return STEP_EVENT;
+}
+
+static inline __attribute__((always_inline)) Step fast_event(TraceReader *r, TraceEvent *ev) {
+  const uint8_t *at = r->p;
+  if (__builtin_expect(r->end - at < FAST_MIN, 0)) return STEP_SLOW;
+  uint32_t head = rd32(at);
+  unsigned code = head >> TRACE_TIME_BITS;
+  uint32_t low = head & TIME_MASK;
+  uint64_t time = r->time_base + low + ((uint64_t)(low < r->start_low) << TRACE_TIME_BITS);
+  Domain *d = r->dom;
+  if (time > r->pkt.time_end || time < d->last_time_us) return STEP_SLOW;
+  if (code - (TRACE_EV_SHORT_ALLOC + 1) < TRACE_SHORT_ALLOC_MAX || code == TRACE_EV_ALLOC)
+    return fast_alloc(r, ev, d, at, code, time);
+  if (code == TRACE_EV_PROMOTE || code == TRACE_EV_COLLECT) return fast_reference(r, ev, d, at, code, time);
+  return STEP_SLOW;
+}
+
+// Everything else: packet boundaries, locations, rare forms, errors.
+static TraceReaderStatus __attribute__((noinline)) next_slow(TraceReader *r, TraceEvent *event) {
   if (r->error.kind != TRACE_ERROR_NONE) return TRACE_READER_ERROR;
   for (;;) {
     Step s;
@@ -595,6 +747,12 @@ TraceReaderStatus trace_reader_next(TraceReader *r, TraceEvent *event) {
     }
     if (s != STEP_AGAIN) return (TraceReaderStatus)s;
   }
+}
+
+TraceReaderStatus trace_reader_next(TraceReader *r, TraceEvent *event) {
+  Step s = fast_event(r, event);
+  if (__builtin_expect(s != STEP_SLOW, 1)) return (TraceReaderStatus)s;
+  return next_slow(r, event);
 }
 
 // ================================================================ trace info
@@ -656,8 +814,13 @@ static Step read_info(TraceReader *r) {
 // ================================================================ open, close, queries
 
 TraceReader *trace_reader_open_fd(int fd, TraceReaderError *err) {
+  // A small file gets a small buffer (opening thousands of them stays cheap).
+  struct stat st;
+  size_t cap = READ_BUFFER;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < READ_BUFFER - SMALL_BUFFER)
+    cap = (size_t)st.st_size + SMALL_BUFFER;
   TraceReader *r = calloc(1, sizeof *r);
-  uint8_t *buf = calloc(1, READ_BUFFER + READ_SLACK);
+  uint8_t *buf = calloc(1, cap + READ_SLACK);
   LocTable *locs = loc_table_new();
   if (!r || !buf || !locs) {
     if (err) *err = (TraceReaderError){.kind = TRACE_ERROR_MEMORY, .message = "out of memory"};
@@ -669,6 +832,7 @@ TraceReader *trace_reader_open_fd(int fd, TraceReaderError *err) {
   }
   r->fd = fd;
   r->buf = buf;
+  r->cap = cap;
   r->locs = locs;
   Step s = read_packet(r, &r->pkt);
   if (s == STEP_END) fail_at_offset(r, TRACE_ERROR_TRUNCATED, 0, "the file is empty");
@@ -721,5 +885,9 @@ void trace_reader_stats(const TraceReader *r, TraceReaderStats *out) {
   uint64_t content = r->content_bytes + (r->in_packet ? (uint64_t)(r->p - r->content) : 0);
   out->event_bytes = content - out->location_bytes - out->backtrace_bytes;
   out->location_codes = loc_table_codes(r->locs);
+  out->allocs = r->allocs_done + (r->in_packet ? r->next_id - r->pkt.id_begin : 0);
+  out->samples = out->allocs + r->extra_samples;
+  out->promotes = r->references[0];
+  out->collects = r->references[1];
   out->bytes = out->header_bytes + out->info_bytes + content + out->skipped_bytes;
 }

@@ -13,10 +13,10 @@
 //      locations (and their names)  until close: a code's list never changes
 //      trace_reader_error's result  until close
 // 3. Memory is bounded by the codec's state, not by the trace's length: a
-//    1 MiB read buffer; per domain the backtrace cache (16,384 buckets, 160
-//    KiB), the move-to-front name tables and the current backtrace (at most
-//    TRACE_READER_MAX_FRAMES frames); the table of distinct location codes
-//    and the distinct names they use.
+//    read buffer of at most 1 MiB (less for a small file); per domain the
+//    backtrace cache (16,384 buckets, 160 KiB), the move-to-front name tables
+//    and the current backtrace (at most TRACE_READER_MAX_FRAMES frames); the
+//    table of distinct location codes and the distinct names they use.
 // 4. Bad input never aborts and is never read out of bounds. Every event
 //    decoded before the damage is returned; then trace_reader_next returns
 //    TRACE_READER_ERROR, and keeps returning it. The error names the byte
@@ -41,10 +41,13 @@
 //    evicts (the v1 encoder relied on it; later encoders are unaffected); a
 //    common prefix longer than the previous backtrace (the writer cut that
 //    one at 4,086 bytes) gives the previous backtrace again. Stricter than
-//    memtrace, as errors: frame code 0 (memtrace's writer takes it for a hit
-//    on an empty bucket), a frame whose code no location event defined, a
-//    packet whose first allocation id does not follow the previous packet's,
-//    mixed format versions, packet sizes over 32 KiB.
+//    memtrace, as errors: such a prefix after a backtrace too short to have
+//    been cut; a codeword naming an empty cache bucket (memtrace's writer
+//    codes frame code 0 so; ours caches code 0 like any code, and a reader
+//    decodes it); a frame whose code no location event defined; a packet
+//    whose first allocation id does not follow the previous packet's; mixed
+//    format versions; packet sizes over 32 KiB; negative lengths, counts and
+//    references.
 // 7. Not thread-safe; distinct readers are independent.
 #ifndef MINNOW_TRACE_READER_H
 #define MINNOW_TRACE_READER_H

@@ -1,4 +1,4 @@
-// commands.h - the subcommands of `memtrace` (tools/memtrace/README.md).
+// commands.h - the subcommands of `memtrace` (tools/memtrace_cli/README.md).
 // Adding one: write NAME.c with `int cmd_NAME(int argc, char **argv)`
 // (argv[0] is the subcommand's name; returns the exit status: 0 done, 1 bad
 // or unreadable trace, 2 bad usage) and add one line here and one line to
@@ -8,5 +8,9 @@
 
 int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_lifetimes(int argc, char **argv);
+int cmd_leaks(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

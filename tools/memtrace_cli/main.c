@@ -14,6 +14,10 @@ typedef struct Command {
 static const Command commands[] = {
     {"dump", cmd_dump, "every event, one per line, in the layout of memtrace's dump_trace"},
     {"info", cmd_info, "what the trace holds: its header, event counts, duration, bytes per sample"},
+    {"top", cmd_top, "allocation sites ranked by bytes allocated, live (--live [--at T]) or promoted"},
+    {"lifetimes", cmd_lifetimes, "per site: share of blocks promoted, lifetime quantiles (time, allocation, ~GCs)"},
+    {"leaks", cmd_leaks, "sites whose live bytes keep growing over the run, with growth rate and callstack"},
+    {"diff", cmd_diff, "per-site change in bytes from trace A to trace B, with its significance"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# hostile.sh (make bench-hostile): compile time and memory on big programs
+# (issue 17, class 4). Generates each program with awk, runs it on ./vm
+# BENCH_RUNS times (default 3) and reports the median wall time and the
+# largest peak RSS (GNU time). The floor cases must stay under 2 s and
+# 500 MB: a 1,000,000-item list literal and 100,000 top-level lets. The
+# other cases show the constants of the linear bounds (lang/README.md,
+# "Limits"). Results: bench/results/hostile.csv. Timing on a shared machine
+# is noisy; the floors have a wide margin.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+runs=${BENCH_RUNS:-3}
+out=${BENCH_OUT:-bench/results}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+if [ ! -x /usr/bin/time ]; then
+  echo "bench-hostile: /usr/bin/time (GNU time) is missing: nothing measured"
+  exit 1
+fi
+
+gen_list() {   # N: one list literal of N ints, then its length and sum
+  awk -v n="$1" 'BEGIN { printf "let xs = ["; for (i = 0; i < n; i++) printf "%s%d", (i ? ", " : ""), i % 1000;
+    print "]"; print "println(List.length(xs))"; print "println(List.fold_left(fn(a, x) { a + x }, 0, xs))" }'
+}
+gen_lets() {   # N: N top-level lets, each reading the previous one
+  awk -v n="$1" 'BEGIN { print "let x0 = 0"; for (i = 1; i < n; i++) printf "let x%d = x%d + 1\n", i, i - 1;
+    printf "println(x%d)\n", n - 1 }'
+}
+gen_tuples() {   # N: a list literal of N pairs
+  awk -v n="$1" 'BEGIN { printf "let xs = ["; for (i = 0; i < n; i++) printf "%s(%d, %d)", (i ? ", " : ""), i % 1000, i % 7;
+    print "]"; print "println(List.length(xs))" }'
+}
+gen_locals() {   # N: one function with 4000 locals, then N calls
+  awk -v n="$1" 'BEGIN { print "fn g() {"; for (i = 0; i < 4000; i++) printf "  let a%d = (%d, %d)\n", i, i, i;
+    print "  var s = 0"; for (i = 0; i < n; i++) printf "  s = s + Int.abs(%d)\n", i % 4000;
+    print "  s"; print "}"; print "println(g())" }'
+}
+
+# case NAME FLOOR(yes/no) GENERATOR ARG
+printf 'case,source_bytes,median_s,max_rss_kb,floor,verdict\n' > "$out/hostile.csv"
+fails=0
+measure() {
+  local name=$1 floor=$2 gen=$3 arg=$4 file="$tmp/$1.mn" times=() rss=0
+  "$gen" "$arg" > "$file"
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -f '%e %M' -o "$tmp/time" ./vm "$file" > /dev/null 2> "$tmp/err" || { echo "$name: ./vm failed:"; head -3 "$tmp/err"; }
+    read -r t m < "$tmp/time"
+    times+=("$t")
+    [ "$m" -gt "$rss" ] && rss=$m
+  done
+  local med
+  med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  local verdict=info
+  if [ "$floor" = yes ]; then
+    verdict=ok
+    if awk -v t="$med" -v m="$rss" 'BEGIN { exit !(t >= 2 || m >= 500 * 1024) }'; then verdict=OVER; fails=$((fails + 1)); fi
+  fi
+  printf '%-28s %9d bytes %6.2f s %7d KB  %s\n' "$name" "$(stat -c %s "$file")" "$med" "$rss" "$verdict"
+  printf '%s,%d,%s,%d,%s,%s\n' "$name" "$(stat -c %s "$file")" "$med" "$rss" "$floor" "$verdict" >> "$out/hostile.csv"
+}
+
+echo "bench-hostile: ./vm, median of $runs runs, peak RSS (floor cases: < 2 s and < 500 MB)"
+measure list_literal_1000000 yes gen_list 1000000
+measure toplevel_lets_100000 yes gen_lets 100000
+measure pair_list_literal_1000000 no gen_tuples 1000000
+measure locals_4000_calls_100000 no gen_locals 100000
+echo "results: $out/hostile.csv"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,35 @@
+# tests/fuzz/reader.mk: fuzzing trace/reader.c with afl++ (Debian's afl++),
+# included by the top-level Makefile. Not part of `make test` (it takes time),
+# but make test replays the corpus and every saved crash on the ASan build.
+#   make fuzz-reader [FUZZ_SECONDS=600]   build the target (afl-clang-fast,
+#       ASan+UBSan, persistent mode), fuzz from tests/fuzz/reader/corpus for
+#       FUZZ_SECONDS, print afl's statistics, copy crashes and hangs found
+#       into tests/fuzz/reader/crashes/ (fix the reader, commit them).
+#   make fuzz-reader-seeds   regenerate the corpus (small valid traces)
+FUZZ_READER_DIR := tests/fuzz/reader
+FUZZ_SECONDS ?= 600
+FUZZ_CC ?= afl-clang-fast
+FUZZ_OUT ?= build/fuzz/reader-out
+
+.PHONY: fuzz-reader fuzz-reader-seeds
+
+build/fuzz/fuzz_reader: $(FUZZ_READER_DIR)/fuzz_reader.c $(TRACE_SRC) $(wildcard trace/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $(FUZZ_READER_DIR)/fuzz_reader.c $(TRACE_SRC)
+
+# The harness without afl: replays the files named on its command line.
+build/asan/fuzz_reader_replay: $(FUZZ_READER_DIR)/fuzz_reader.c $(call obj,asan,$(TRACE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+test: build/asan/fuzz_reader_replay
+
+fuzz-reader: build/fuzz/fuzz_reader
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_OUT='$(FUZZ_OUT)' bash $(FUZZ_READER_DIR)/fuzz.sh
+
+build/fuzz/seed_head: $(FUZZ_READER_DIR)/seed_head.c $(call obj,release,$(TRACE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+
+fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen build/release/tests/trace_synth
+	bash $(FUZZ_READER_DIR)/seeds.sh

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# seeds.sh - regenerates tests/fuzz/reader/corpus (make fuzz-reader-seeds):
+# small valid traces. From each fixture, its packets up to the first event
+# packet cut to its first 12 events (build/fuzz/seed_head); from
+# build/release/trace_gen, 40-event traces in versions 1, 2 and 3 and the
+# shallow, deep and recursive shapes (the deep ones grow their stacks first,
+# so they stay small at 40 events), three v3 domains taking turns, and two
+# allocations whose backtrace the writer cuts (the second's common prefix
+# exceeds the first's decoded length); from our writer's synth
+# (build/release/tests/trace_synth), its frame-code-0 and mixed scenarios.
+set -eu
+cd "$(dirname "$0")/../../.."
+out=tests/fuzz/reader/corpus
+rm -f "$out"/*
+for f in tests/fixtures/memtrace/*.ctf; do
+  build/fuzz/seed_head "$f" 12 "$out/head-$(basename "$f" .ctf).ctf"
+done
+for v in 1 2 3; do
+  build/release/trace_gen --version $v --shape shallow --events 40 --seed $v "$out/synth-shallow-v$v.ctf"
+done
+build/release/trace_gen --shape deep --events 40 "$out/synth-deep.ctf"
+build/release/trace_gen --shape recursive --events 20 "$out/synth-recursive.ctf"
+build/release/trace_gen --version 3 --domains 3 --events 160 "$out/synth-domains-v3.ctf"
+build/release/trace_gen --shape cut --events 4 "$out/synth-cut.ctf"
+build/release/tests/trace_synth --scenario zero --events 40 --seed 5 "$out/writer-zero.ctf"
+build/release/tests/trace_synth --scenario mixed --events 40 --seed 5 "$out/writer-mixed.ctf"
+ls -l "$out"

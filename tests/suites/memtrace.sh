@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# memtrace.sh - ./vm --memtrace and the Memtrace module, end to end:
+#   1. the same samples: tests/memtrace/same_samples.mn runs a Memprof profile
+#      and a trace at one rate; the profile's log must equal the trace as
+#      tools/memtrace dump decodes it (and memtrace 0.2.3's own dump_trace,
+#      when ../shared/reference has it), at two rates and three seeds, on
+#      ./vm and ./vm-asan; and --memtrace-format 3 gives the events of 2;
+#   2. every way out flushes the trace: end, Sys.exit, uncaught error, SIGINT,
+#      SIGTERM, Memtrace.stop; the trace decodes without error and holds the
+#      777-field marker (and, after Memtrace.stop, nothing more);
+#   3. SIGKILL: the trace is readable up to its last whole packet;
+#   4. write errors (file size limit, a pipe that closes): one message, the
+#      program runs on to its end, exit 0;
+#   5. the command line and environment: MEMTRACE, MEMTRACE_RATE, the flags
+#      winning, bad rates and unwritable paths refused before the script runs;
+#   6. the scripts of tests/memtrace/ with `// expect:` lines.
+# Run by tests/run_all.sh, which reads the last line "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+mt=tools/memtrace
+ref=../shared/reference/memtrace-0.2.3/dump_trace.exe
+pass=0
+fail=0
+skipped=""
+# No EXIT trap: background guards would inherit it (see exit_paths.sh).
+tmp=$(mktemp -d)
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL memtrace: $*"; }
+
+if [ ! -x "$mt" ] || [ ! -x ./vm ]; then
+  echo "memtrace: ./vm or $mt is not built"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# dump_events FILE: the trace's events as same_samples.mn prints them (no
+# time, ids unpadded, no common-prefix column).
+dump_events() {
+  "$1" "${@:2}" | sed -E 's/^[0-9]+ 0*([0-9])/\1/; s/ len=([0-9]+) +[0-9]+:/ len=\1:/'
+}
+
+# 1. The same samples.
+for vm in ./vm ./vm-asan; do
+  [ -x "$vm" ] || continue
+  for rate in 0.01 0.001; do
+    for seed in 1 2 3; do
+      name="same samples ($vm, rate $rate, seed $seed)"
+      MINNOW_SEED=$seed "$vm" tests/memtrace/same_samples.mn "$tmp/s.ctf" "$rate" > "$tmp/log" 2> "$tmp/err" ||
+        { bad "$name: exit $?"; continue; }
+      dump_events $mt dump "$tmp/s.ctf" > "$tmp/ours" 2> "$tmp/err2"
+      if [ "$(wc -l < "$tmp/log")" -lt 50 ]; then bad "$name: only $(wc -l < "$tmp/log") events"
+      elif cmp -s "$tmp/log" "$tmp/ours"; then ok
+      else bad "$name: the profile and the trace differ"; diff "$tmp/log" "$tmp/ours" | head -5
+      fi
+      if [ -x "$ref" ]; then
+        dump_events "$ref" "$tmp/s.ctf" > "$tmp/theirs" 2> /dev/null
+        if cmp -s "$tmp/log" "$tmp/theirs"; then ok; else bad "$name: memtrace's dump_trace decodes otherwise"; fi
+      fi
+    done
+  done
+done
+[ -x "$ref" ] || skipped="$skipped memtrace's dump_trace (../shared/reference absent);"
+
+# --memtrace-format 3: the same events as format 2 for the same run.
+for format in 2 3; do
+  MINNOW_SEED=7 ./vm --memtrace "$tmp/f$format.ctf" --memtrace-format "$format" --memtrace-rate 0.01 \
+    tests/memtrace/marker.mn end > /dev/null 2>&1
+  dump_events $mt dump "$tmp/f$format.ctf" > "$tmp/f$format.txt" 2>&1
+done
+if [ -s "$tmp/f2.txt" ] && cmp -s "$tmp/f2.txt" "$tmp/f3.txt" && $mt info "$tmp/f3.ctf" | grep -q 'version 3'; then ok
+else bad "--memtrace-format 3: not the events of format 2, or not version 3"; fi
+
+# 2. Every way out flushes and closes the trace.
+# way NAME HOW WANT_STATUS [SIGNAL]
+way() {
+  local name=$1 how=$2 want=$3 sig=${4:-} status
+  rm -f "$tmp/w.ctf"
+  if [ -z "$sig" ]; then
+    ./vm --memtrace "$tmp/w.ctf" --memtrace-rate 1 tests/memtrace/marker.mn "$how" > /dev/null 2> "$tmp/err"
+    status=$?
+  else
+    ./vm --memtrace "$tmp/w.ctf" --memtrace-rate 1 tests/memtrace/marker.mn "$how" > /dev/null 2> "$tmp/err" &
+    local pid=$!
+    sleep 0.5
+    kill -s "$sig" "$pid"
+    ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+    local guard=$!
+    wait "$pid"
+    status=$?
+    kill "$guard" 2> /dev/null
+    wait "$guard" 2> /dev/null
+  fi
+  if [ "$status" -ne "$want" ]; then bad "$name: exit $status, expected $want"; return; fi
+  if ! $mt dump "$tmp/w.ctf" > "$tmp/d" 2> "$tmp/derr"; then bad "$name: the trace does not decode: $(head -1 "$tmp/derr")"; return; fi
+  if ! grep -q ' len=777 ' "$tmp/d"; then bad "$name: the marker's event is missing"; return; fi
+  if grep -q ' len=555 ' "$tmp/d"; then bad "$name: an event after Memtrace.stop"; return; fi
+  ok
+}
+way "end of script" end 0
+way "Sys.exit" exit 4
+way "uncaught error" error 1
+way "SIGINT" spin 130 INT
+way "SIGTERM" spin 143 TERM
+way "Memtrace.stop" stop 0
+
+# 3. SIGKILL: readable up to the last whole packet.
+./vm --memtrace "$tmp/k.ctf" --memtrace-rate 0.01 tests/memtrace/long_run.mn > /dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -KILL "$pid"
+wait "$pid" 2> /dev/null
+$mt dump "$tmp/k.ctf" > "$tmp/kd" 2> "$tmp/kerr"
+events=$(wc -l < "$tmp/kd")
+if [ "$events" -lt 1000 ]; then bad "SIGKILL: only $events events decoded"
+elif [ -s "$tmp/kerr" ] && ! grep -q 'truncat\|ends inside' "$tmp/kerr"; then bad "SIGKILL: $(head -1 "$tmp/kerr")"
+else ok
+fi
+
+# 4. Write errors: tracing stops with one message, the program goes on.
+# 50,000 pairs at rate 1: about 1.5 MB of trace, 20 times the limit or the pipe's buffer.
+expected_out=$(./vm tests/memtrace/marker.mn end 50000)
+( ulimit -f 64; ./vm --memtrace "$tmp/lim.ctf" --memtrace-rate 1 tests/memtrace/marker.mn end 50000 > "$tmp/out" 2> "$tmp/err" ); status=$?
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/out")" != "$expected_out" ]; then bad "file size limit: exit $status"
+elif [ "$(grep -c 'tracing stopped' "$tmp/err")" -ne 1 ] || ! grep -q 'File too large' "$tmp/err"; then bad "file size limit: stderr $(head -2 "$tmp/err")"
+elif ! $mt dump "$tmp/lim.ctf" 2>&1 | grep -q ' alloc '; then bad "file size limit: nothing readable"
+else ok
+fi
+./vm --memtrace >(head -c 2000 > /dev/null) --memtrace-rate 1 tests/memtrace/marker.mn end 50000 > "$tmp/out" 2> "$tmp/err"; status=$?
+if [ "$status" -ne 0 ] || [ "$(cat "$tmp/out")" != "$expected_out" ]; then bad "closed pipe: exit $status"
+elif [ "$(grep -c 'tracing stopped' "$tmp/err")" -ne 1 ] || ! grep -q 'Broken pipe' "$tmp/err"; then bad "closed pipe: stderr $(head -2 "$tmp/err")"
+else ok
+fi
+
+# 5. Command line and environment.
+MEMTRACE="$tmp/e.ctf" MEMTRACE_RATE=0.5 ./vm tests/memtrace/marker.mn end > /dev/null 2>&1
+if $mt info "$tmp/e.ctf" 2> /dev/null | grep -q 'sampling rate *0.5'; then ok; else bad "MEMTRACE and MEMTRACE_RATE"; fi
+rm -f "$tmp/e.ctf"
+MEMTRACE="$tmp/e.ctf" MEMTRACE_RATE=0.5 ./vm --memtrace "$tmp/f.ctf" --memtrace-rate 0.25 tests/memtrace/marker.mn end > /dev/null 2>&1
+if [ ! -e "$tmp/e.ctf" ] && $mt info "$tmp/f.ctf" 2> /dev/null | grep -q 'sampling rate *0.25'; then ok; else bad "the flags win over the environment"; fi
+./vm tests/memtrace/marker.mn end > /dev/null 2>&1 && ok || bad "no trace without MEMTRACE"
+for args in "--memtrace-rate 0 --memtrace $tmp/x.ctf" "--memtrace-rate abc --memtrace $tmp/x.ctf" \
+            "--memtrace-rate 1.5 --memtrace $tmp/x.ctf" "--memtrace /nonexistent-dir/x.ctf" \
+            "--memtrace-format 4 --memtrace $tmp/x.ctf"; do
+  # shellcheck disable=SC2086
+  ./vm $args tests/memtrace/marker.mn end > "$tmp/out" 2> "$tmp/err"; status=$?
+  if [ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q '^vm: --memtrace' "$tmp/err"; then ok
+  else bad "'$args': exit $status, stdout $(wc -c < "$tmp/out") bytes, stderr $(head -1 "$tmp/err")"; fi
+done
+MEMTRACE="$tmp/x.ctf" MEMTRACE_RATE=7 ./vm tests/memtrace/marker.mn end > "$tmp/out" 2> "$tmp/err"; status=$?
+if [ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'MEMTRACE_RATE' "$tmp/err"; then ok; else bad "MEMTRACE_RATE=7 accepted"; fi
+
+# 6. Scripts with expectations.
+out=$(bash tests/run_lang.sh --vm ./vm tests/memtrace 2>&1)
+last=$(printf '%s\n' "$out" | tail -1)
+printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
+pass=$((pass + $(echo "$last" | awk '{print $1}')))
+fail=$((fail + $(echo "$last" | awk '{print $3}')))
+
+rm -rf "$tmp"
+[ -z "$skipped" ] || echo "memtrace: not run:$skipped"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# trace_reader.sh - tools/memtrace (dump, info, usage) on memtrace's own traces,
+# on damaged ones, and on the fuzz corpus and saved crashes, with the release
+# and the ASan+UBSan builds (build/asan/memtrace):
+#   1. `memtrace dump X.ctf` prints exactly tests/fixtures/memtrace/X.dump.gz
+#      (memtrace 0.2.3's dump_trace output); the v3 trace its v2 twin's dump.
+#   2. `memtrace info` counts the events the dump shows.
+#   3. Cut at every packet boundary, 1 byte either side, and 9 points inside
+#      each packet: the output is a prefix of the full dump, the exit status
+#      0 at a boundary and 1 inside a packet, with "FILE: byte N:" and
+#      "truncated" on stderr.
+#   4. Empty, garbage and header-only files: exit 1, a message naming the
+#      file and byte, no sanitizer report.
+#   5. The fuzz corpus and tests/fuzz/reader/crashes/* on the ASan builds of
+#      memtrace and of the fuzz harness (build/asan/fuzz_reader_replay).
+#   6. Usage errors exit 2, --help exits 0.
+#   7. If memtrace's own dump_trace.exe is at hand (MEMTRACE_REFERENCE, or
+#      ../shared/reference/memtrace-0.2.3), synthetic traces
+#      (build/release/trace_gen) and cut ones dump the same with both;
+#      otherwise says so and counts nothing.
+#   8. Our writer's synthetic scenarios (build/release/tests/trace_synth,
+#      trace/writer.c: deep, evicting, long names, frame code 0...) in
+#      versions 1 to 3 dump to exactly the text the synth expects.
+# Last line: "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL trace_reader: $*"; }
+check() { if eval "$2"; then ok; else bad "$1"; fi; }
+
+fixtures=tests/fixtures/memtrace
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tools=()
+for t in tools/memtrace build/asan/memtrace; do
+  if [ -x "$t" ]; then tools+=("$t"); else bad "$t is not built"; fi
+done
+
+# A clean exit: status 0 or 1 and no sanitizer report on stderr.
+clean_exit() {  # status, stderr file
+  [ "$1" -le 1 ] && ! grep -q -E 'Sanitizer|runtime error' "$2"
+}
+
+# ---------------------------------------------------------------- 1, 2: fixtures
+for tool in "${tools[@]}"; do
+  for f in "$fixtures"/*.ctf; do
+    base=${f%.ctf}
+    want=$base.dump.gz
+    [ -f "$want" ] || want=${base%.v3}.dump.gz
+    "$tool" dump "$f" > "$tmp/out" 2> "$tmp/err"
+    status=$?
+    check "$tool dump $f: exit $status, $(head -c 200 "$tmp/err")" '[ $status -eq 0 ] && [ ! -s "$tmp/err" ]'
+    check "$tool dump $f differs from $want" 'zcat "$want" | cmp -s - "$tmp/out"'
+  done
+done
+for f in "$fixtures"/*.ctf; do
+  base=${f%.ctf}
+  want=$base.dump.gz
+  [ -f "$want" ] || want=${base%.v3}.dump.gz
+  allocs=$(zcat "$want" | grep -c ' alloc')
+  promotes=$(zcat "$want" | grep -c ' promote$')
+  collects=$(zcat "$want" | grep -c ' collect$')
+  tools/memtrace info "$f" > "$tmp/info" 2>&1
+  status=$?
+  check "memtrace info $f: exit $status" '[ $status -eq 0 ]'
+  check "memtrace info $f: counts" \
+    'grep -q "^events *$((allocs + promotes + collects)): $allocs allocations, $promotes promotions, $collects collections$" "$tmp/info"'
+  check "memtrace info $f: bytes" 'grep -q "^bytes *$(stat -c %s "$f"): " "$tmp/info"'
+done
+
+# ---------------------------------------------------------------- 3: truncation
+# Packet boundaries of a well-formed trace, from its size fields.
+packet_ends() {
+  local f=$1 off=0 size bits
+  size=$(stat -c %s "$f")
+  while [ "$off" -lt "$size" ]; do
+    bits=$(od -An -tu4 -j $((off + 4)) -N4 "$f" | tr -d ' ')
+    off=$((off + bits / 8))
+    echo "$off"
+  done
+}
+
+# Cuts f after `cut` bytes and dumps it with `tool`; checks the contract.
+check_cut() {  # tool, file, full dump, cut, at a boundary (1/0)
+  local tool=$1 f=$2 full=$3 cut=$4 boundary=$5 status n
+  head -c "$cut" "$f" > "$tmp/cut.ctf"
+  "$tool" dump "$tmp/cut.ctf" > "$tmp/cut.out" 2> "$tmp/cut.err"
+  status=$?
+  n=$(stat -c %s "$tmp/cut.out")
+  if ! head -c "$n" "$full" | cmp -s - "$tmp/cut.out"; then
+    bad "$tool dump of $f cut at $cut is not a prefix of its full dump"
+  elif [ "$boundary" = 1 ] && [ "$status" -ne 0 ]; then
+    bad "$tool dump of $f cut at packet boundary $cut: exit $status, $(cat "$tmp/cut.err")"
+  elif [ "$boundary" = 0 ] && ! { [ "$status" -eq 1 ] && grep -q "cut.ctf: byte [0-9]*: .*truncated" "$tmp/cut.err"; }; then
+    bad "$tool dump of $f cut at $cut: exit $status, stderr: $(head -c 300 "$tmp/cut.err")"
+  elif ! clean_exit "$status" "$tmp/cut.err"; then
+    bad "$tool dump of $f cut at $cut: sanitizer report"
+  else
+    ok
+  fi
+}
+
+for tool in "${tools[@]}"; do
+  for f in "$fixtures"/bintrees-1e-5.ctf "$fixtures"/hashtbl_str-1e-4.ctf "$fixtures"/listmap-1e-6.ctf; do
+    "$tool" dump "$f" > "$tmp/full"
+    prev=0
+    for end in $(packet_ends "$f"); do
+      check_cut "$tool" "$f" "$tmp/full" "$end" 1
+      [ "$prev" -gt 0 ] && check_cut "$tool" "$f" "$tmp/full" $((prev + 1)) 0
+      check_cut "$tool" "$f" "$tmp/full" $((end - 1)) 0
+      for k in 1 2 3 4 5 6 7 8 9; do
+        check_cut "$tool" "$f" "$tmp/full" $((prev + (end - prev) * k / 10)) 0
+      done
+      prev=$end
+    done
+  done
+done
+
+# ---------------------------------------------------------------- 4: garbage
+: > "$tmp/empty.ctf"
+head -c 1 "$fixtures/bintrees-1e-5.ctf" > "$tmp/one-byte.ctf"
+head -c 66 "$fixtures/bintrees-1e-5.ctf" > "$tmp/header-only.ctf"
+head -c 4096 /dev/zero > "$tmp/zeros.ctf"
+tail -c +2 "$fixtures/bintrees-1e-5.ctf" > "$tmp/shifted.ctf"
+printf 'this is not a trace\n' > "$tmp/text.ctf"
+for tool in "${tools[@]}"; do
+  for f in "$tmp"/empty.ctf "$tmp"/one-byte.ctf "$tmp"/header-only.ctf "$tmp"/zeros.ctf "$tmp"/shifted.ctf "$tmp"/text.ctf; do
+    for cmd in dump info; do
+      "$tool" $cmd "$f" > /dev/null 2> "$tmp/err"
+      status=$?
+      check "$tool $cmd $(basename "$f"): exit $status, $(head -c 200 "$tmp/err")" \
+        '[ $status -eq 1 ] && grep -q "^memtrace $cmd: $f: byte [0-9]*: " "$tmp/err" && clean_exit $status "$tmp/err"'
+    done
+  done
+done
+"${tools[0]}" dump "$tmp/zeros.ctf" 2> "$tmp/err" > /dev/null
+check "zeros: bad magic at byte 0" 'grep -q "byte 0: bad magic 0x00000000" "$tmp/err"'
+"${tools[0]}" dump "$tmp/empty.ctf" 2> "$tmp/err" > /dev/null
+check "empty file: named as such" 'grep -q "byte 0: the file is empty" "$tmp/err"'
+"${tools[0]}" dump "$tmp/header-only.ctf" 2> "$tmp/err" > /dev/null
+check "header only: truncated" 'grep -q "byte 0: the trace is truncated: the file ends 66 bytes into a 187-byte packet" "$tmp/err"'
+tools/memtrace dump /nonexistent.ctf 2> "$tmp/err"
+status=$?
+check "missing file: exit 1 and errno text" '[ $status -eq 1 ] && grep -q "/nonexistent.ctf: cannot open: No such file" "$tmp/err"'
+
+# ---------------------------------------------------------------- 5: corpus and crashes
+inputs=(tests/fuzz/reader/corpus/* tests/fuzz/reader/crashes/*)
+if [ -x build/asan/memtrace ]; then
+  for f in "${inputs[@]}"; do
+    [ -f "$f" ] || continue
+    build/asan/memtrace dump "$f" > /dev/null 2> "$tmp/err"
+    status=$?
+    check "asan memtrace dump $f: exit $status $(grep -m1 -E 'Sanitizer|runtime error' "$tmp/err")" \
+      'clean_exit $status "$tmp/err"'
+  done
+fi
+if [ -x build/asan/fuzz_reader_replay ]; then
+  for f in "${inputs[@]}"; do
+    [ -f "$f" ] || continue
+    build/asan/fuzz_reader_replay "$f" > /dev/null 2> "$tmp/err"
+    status=$?
+    check "fuzz harness (ASan) on $f: exit $status $(grep -m1 -E 'Sanitizer|runtime error' "$tmp/err")" \
+      '[ $status -eq 0 ] && [ ! -s "$tmp/err" ]'
+  done
+else
+  bad "build/asan/fuzz_reader_replay is not built"
+fi
+
+# ---------------------------------------------------------------- 6: usage
+usage_case() {  # wanted status, stream that must hold "usage:" (out/err), args...
+  local want=$1 stream=$2
+  shift 2
+  tools/memtrace "$@" > "$tmp/u.out" 2> "$tmp/u.err"
+  local status=$?
+  check "memtrace $*: exit $status, want $want" '[ $status -eq $want ] && grep -q "usage: memtrace" "$tmp/u.$stream"'
+}
+usage_case 2 err
+usage_case 2 err frobnicate x.ctf
+usage_case 0 out --help
+usage_case 0 out dump --help
+usage_case 0 out info --help
+usage_case 2 err dump
+usage_case 2 err dump a.ctf b.ctf
+usage_case 2 err dump --frobnicate a.ctf
+usage_case 2 err info -x
+
+# ---------------------------------------------------------------- 7: memtrace's own reader
+ref=${MEMTRACE_REFERENCE:-}
+for d in ../shared/reference/memtrace-0.2.3 ../../shared/reference/memtrace-0.2.3; do
+  [ -z "$ref" ] && [ -x "$d/dump_trace.exe" ] && ref=$d/dump_trace.exe
+done
+if [ -n "$ref" ] && [ -x "$ref" ] && [ -x build/release/trace_gen ]; then
+  for shape in shallow deep recursive cut; do
+    for v in 1 2; do
+      events=3000
+      [ "$shape" = cut ] && events=30
+      build/release/trace_gen --version $v --shape $shape --events $events --seed 7 "$tmp/s.ctf"
+      "$ref" "$tmp/s.ctf" > "$tmp/ref.out" 2> /dev/null
+      tools/memtrace dump "$tmp/s.ctf" > "$tmp/ours.out" 2> "$tmp/err"
+      check "synthetic $shape v$v: our dump differs from memtrace's dump_trace" \
+        '[ -s "$tmp/ref.out" ] && cmp -s "$tmp/ref.out" "$tmp/ours.out"'
+      size=$(stat -c %s "$tmp/s.ctf")
+      head -c $((size * 2 / 3)) "$tmp/s.ctf" > "$tmp/cut.ctf"  # memtrace skips the cut packet too
+      "$ref" "$tmp/cut.ctf" > "$tmp/ref.out" 2> /dev/null
+      tools/memtrace dump "$tmp/cut.ctf" > "$tmp/ours.out" 2> /dev/null
+      check "synthetic $shape v$v cut: our dump differs from memtrace's" 'cmp -s "$tmp/ref.out" "$tmp/ours.out"'
+    done
+  done
+else
+  echo "trace_reader: memtrace's dump_trace.exe not found (set MEMTRACE_REFERENCE): cross-check not run, not counted"
+fi
+
+# ---------------------------------------------------------------- 8: our writer
+if [ -x build/release/tests/trace_synth ]; then
+  for sc in random deep long evict names big mixed zero; do
+    for v in 1 2 3; do
+      build/release/tests/trace_synth --scenario $sc --events 400 --seed 3 --version $v "$tmp/w.ctf" "$tmp/w.expect"
+      tools/memtrace dump "$tmp/w.ctf" > "$tmp/w.out" 2> "$tmp/err"
+      status=$?
+      check "writer's $sc v$v: exit $status $(head -c 200 "$tmp/err"), dump differs from the events written" \
+        '[ $status -eq 0 ] && cmp -s "$tmp/w.expect" "$tmp/w.out"'
+    done
+  done
+else
+  bad "build/release/tests/trace_synth is not built"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

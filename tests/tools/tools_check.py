@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""tools_check.py - checks of tests/suites/trace_tools.sh that read the JSON of
+tools/memtrace: the documented schemas (tools/memtrace_cli/README.md, "JSON")
+and the known-mix truths (tests/tools/known_mix.mn).
+
+  tools_check.py schema COMMAND FILE.json       the document matches COMMAND's schema
+  tools_check.py mix ALLOC.json LIVE.json PROMOTED.json N F [exact]
+      one line per (site, measure): "in SITE MEASURE" when the truth lies in the
+      95 % interval (with "exact": when the estimate equals the truth)
+  tools_check.py get FILE.json EXPR              prints a value (EXPR: Python on `d`)
+
+Every check prints "ok NAME" or "fail NAME: why"; the exit status is 0 when
+none failed. Standard library only.
+"""
+import json
+import sys
+
+# ---------------------------------------------------------------- schemas
+# A spec is a type name ("str", "int", "num", "bool", "null", "alive"), a
+# tuple of alternatives, a dict (an object with exactly these members; a key
+# ending in "?" is optional) or a one-element list (an array of that).
+
+INTERVAL = {"lo": "num", "hi": "num"}
+TRACE = {"file": "str", "executable": "str", "format_version": "int", "sample_rate": "num",
+         "word_bytes": "int", "duration_s": "num", "events": "int", "samples": "int"}
+FRAME = ({"function": "str", "file": "str", "line": "int", "start_col": "int", "end_col": "int"},
+         {"code": "int"})
+SITE_FIELDS = {"site": "str", "function": ("str", "null"), "file": ("str", "null"),
+               "line": ("int", "null"), "start_col": ("int", "null"), "end_col": ("int", "null")}
+KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file": "str"}, {"file": "str"})
+COMMON = {"command": "str", "partial": "bool", "error": ("str", "null")}
+QUANTILES = {q: ("num", "null", "alive") for q in ("p50", "p90", "p99")}
+SIDE = {"bytes": "num", "interval": INTERVAL, "samples": "int"}
+LEAK = {"rank": "int", "leaks": "bool", "key": KEY, "stack": [FRAME], "growth_bytes_per_s": "num",
+        "growth_interval": INTERVAL, "z": "num", "second_half_growth_bytes_per_s": "num",
+        "z_second_half": "num", "live_bytes_end": "num", "series_bytes": ["num"]}
+
+SCHEMAS = {
+    "top": dict(COMMON, trace=TRACE, metric="str", by="str", at_s=("num", "null"), at_in_trace="bool",
+                total={"bytes": "num", "interval": INTERVAL, "samples": "int", "sampled_blocks": "int"},
+                rows=[{"rank": "int", "key": KEY, "bytes": "num", "interval": INTERVAL, "share": "num",
+                       "samples": "int", "sampled_blocks": "int", "blocks_estimate": ("num", "null")}],
+                rows_omitted="int"),
+    "lifetimes": dict(COMMON, trace=TRACE, by="str", minor_heap_words=("int", "null"),
+                      clock_resolution_bytes="num",
+                      rows=[{"rank": "int", "key": KEY, "bytes": "num", "samples": "int",
+                             "sampled_blocks": "int", "minor_blocks": "int", "promoted_blocks": "int",
+                             "promoted_share": ("num", "null"), "promoted_interval": INTERVAL,
+                             "died_young_blocks": "int", "alive_at_end_share": ("num", "null"),
+                             "lifetime_us": QUANTILES, "lifetime_alloc_bytes": QUANTILES,
+                             "minor_gcs_estimate": QUANTILES}],
+                      rows_omitted="int"),
+    "leaks": dict(COMMON, trace=TRACE, by="str", windows="int", checkpoints_s=["num"],
+                  criteria={"z_min": "num", "z_second_half_min": "num", "second_half_share_min": "num"},
+                  tested="int", leaks=[LEAK], leaks_omitted="int", **{"not_leaking?": [LEAK]}),
+    "diff": dict(COMMON, a=TRACE, b=TRACE, metric="str", by="str", keys_compared="int", alpha="num",
+                 total={"a": SIDE, "b": SIDE, "change_bytes": "num", "p": "num"},
+                 rows=[{"rank": "int", "key": KEY, "a": SIDE, "b": SIDE, "change_bytes": "num",
+                        "ratio": ("num", "null"), "p": "num", "significant": "bool"}],
+                 rows_omitted="int"),
+}
+
+
+def conforms(value, spec, path, errors):
+    """Appends to errors why value does not match spec; True when it does."""
+    if isinstance(spec, tuple):
+        for alternative in spec:
+            if conforms(value, alternative, path, []):
+                return True
+        errors.append(f"{path}: {json.dumps(value)[:60]} matches none of its alternatives")
+        return False
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            errors.append(f"{path}: not an array")
+            return False
+        return all([conforms(v, spec[0], f"{path}[{i}]", errors) for i, v in enumerate(value)])
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            errors.append(f"{path}: not an object")
+            return False
+        ok = True
+        wanted = {k.rstrip("?"): (s, k.endswith("?")) for k, s in spec.items()}
+        for k in value:
+            if k not in wanted:
+                errors.append(f"{path}: unexpected member {k!r}")
+                ok = False
+        for k, (s, optional) in wanted.items():
+            if k not in value:
+                if not optional:
+                    errors.append(f"{path}: missing member {k!r}")
+                    ok = False
+            elif not conforms(value[k], s, f"{path}.{k}", errors):
+                ok = False
+        return ok
+    checks = {
+        "str": lambda v: isinstance(v, str),
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "num": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "bool": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+        "alive": lambda v: v == "alive",
+    }
+    if not checks[spec](value):
+        errors.append(f"{path}: {json.dumps(value)[:60]} is not {spec}")
+        return False
+    return True
+
+
+def check_schema(command, path):
+    with open(path) as f:
+        text = f.read()
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        return [f"not JSON: {e}"]
+    errors = []
+    conforms(doc, SCHEMAS[command], command, errors)
+    if not errors and doc["command"] != command:
+        errors.append(f"command is {doc['command']!r}")
+    return errors
+
+# ---------------------------------------------------------------- known mix
+
+WORD = 8
+
+
+def mix_truth(n, f):
+    """Words per (line, measure) of known_mix.mn, headers included."""
+    return {
+        8: {"allocated": 101, "live": 101, "promoted": 101},
+        9: {"allocated": n // 100 + 1, "live": n // 100 + 1, "promoted": n // 100 + 1},
+        11: {"allocated": 4 * n, "live": 0, "promoted": 0},
+        12: {"allocated": 6 * (n // 2), "live": 600, "promoted": 600},
+        13: {"allocated": 301 * (n // 100), "live": 301 * (n // 100), "promoted": 0},
+        14: {"allocated": 14 * f * (n // 4), "live": 0, "promoted": 0},
+    }
+
+
+def rows_by_line(doc):
+    rows = {}
+    for r in doc["rows"]:
+        k = r["key"]
+        if k.get("file", "") and k["file"].endswith("known_mix.mn"):
+            rows[k["line"]] = r
+    return rows
+
+
+def check_mix(paths, n, f, exact):
+    results = []
+    truth = mix_truth(n, f)
+    for path, measure in zip(paths, ("allocated", "live", "promoted")):
+        with open(path) as fh:
+            rows = rows_by_line(json.load(fh))
+        for line, t in truth.items():
+            want = t[measure] * WORD
+            name = f"line {line} {measure}"
+            r = rows.get(line)
+            if r is None:
+                # No row: no samples; the truth must fit in an empty tally's interval.
+                results.append((name, want == 0 or not exact, "no row" if want else ""))
+                continue
+            if exact:
+                results.append((name, r["bytes"] == want, f"{r['bytes']} != {want}"))
+            else:
+                lo, hi = r["interval"]["lo"], r["interval"]["hi"]
+                results.append((name, lo <= want <= hi, f"{want} not in [{lo:.0f}, {hi:.0f}]"))
+    return results
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "schema":
+        errors = check_schema(argv[1], argv[2])
+        name = f"schema {argv[1]} {argv[2]}"
+        print(f"ok {name}" if not errors else f"fail {name}: " + "; ".join(errors[:5]))
+        return 1 if errors else 0
+    if len(argv) >= 6 and argv[0] == "mix":
+        results = check_mix(argv[1:4], int(argv[4]), int(argv[5]), len(argv) > 6 and argv[6] == "exact")
+        for name, good, why in results:
+            print(f"in {name}" if good else f"out {name}: {why}")
+        return 0
+    if len(argv) == 3 and argv[0] == "get":
+        with open(argv[1]) as fh:
+            d = json.load(fh)
+        print(eval(argv[2], {"d": d}))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,170 @@
+// analysis.c - shared options and trace loading of the analysing commands
+// (analysis.h).
+#include "analysis.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "progress.h"
+
+// ---------------------------------------------------------------- options
+
+bool analysis_parse_at(const char *text, AtTime *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || errno || !isfinite(v) || v < 0) return false;
+  static const struct { const char *suffix; double us; } units[] = {
+      {"", 1e6}, {"s", 1e6}, {"ms", 1e3}, {"us", 1}, {"min", 60e6}, {"%", 0},
+  };
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(end, units[i].suffix) != 0) continue;
+    bool percent = units[i].us == 0;
+    if (percent && v > 100) return false;
+    *out = (AtTime){true, percent, percent ? v : v * units[i].us};
+    return true;
+  }
+  return false;
+}
+
+bool analysis_parse_by(const char *text, ProfileBy *out) {
+  static const struct { const char *name; ProfileBy by; } names[] = {
+      {"site", PROFILE_BY_SITE}, {"function", PROFILE_BY_FUNCTION}, {"file", PROFILE_BY_FILE},
+      {"stack", PROFILE_BY_STACK},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(text, names[i].name) == 0) return *out = names[i].by, true;
+  return false;
+}
+
+bool analysis_parse_count(const char *text, uint32_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(text, &end, 10);
+  if (end == text || *end || errno || text[0] == '-' || v > UINT32_MAX) return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+// ---------------------------------------------------------------- input
+
+// Copies stdin into an unlinked temporary file; its descriptor, or -1.
+static int spool_stdin(void) {
+  FILE *tmp = tmpfile();
+  if (!tmp) return -1;
+  int fd = dup(fileno(tmp));
+  fclose(tmp);
+  if (fd < 0) return -1;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = read(0, buf, sizeof buf)) > 0)
+    if (write(fd, buf, (size_t)n) != n) n = -1;
+  if (n < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Opens the input: a descriptor at offset 0, and its size when it is a
+// regular file (0 otherwise). `rewindable`: stdin is spooled.
+static int open_input(const ToolUsage *usage, const char *path, bool rewindable, uint64_t *size) {
+  int fd = strcmp(path, "-") != 0 ? open(path, O_RDONLY) : rewindable ? spool_stdin() : dup(0);
+  struct stat st;
+  if (fd < 0) {
+    fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, strerror(errno));
+    return -1;
+  }
+  *size = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+  return fd;
+}
+
+static TraceReader *open_reader(const ToolUsage *usage, const char *path, int fd) {
+  TraceReaderError err;
+  TraceReader *r = trace_reader_open_fd(fd, &err);
+  if (!r) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, err.message);
+  return r;
+}
+
+// The first pass: the time of the last event and the samples of all
+// allocations.
+static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progress *progress, uint64_t *last,
+                       uint64_t *samples) {
+  TraceReader *r = open_reader(usage, path, dup(fd));
+  if (!r) return false;
+  TraceEvent ev;
+  uint64_t n = 0;
+  *last = *samples = 0;
+  while (trace_reader_next(r, &ev) == TRACE_READER_EVENT) {
+    *last = ev.dtime_us;
+    *samples += ev.n_samples;
+    if ((++n & 0xffff) == 0) progress_update(progress, ev.offset / 4, n);
+  }
+  trace_reader_close(r);
+  return lseek(fd, 0, SEEK_SET) == 0;
+}
+
+int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
+  *out = (Loaded){.path = path};
+  bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
+  int fd = open_input(usage, path, two_pass, &out->file_bytes);
+  if (fd < 0) return 1;
+  Progress progress;
+  progress_init(&progress, usage->name, path, out->file_bytes);
+  uint64_t last = 0, samples = 0;
+  if (two_pass && !first_pass(usage, path, fd, &progress, &last, &samples)) {
+    close(fd);
+    return 1;
+  }
+  if (at && at->set) {
+    opts->at_set = true;
+    opts->at_us = percent ? (uint64_t)llround((double)last * at->value / 100) : (uint64_t)llround(at->value);
+  }
+  opts->clock_total = samples;
+  if (!(out->reader = open_reader(usage, path, fd))) return 1;
+  if (!(out->profile = profile_new(out->reader, opts))) {
+    fprintf(stderr, "memtrace %s: out of memory\n", usage->name);
+    analysis_close(out);
+    return 1;
+  }
+  TraceReaderStatus s = profile_read(out->profile, &progress);
+  progress_done(&progress);
+  if (!profile_ok(out->profile)) {
+    fprintf(stderr, "memtrace %s: %s: out of memory\n", usage->name, path);
+    analysis_close(out);
+    return 1;
+  }
+  profile_finish(out->profile);
+  if (s == TRACE_READER_ERROR) {
+    out->partial = true;
+    snprintf(out->error, sizeof out->error, "%s", trace_reader_error(out->reader)->message);
+  }
+  return 0;
+}
+
+void analysis_close(Loaded *l) {
+  profile_free(l->profile);
+  trace_reader_close(l->reader);
+  l->profile = NULL;
+  l->reader = NULL;
+}
+
+int analysis_status(const ToolUsage *usage, const Loaded *l) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
+    return 1;
+  }
+  if (!l->partial) return 0;
+  fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, l->path, l->error);
+  return 1;
+}
+
+void analysis_print_partial(FILE *f, const Loaded *l) {
+  if (l->partial)
+    fprintf(f, "PARTIAL: the trace stops at damage (%s); the figures are of the events before it\n", l->error);
+}

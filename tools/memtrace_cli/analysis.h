@@ -1,0 +1,63 @@
+// analysis.h - what the analysing commands (top, lifetimes, leaks, diff and
+// the later ones) share: parsing their common options, reading a trace into
+// a profile (progress on stderr, stdin spooled to a temporary file when the
+// command needs the trace's size or two passes), and partial traces.
+//
+// A damaged or truncated trace is read up to the damage (reader.h, contract
+// 4): the profile holds the events before it, `partial` is set, and the
+// command prints its answer marked as partial, then the reader's message on
+// stderr, and exits with status 1.
+#ifndef MINNOW_MEMTRACE_ANALYSIS_H
+#define MINNOW_MEMTRACE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "tool.h"
+
+// A moment of the trace as --at gives it: "1.5s", "200ms", "350us", "2min",
+// a plain number of seconds ("1.5"), or "P%" of the trace's duration (the
+// time of its last event; that needs a first pass over the trace).
+typedef struct AtTime {
+  bool set, percent;
+  double value;   // µs, or a percentage
+} AtTime;
+
+// False when `text` is none of those (negative, empty, a bad suffix).
+bool analysis_parse_at(const char *text, AtTime *out);
+
+// "site", "function", "file", "stack".
+bool analysis_parse_by(const char *text, ProfileBy *out);
+
+// A positive count for -n (0 allowed: no limit).
+bool analysis_parse_count(const char *text, uint32_t *out);
+
+typedef struct Loaded {
+  const char *path;
+  TraceReader *reader;
+  Profile *profile;
+  uint64_t file_bytes;   // 0 when unknown
+  bool partial;          // the read stopped at damage: see the header
+  char error[TRACE_READER_ERROR_MAX];
+} Loaded;
+
+// Opens `path` ("-": stdin), reads the whole trace into a profile built
+// with `opts` and finishes it. A first pass over the trace (the reader
+// alone: a tenth of the second's time) gets what the options need: the
+// allocation clock's total for opts->windows (which stay off for a trace
+// without samples), the time of the last event for --at P%.
+// Returns 0 (loaded, maybe partial) or 1 (nothing to show: the trace could
+// not be opened, or out of memory; the message is printed).
+int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
+
+void analysis_close(Loaded *l);
+
+// After the answer: prints the reader's message on stderr and returns 1 if
+// the trace was partial, else returns 0.
+int analysis_status(const ToolUsage *usage, const Loaded *l);
+
+// The line that marks a partial answer in text output ("" when complete).
+void analysis_print_partial(FILE *f, const Loaded *l);
+
+#endif

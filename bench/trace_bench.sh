@@ -13,9 +13,10 @@
 #                --call-graph=fp on ./vm-fp, --call-graph=dwarf) at the
 #                frequency matched to each rate; perf's file sizes and what
 #                its samples name come from the first round's files
-#   4. reader    decoding speed of trace/reader.c (build/bench/trace_read_micro)
-#                on the traces of step 1, and the check that every sample's
-#                innermost frame is a Minnow allocation site
+#   4. reader    decoding speed of trace/reader.c on the traces of step 1
+#                (make bench-reader's build/release/reader_bench: CPU time per
+#                pass), and the check that every sample's innermost frame is a
+#                Minnow allocation site (build/bench/trace_sites)
 # Writes, under $BENCH_TRACE_OUT: trace_sizes.csv, trace_callgrind.csv,
 # trace_callgrind_top.txt, trace_times.csv, trace_names.csv,
 # trace_reader.csv, trace.dat and trace.png (bench/trace.gp), and prints the
@@ -36,7 +37,8 @@
 #   BENCH_TRACE_READ_REPS=21                 reader passes per trace
 #   BENCH_TRACE_TIMEOUT=300                  seconds before one run is killed
 #   BENCH_TRACE_VM=./vm BENCH_TRACE_VM_FP=./vm-fp BENCH_TRACE_TOOL=tools/memtrace
-#   BENCH_TRACE_READER=build/bench/trace_read_micro  BENCH_TRACE_OUT=bench/results
+#   BENCH_TRACE_READER=build/release/reader_bench BENCH_TRACE_SITES=build/bench/trace_sites
+#   BENCH_TRACE_OUT=bench/results
 # Exit status: 0 if every run succeeded and printed the profiler-off run's
 # checksum, 1 otherwise. Floors that are not met are reported, not failed.
 # perf missing or not permitted: the perf half is skipped with a message.
@@ -62,7 +64,8 @@ run_timeout=${BENCH_TRACE_TIMEOUT:-300}
 vm=${BENCH_TRACE_VM:-./vm}
 vm_fp=${BENCH_TRACE_VM_FP:-./vm-fp}
 tool=${BENCH_TRACE_TOOL:-tools/memtrace}
-reader=${BENCH_TRACE_READER:-build/bench/trace_read_micro}
+reader=${BENCH_TRACE_READER:-build/release/reader_bench}
+sites=${BENCH_TRACE_SITES:-build/bench/trace_sites}
 out=${BENCH_TRACE_OUT:-bench/results}
 
 # Steps 1, 3, 4: the sizes of bench-gc (0.1-0.7 s a run with the profiler off).
@@ -85,7 +88,7 @@ cg_cases=$(split_cases "${BENCH_TRACE_CG_CASES:-$default_cg_cases}")
 die() { echo "trace_bench: $*" >&2; exit 1; }
 note() { echo "trace_bench: $*"; }
 
-for b in "$vm" "$tool" "$reader"; do [ -x "$b" ] || die "$b not found (make bench-trace builds it)"; done
+for b in "$vm" "$tool" "$reader" "$sites"; do [ -x "$b" ] || die "$b not found (make bench-trace builds it)"; done
 command -v timeout >/dev/null || die "timeout (coreutils) is missing"
 while read -r prog _; do
   [ -f "bench/programs/$prog.mn" ] || die "no bench/programs/$prog.mn"
@@ -393,7 +396,7 @@ step_times() {
 # 4. reader: decoding speed, and what memtrace's samples name
 # =====================================================================================
 step_reader() {
-  note "4/4 reader: $reader on the traces of step 1 ($read_reps passes each)"
+  note "4/4 reader: $reader on the traces of step 1 ($read_reps passes each), $sites"
   echo "program,args,rate,bytes,events,allocs,frames,new_frames,median_s,min_s,events_per_s,mb_per_s,best_events_per_s,best_mb_per_s,innermost_site_share" >"$readcsv"
   ci=0
   while read -r prog args; do
@@ -401,15 +404,24 @@ step_reader() {
     for r in $rates; do
       t=$tmp/traces/$ci.$r.ctf
       [ -f "$t" ] || continue
-      if ! "$reader" --reps "$read_reps" --check "$t" >"$tmp/read.csv" 2>"$tmp/read.err"; then
-        echo "trace_bench: the reader failed on $prog $args at $r: $(head -n 1 "$tmp/read.err")" >&2
+      # reader_bench: a line "events bytes frames wall_s cpu_s" per pass;
+      # trace_sites: "file,allocs,new_frames,sites".
+      if ! "$reader" --repeat "$read_reps" "$t" >"$tmp/read.runs" 2>"$tmp/read.err" ||
+          ! "$sites" "$t" >"$tmp/sites.csv" 2>>"$tmp/read.err"; then
+        echo "trace_bench: reading $prog $args at $r failed: $(head -n 1 "$tmp/read.err")" >&2
         failed=1
         continue
       fi
-      # file,bytes,events,allocs,frames,new_frames,median_s,min_s,events_per_s,mb_per_s,check_allocs,check_sites
-      tail -n 1 "$tmp/read.csv" | awk -F, -v p="$prog" -v a="$args" -v r="$r" '{
-        printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.0f,%.1f,%.4f\n", p, a, r, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-          ($8 > 0 ? $3 / $8 : 0), ($8 > 0 ? $2 / $8 / 1e6 : 0), ($11 > 0 ? $12 / $11 : 0) }' >>"$readcsv"
+      IFS=, read -r _ allocs new_frames n_sites <"$tmp/sites.csv"
+      # Times: the process's CPU time of each pass (the machine is shared:
+      # wall time counts the waits too); median and fastest pass.
+      awk -v p="$prog" -v a="$args" -v r="$r" -v al="$allocs" -v nf="$new_frames" -v ns="$n_sites" '
+        { ev = $1; b = $2; fr = $3; t[NR] = $5 }
+        END {
+          n = NR; for (i = 2; i <= n; i++) { x = t[i]; for (j = i - 1; j >= 1 && t[j] > x; j--) t[j + 1] = t[j]; t[j + 1] = x }
+          m = (n % 2) ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2
+          printf "%s,%s,%s,%d,%d,%d,%d,%d,%.6f,%.6f,%.0f,%.1f,%.0f,%.1f,%.4f\n", p, a, r, b, ev, al, fr, nf, m, t[1],
+            ev / m, b / m / 1e6, ev / t[1], b / t[1] / 1e6, (al > 0 ? ns / al : 0) }' "$tmp/read.runs" >>"$readcsv"
     done
   done <<<"$cases"
   # memtrace's rows of trace_names.csv: by construction its innermost frame is

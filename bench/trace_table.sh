@@ -99,7 +99,7 @@ fi
 # ---- reader
 if have "$reader"; then
   echo
-  echo "Reader (trace/reader.c, every event decoded, nothing printed; page cache warm): best pass (median)"
+  echo "Reader (trace/reader.c, build/release/reader_bench: every event, its new frames; CPU time, page cache warm): fastest pass (median)"
   # The largest trace of each program: the others take too little time to clock.
   awk -F, 'NR > 1 { k = $1 " " $2; if ($5 + 0 > best[k] + 0) { best[k] = $5; line[k] = $0 }; if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
     END { for (i = 1; i <= n; i++) print line[order[i]] }' "$reader" |

@@ -3,6 +3,7 @@
 #   make            ./vm (release, -O2)
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
+#   make vm-debug   ./vm-debug, every ASSERT checked (core/debug.h)
 #   make test       every test suite; ends with one line "N passed, N failed"
 #   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools   benchmarks (bench/README.md)
 
@@ -12,6 +13,7 @@ WARN    := -Wall -Wextra -Werror
 CFLAGS_release := -O2 -g
 CFLAGS_boehm   := -O2 -g -DMINNOW_BOEHM=1
 CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
+CFLAGS_debug   := -O1 -g -DMINNOW_DEBUG=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
@@ -31,6 +33,7 @@ SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_asan    := $(SRC_release)
 SRC_boehm   := $(VM_SRC) gc/boehm.c gc/raise.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
+SRC_debug   := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
@@ -50,7 +53,7 @@ build/$(1)/%.o: %.c lang/stdlib.inc
 	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.o,%.d,$$(call obj,$(1),$$(SRC_$(1)) $$(MAIN_SRC)))
 endef
-$(foreach v,release boehm asan noprof,$(eval $(call variant,$(v))))
+$(foreach v,release boehm asan noprof debug,$(eval $(call variant,$(v))))
 
 vm: $(call obj,release,$(SRC_release) $(MAIN_SRC))
 	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
@@ -62,23 +65,32 @@ vm-boehm: $(call obj,boehm,$(SRC_boehm) $(MAIN_SRC))
 vm-noprof: $(call obj,noprof,$(SRC_noprof) $(MAIN_SRC))
 	$(CC) $(CFLAGS_noprof) -o $@ $^ $(LDLIBS)
 
+# The debug build: every ASSERT (core/debug.h) checks its invariant.
+vm-debug: $(call obj,debug,$(SRC_debug) $(MAIN_SRC))
+	$(CC) $(CFLAGS_debug) -o $@ $^ $(LDLIBS)
+
 vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- unit tests
+# tests/unit/debug_*.c check the debug build's ASSERTs: built against it only.
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+DEBUG_UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/debug_*.c))
 # test_tool_*.c test the trace tool's modules: they link its objects too.
 MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
 unit_tool_src = $(if $(filter test_tool_%,$(1)),$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)))
 build/%/unit/test_%: ;
+build/%/unit/debug_%: ;
 define unit
 build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)) $(call unit_tool_src,$(2)))
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Icore -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
+$(foreach t,$(DEBUG_UNIT_TESTS),$(eval $(call unit,debug,$(t))))
 
-unit-bins: $(foreach t,$(UNIT_TESTS),build/release/unit/$(t) build/asan/unit/$(t))
+unit-bins: $(foreach t,$(UNIT_TESTS),build/release/unit/$(t) build/asan/unit/$(t)) \
+           $(foreach t,$(DEBUG_UNIT_TESTS),build/debug/unit/$(t))
 
 # trace_synth: synthetic traces and the dump memtrace's tool must print for
 # them (tests/suites/trace_writer.sh), and the encoder benchmark's stream.
@@ -97,11 +109,11 @@ build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
 -include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
 
-test: vm vm-boehm vm-asan unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
+test: vm vm-boehm vm-asan vm-debug unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-noprof vm-fp tools/memtrace lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-debug vm-noprof vm-fp tools/memtrace lang/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk

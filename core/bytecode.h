@@ -125,6 +125,12 @@ typedef enum Opcode {
   OPCODE_COUNT
 } Opcode;
 
+// A combined allocation (ALLOCN) holds at most ALLOCN_MAX_SUBBLOCKS
+// sub-blocks of at most ALLOCN_MAX_WHSIZE words together: the compiler
+// combines no more, and the interpreter's and memprof's per-sub-block arrays
+// are that long.
+enum { ALLOCN_MAX_SUBBLOCKS = 16, ALLOCN_MAX_WHSIZE = 256 };
+
 // Operand values with a special meaning.
 enum {
   OPERAND_NONE = 0xffffffffu,    // ALLOCN dst: the sub-block has no register

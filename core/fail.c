@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debug.h"
 #include "vm_state.h"
 
 // The VM that vm_out_of_memory(NULL, ...) and the signal handler finish: the
@@ -73,4 +74,10 @@ _Noreturn void vm_handle_signal(Vm *vm) {
   signal(sig, SIG_DFL);
   raise(sig);
   _exit(128 + sig);
+}
+
+_Noreturn void debug_fail(const char *file, int line, const char *cond, const char *what) {
+  fflush(stdout);
+  fprintf(stderr, "minnow: internal error: invariant broken at %s:%d: %s (%s)\n", file, line, cond, what);
+  abort();
 }

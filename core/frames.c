@@ -181,6 +181,10 @@ const uint32_t *frames_live_list(FrameTable *t, const uint32_t *live, uint32_t c
 }
 
 void frames_add(FrameTable *t, const FrameDesc *desc) {
+  ASSERT(frames_find(t, desc->key) == NULL, "one descriptor per key");
+  ASSERT(desc->live_count >= 1 && desc->live[0] == 0, "slot 0, the closure, is live at every safe point");
+  for (uint32_t i = 1; i < desc->live_count; i++) ASSERT(desc->live[i] > desc->live[i - 1], "live slots ascending");
+  ASSERT(desc->debug_count >= 1 && desc->debug_count <= ALLOCN_MAX_SUBBLOCKS, "a debug entry per sub-block");
   if ((t->count + 1) * 2 > t->cap) grow(t);
   FrameDesc *d = xcalloc(1, sizeof *d);
   *d = *desc;

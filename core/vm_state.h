@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "debug.h"
 #include "value.h"
 
 // The Boehm build (make vm-boehm) allocates every block with GC_MALLOC: no
@@ -233,6 +234,11 @@ static inline void vm_update_limits(Vm *vm) {
   vm->young_limit_c = limit;
   if ((MEMPROF_BUILT && vm->memprof_force_slow) || vm->pending_signal) limit = vm->young_end;
   vm->young_limit = limit;
+  ASSERT(vm->young_start <= vm->young_limit_c && vm->young_limit_c <= vm->young_limit &&
+             vm->young_limit <= vm->young_end,
+         "young_start <= young_limit_c <= young_limit <= young_end");
+  ASSERT(!vm->young_trigger || (vm->young_trigger > vm->young_start && vm->young_trigger <= vm->young_ptr + 1),
+         "memprof's trigger lies in the free part of the minor heap");
 }
 
 // Blocks are young iff in (young_start, young_end).

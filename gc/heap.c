@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "gc_internal.h"
+#include "../core/frames.h"
 #include "../memprof/memprof.h"
 
 bool gc_init(Vm *vm, uint64_t minor_words) {
@@ -103,6 +104,8 @@ static void check_heap_limit(Vm *vm, uint64_t extra) {
 
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
   if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
+  ASSERT(!vm->pc || frames_find(vm->frames, vm->pc), "an allocation stands at a safe point with a descriptor");
+  ASSERT(!vm->gc.collecting, "no allocation during a collection");
   for (;;) {
     Value *p = vm->young_ptr - whsize;
     if (vm->options.gc_stress && !vm->gc.collecting) {
@@ -116,6 +119,7 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
       continue;
     }
     if (MEMPROF_BUILT && p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
+    ASSERT(p >= vm->young_start && p < vm->young_ptr, "the new block lies in the minor heap, below young_ptr");
     return p;
   }
 }

@@ -89,6 +89,7 @@ void gc_minor(Vm *vm) {
   gc->collecting = false;
   if (vm->memprof) memprof_renew_trigger(vm);
   vm_update_limits(vm);
+  ASSERT(gc->remembered_count == 0 && vm->young_ptr == vm->young_end, "the minor heap is empty after a minor collection");
   if (gc->major_since_cycle > vm->gc.major_threshold) {
     gc->collecting = true;
     major_collect(vm);

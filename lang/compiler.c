@@ -197,7 +197,6 @@ typedef struct Compiler {
 } Compiler;
 
 enum { K_NIL = 0, K_FALSE, K_TRUE, K_EMPTY, K_EMPTY_ARRAY };
-enum { MAX_SUBBLOCKS = 16, MAX_COMBINED_WHSIZE = 256 };
 // A function's frame holds at most this many registers (locals and
 // temporaries live at once); past it, a compile error. It bounds the live
 // set every safe point records, so that compile time stays linear.
@@ -559,8 +558,8 @@ static bool can_merge(FnState *fs, uint64_t whsize) {
   if (!fs->last_alloc_valid || fs->last_label > fs->last_alloc) return false;
   uint32_t *ins = fs->proto->code + fs->last_alloc;
   if (ins[0] == BC_ALLOC1)
-    return hd_wosize(ins[2]) + 1 + whsize <= MAX_COMBINED_WHSIZE;
-  return ins[2] < MAX_SUBBLOCKS && ins[1] + whsize <= MAX_COMBINED_WHSIZE;
+    return hd_wosize(ins[2]) + 1 + whsize <= ALLOCN_MAX_WHSIZE;
+  return ins[2] < ALLOCN_MAX_SUBBLOCKS && ins[1] + whsize <= ALLOCN_MAX_WHSIZE;
 }
 
 // Emits an allocation of a block with header `hd` (wosize, tag) whose fields

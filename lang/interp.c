@@ -144,8 +144,8 @@ static inline Value allocn_operand(uint32_t x, const Value *subs, const Value *b
 static inline __attribute__((always_inline)) const uint32_t *allocn(Vm *vm, const uint32_t *pc, Value *base,
                                                                    Value *top, bool separately, bool slow) {
   uint32_t nsub = pc[2];
-  Value subs[16];
-  uint32_t dsts[16];
+  Value subs[ALLOCN_MAX_SUBBLOCKS];
+  uint32_t dsts[ALLOCN_MAX_SUBBLOCKS];
   const uint32_t *sub = pc + 3;
   Value *cur = top;
   for (uint32_t i = 0; i < nsub; i++) {
@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) const uint32_t *allocn(Vm *vm, cons
 // order of the allocations it combined.
 static __attribute__((noinline)) const uint32_t *allocn_fast(const uint32_t *pc, Value *base, Value *top) {
   uint32_t nsub = pc[2];
-  Value subs[16];
+  Value subs[ALLOCN_MAX_SUBBLOCKS];
   const uint32_t *sub = pc + 3;
   Value *cur = top;
   Value *out = subs;
@@ -212,7 +212,7 @@ static __attribute__((noinline)) const uint32_t *allocn_fast(const uint32_t *pc,
 static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
   if (GC_IS_BOEHM) return allocn(vm, pc, base, NULL, true, true);
   uint32_t total = pc[1], nsub = pc[2];
-  uint32_t whs[16];
+  uint32_t whs[ALLOCN_MAX_SUBBLOCKS];
   const uint32_t *sub = pc + 3;
   for (uint32_t i = 0; i < nsub; i++) {
     whs[i] = (uint32_t)hd_wosize(sub[1]) + 1;

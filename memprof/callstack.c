@@ -72,10 +72,18 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
 }
 
 // Keeps the first `count` stubbed entries and the entries up to the last.
+// Part 2's invariant: the top entry is stubbed.
+static void check_top_stubbed(const Callstacks *cs) {
+  ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
+         "the side stack's top entry is stubbed");
+  (void)cs;
+}
+
 static void pop_to_stub(Callstacks *cs, uint32_t count) {
   cs->stub_count = count;
   cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
   if (cs->depth < cs->low_water) cs->low_water = cs->depth;
+  check_top_stubbed(cs);
 }
 
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
@@ -237,5 +245,6 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   *unchanged = cs->low_water;
   *depth = cs->depth;
   cs->low_water = cs->depth;
+  check_top_stubbed(cs);
   return true;
 }

@@ -228,7 +228,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
   }
   Value *low = old_young_ptr - whsize;
   Value *t = vm->young_trigger - 1;  // the sampled word
-  uint32_t counts[16] = {0};
+  uint32_t counts[ALLOCN_MAX_SUBBLOCKS] = {0};
   uint32_t sub = 0;
   Value *sub_low = old_young_ptr - sub_whsizes[0];
   while (t >= low) {
@@ -379,6 +379,14 @@ static void deliver(Vm *vm, const Event *ev) {
   Memprof *mp = vm->memprof;
   Entry *e = &mp->entries[ev->entry];
   Profile *p = &mp->profiles[e->profile];
+  ASSERT(e->in_use && e->pending > 0, "an event names an entry in use");
+  // Per block: alloc first, then at most one promote, then one dealloc
+  // (tracker.h), in the order they happened.
+  ASSERT(ev->kind == EV_ALLOC ? e->delivered == 0
+         : ev->kind == EV_PROMOTE ? e->delivered == 1 + EV_ALLOC && !e->major_born
+         : e->delivered == 1 + EV_ALLOC || e->delivered == 1 + EV_PROMOTE,
+         "events of a block in order, each once");
+  e->delivered = (uint8_t)(1 + ev->kind);
   e->pending--;
   if (e->forgotten || p->discarded) {
     if (ev->kind == EV_ALLOC) skip_alloc(p, ev);

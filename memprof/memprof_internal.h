@@ -80,6 +80,8 @@ typedef struct Entry {
   bool live;                   // block watched: false once dead or forgotten
   bool forgotten;              // no further callback (returned false, raised,
                                // stopped before its alloc event, discarded)
+  uint8_t delivered;           // the last event delivered: 0 none, 1 + EventKind
+                               // (ASSERT: alloc, at most one promote, one dealloc)
 } Entry;
 // Invariant: an entry slot is reused only when forgotten, with no pending
 // event, and out of the young list (maybe_release).

@@ -3,7 +3,8 @@
 # "N passed, N failed" summing all of them. Exit status 0 iff nothing failed.
 # Suites: cmocka unit tests (release and ASan/UBSan builds), then the Minnow
 # script tests on ./vm, ./vm-boehm, ./vm in GC stress mode, ./vm with the heap
-# verifier after every collection, and ./vm-asan.
+# verifier after every collection, ./vm-asan and ./vm-debug (every ASSERT
+# checked).
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0
@@ -48,7 +49,7 @@ run_lang() {  # suite name, runner arguments...
   add "$name" "$(echo "$last" | awk '{print $1}')" "$(echo "$last" | awk '{print $3}')"
 }
 
-for bin in build/release/unit/test_* build/asan/unit/test_*; do
+for bin in build/release/unit/test_* build/asan/unit/test_* build/debug/unit/debug_*; do
   [ -x "$bin" ] && run_unit "$bin"
 done
 
@@ -57,6 +58,7 @@ run_lang "scripts on vm-boehm" --vm ./vm-boehm
 run_lang "scripts on vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300
 run_lang "scripts on vm --gc-verify" --vm ./vm --flags "--gc-verify" --timeout 300
 run_lang "scripts on vm-asan" --vm ./vm-asan --timeout 300
+run_lang "scripts on vm-debug" --vm ./vm-debug --timeout 300
 
 for extra in tests/suites/*.sh; do
   [ -f "$extra" ] || continue

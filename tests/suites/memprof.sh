@@ -5,7 +5,8 @@
 #      scripts: a minor collection at every allocation makes them too slow);
 #   (tests/memprof/rates/ is left to memprof_rates.sh, which runs each script
 #   at several rates;)
-#   3. on ./vm-asan, all of them, if ./vm-asan is built.
+#   3. on ./vm-asan, all of them, if ./vm-asan is built;
+#   4. on ./vm-debug (every ASSERT checked), all of them, if built.
 # Statistical scripts use fixed seeds: MINNOW_SEED is set here unless the
 # caller chose one. Run by tests/run_all.sh, which reads the last line:
 # "N passed, N failed" (the sum of the three runs). Exit status 0 iff none
@@ -51,6 +52,9 @@ run "vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300 "${stress[@]}
 
 if [ -x ./vm-asan ]; then
   run "vm-asan" --vm ./vm-asan --timeout 300 "${all[@]}"
+fi
+if [ -x ./vm-debug ]; then
+  run "vm-debug" --vm ./vm-debug --timeout 300 "${all[@]}"
 fi
 
 echo "$total_pass passed, $total_fail failed"

@@ -15,12 +15,13 @@ CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
-FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c lang/namemap.c
-VM_SRC    := $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/frames.c lang/interp.c lang/ops.c \
-             lang/shapes.c lang/primitives.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/stdlib_sources.c lang/vm.c \
+CORE_SRC  := $(wildcard core/*.c)
+FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c
+VM_SRC    := $(CORE_SRC) $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/backtrace.c lang/interp.c lang/ops.c \
+             lang/shapes.c lang/primitives.c lang/builtins_args.c lang/builtins_core.c lang/builtins_string.c \
+             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/builtins_memprof.c lang/stdlib_sources.c lang/vm.c \
              lang/checked.c
-GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c
+GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c gc/raise.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
@@ -28,7 +29,7 @@ STDLIB    := $(sort $(wildcard stdlib/*.mn))
 
 SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_asan    := $(SRC_release)
-SRC_boehm   := $(VM_SRC) gc/boehm.c $(MEMPROF_SRC) $(TRACE_SRC)
+SRC_boehm   := $(VM_SRC) gc/boehm.c gc/raise.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
@@ -73,7 +74,7 @@ build/%/unit/test_%: ;
 define unit
 build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)) $(call unit_tool_src,$(2)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Icore -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 

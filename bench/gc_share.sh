@@ -5,7 +5,7 @@
 # Writes bench/results/{gc_share.csv,gc_share_ratios.csv}; see bench/README.md.
 #
 # Each sample (perf record, software cpu-clock, BENCH_SHARE_FREQ Hz) goes to:
-#   collector  a function whose source is gc/*.c or lang/frames.c (the frame
+#   collector  a function whose source is gc/*.c or core/frames.c (the frame
 #              walker serves the GC's root scan; with the profiler off nothing
 #              else walks frames in these programs), the interpreter's
 #              allocation slow paths (alloc1_slow, allocn_slow), libgc.so, and

@@ -17,7 +17,7 @@ set ytics noenhanced ("memtrace" 1, "perf, no call graph" 2, "perf --call-graph=
 set grid xtics mxtics
 set key outside right top vertical noenhanced
 set object 1 rectangle from 15, graph 0 to 35, graph 1 fillcolor rgb "#e8f0e0" fillstyle solid 1.0 noborder behind
-set label 1 "memtrace (OCaml)\n15-35 B at 1e-4" at 16, 0.55 font ",8" textcolor rgb "#507040"
+set label 1 "memtrace (OCaml)\n15-35 B at 1e-4" at 16, 1.55 font ",8" textcolor rgb "#507040"
 
 np = words(programs)
 nr = words(rates)

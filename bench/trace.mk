@@ -35,19 +35,19 @@ $(eval $(call variant,fp))
 vm-fp: $(call obj,fp,$(SRC_fp) $(MAIN_SRC))
 	$(CC) $(CFLAGS_fp) -o $@ $^ $(LDLIBS)
 
-BENCH_TR_READ := build/bench/trace_read_micro
-$(BENCH_TR_READ): $(BENCH_TW_DIR)/micro/trace_read_micro.c build/release/trace/reader.o build/release/trace/locations.o
+BENCH_TR_SITES := build/bench/trace_sites
+$(BENCH_TR_SITES): $(BENCH_TW_DIR)/micro/trace_sites.c $(call obj,release,$(TRACE_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
 BENCH_TRACE_RUNS ?= 5
 BENCH_TRACE_RATES ?= 1e-6 1e-5 1e-4 1e-3
 .PHONY: bench-trace bench-trace-quick
-bench-trace: vm vm-fp tools/memtrace $(BENCH_TR_READ)
+bench-trace: vm vm-fp tools/memtrace $(BENCH_TR_SITES) build/release/reader_bench
 	BENCH_TRACE_RUNS='$(BENCH_TRACE_RUNS)' BENCH_TRACE_RATES='$(BENCH_TRACE_RATES)' \
 	  BENCH_TRACE_OUT='$(BENCH_TW_DIR)/results' bash $(BENCH_TW_DIR)/trace_bench.sh
 # Every step once at small sizes, into bench/results/quick (does it all run?).
-bench-trace-quick: vm vm-fp tools/memtrace $(BENCH_TR_READ)
+bench-trace-quick: vm vm-fp tools/memtrace $(BENCH_TR_SITES) build/release/reader_bench
 	BENCH_TRACE_RUNS=1 BENCH_TRACE_RATES='1e-5 1e-4' BENCH_TRACE_PERF_RATES='1e-4' BENCH_TRACE_READ_REPS=3 \
 	  BENCH_TRACE_CASES='binary_trees 12;deep_map 1000 20' BENCH_TRACE_CG_CASES='binary_trees 10;deep_map 1000 10' \
 	  BENCH_TRACE_OUT='$(BENCH_TW_DIR)/results/quick' bash $(BENCH_TW_DIR)/trace_bench.sh

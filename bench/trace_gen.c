@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   }
   for (uint64_t i = 0; i < events; i++) {
     unsigned d = (unsigned)(i / 50 % domains);
-    if (i % 50 == 0 && i > 0) {  // the domain before hands over: its packet is written
+    if (domains > 1 && i % 50 == 0 && i > 0) {  // the domain before hands over: its packet is written
       unsigned prev = (d + domains - 1) % domains;
       menc_flush_at(s[prev], p[prev].time);
       p[d].time = p[d].time > p[prev].time ? p[d].time : p[prev].time;

@@ -88,7 +88,7 @@ perf_sizes() {
 #                allocation slow path (alloc1_slow, allocn_slow), or a line of
 #                an allocation instruction's handler in the dispatch loop
 #                (op_ALLOC* in lang/interp.c: the inline bump allocation)
-#   collector    gc/minor.c, major.c, roots.c, verify.c, lang/frames.c
+#   collector    gc/minor.c, major.c, roots.c, verify.c, core/frames.c
 #   dispatch     the rest of lang/interp.c (the dispatch loop)
 #   primitives   the rest of lang/ (builtins, ops, shapes) and memprof/, trace/
 #   startup      lexer, parser, compiler, stdlib embedding (lang/lexer.c ...)

@@ -12,74 +12,76 @@ dir=${1:?usage: trace_table.sh DIR}
 rate=${BENCH_TRACE_NAMES_RATE:-1e-4}
 sizes=$dir/trace_sizes.csv times=$dir/trace_times.csv names=$dir/trace_names.csv
 cg=$dir/trace_callgrind.csv reader=$dir/trace_reader.csv
-[ -f "$sizes" ] || { echo "trace_table: no $sizes" >&2; exit 1; }
 have() { [ -f "$1" ] && [ "$(wc -l <"$1")" -gt 1 ]; }
+have "$sizes" || sizes=/dev/null   # a callgrind-only run: its table alone
 
 # ---- the table: per program and method, at one rate
-echo "At rate $rate (perf: -F matched to the samples memtrace takes at that rate); CPU ratio: median"
-echo "over rounds of the program's CPU time over the profiler-off run of the same round;"
-echo "Minnow line: share of samples whose innermost frame is the allocating Minnow source line;"
-echo "alloc: share whose innermost frame is in allocation code; frames: per sample."
-awk -F, -v rate="$rate" '
-  FILENAME ~ /trace_sizes/ { if (FNR > 1 && $4 == rate) { k = $2 " " $3 SUBSEP $1; smp[k] = $6; bps[k] = $10
-      if (!($2 " " $3 in seen)) { seen[$2 " " $3] = 1; order[++n] = $2 " " $3 } }; next }
-  FILENAME ~ /trace_times/ { if (FNR > 1 && $4 == rate) { m = $3 == "memtrace" ? "memtrace" : $3; cpu[$1 " " $2 SUBSEP m] = $9 }; next }
-  FILENAME ~ /trace_names/ { if (FNR > 1 && $4 == rate) { k = $2 " " $3 SUBSEP $1; ml[k] = $7; al[k] = $8; fr[k] = $16 }; next }
-  FILENAME ~ /trace_callgrind/ { if (FNR > 1 && $3 == rate) cgx[$1] = $6; next }
-  END {
-    printf "%-24s %-11s %8s %9s %8s %9s %11s %7s %8s\n", "program", "method", "samples", "B/sample", "x memtr", "CPU ratio", "Minnow line", "alloc", "frames"
-    split("memtrace perf-none perf-fp perf-dwarf", ms, " ")
-    for (i = 1; i <= n; i++) for (j = 1; j <= 4; j++) {
-      k = order[i] SUBSEP ms[j]
-      if (!(k in bps)) continue
-      base = bps[order[i] SUBSEP "memtrace"]
-      printf "%-24s %-11s %8s %9.1f %8s %9s %11s %7s %8s\n", j == 1 ? order[i] : "", ms[j], smp[k], bps[k],
-        (base > 0 ? sprintf("%.1f", bps[k] / base) : ""), ((k in cpu) ? cpu[k] : "-"),
-        (k in ml) && ml[k] != "" ? sprintf("%.1f%%", 100 * ml[k]) : "-", (k in al) && al[k] != "" ? sprintf("%.1f%%", 100 * al[k]) : "-",
-        (k in fr) ? fr[k] : "-"
-    }
-  }' "$sizes" "$(have "$times" && echo "$times" || echo /dev/null)" "$(have "$names" && echo "$names" || echo /dev/null)"
+if have "$sizes"; then
+  echo "At rate $rate (perf: -F matched to the samples memtrace takes at that rate); CPU ratio: median"
+  echo "over rounds of the program's CPU time over the profiler-off run of the same round;"
+  echo "Minnow line: share of samples whose innermost frame is the allocating Minnow source line;"
+  echo "alloc: share whose innermost frame is in allocation code; frames: per sample."
+  awk -F, -v rate="$rate" '
+    FILENAME ~ /trace_sizes/ { if (FNR > 1 && $4 == rate) { k = $2 " " $3 SUBSEP $1; smp[k] = $6; bps[k] = $10
+        if (!($2 " " $3 in seen)) { seen[$2 " " $3] = 1; order[++n] = $2 " " $3 } }; next }
+    FILENAME ~ /trace_times/ { if (FNR > 1 && $4 == rate) { m = $3 == "memtrace" ? "memtrace" : $3; cpu[$1 " " $2 SUBSEP m] = $9 }; next }
+    FILENAME ~ /trace_names/ { if (FNR > 1 && $4 == rate) { k = $2 " " $3 SUBSEP $1; ml[k] = $7; al[k] = $8; fr[k] = $16 }; next }
+    FILENAME ~ /trace_callgrind/ { if (FNR > 1 && $3 == rate) cgx[$1] = $6; next }
+    END {
+      printf "%-24s %-11s %8s %9s %8s %9s %11s %7s %8s\n", "program", "method", "samples", "B/sample", "x memtr", "CPU ratio", "Minnow line", "alloc", "frames"
+      split("memtrace perf-none perf-fp perf-dwarf", ms, " ")
+      for (i = 1; i <= n; i++) for (j = 1; j <= 4; j++) {
+        k = order[i] SUBSEP ms[j]
+        if (!(k in bps)) continue
+        base = bps[order[i] SUBSEP "memtrace"]
+        printf "%-24s %-11s %8s %9.1f %8s %9s %11s %7s %8s\n", j == 1 ? order[i] : "", ms[j], smp[k], bps[k],
+          (base > 0 ? sprintf("%.1f", bps[k] / base) : ""), ((k in cpu) ? cpu[k] : "-"),
+          (k in ml) && ml[k] != "" ? sprintf("%.1f%%", 100 * ml[k]) : "-", (k in al) && al[k] != "" ? sprintf("%.1f%%", 100 * al[k]) : "-",
+          (k in fr) ? fr[k] : "-"
+      }
+    }' "$sizes" "$(have "$times" && echo "$times" || echo /dev/null)" "$(have "$names" && echo "$names" || echo /dev/null)"
 
-# ---- bytes per sample at every rate
-echo
-echo "Bytes per sample (file size / samples) at each rate; memtrace's split at the largest rate:"
-awk -F, '
-  NR == 1 { next }
-  { k = $1 SUBSEP $2 " " $3; if (!(k in seen)) { seen[k] = 1; key[++n] = k }
-    if (!($4 in rs)) { rs[$4] = 1; rate[++nr] = $4 }
-    b[k, $4] = $10; split_[k, $4] = sprintf("hdr %.2f loc %.2f bt %.2f ev %.2f", $11, $13, $14, $15) }
-  END {
-    printf "%-11s %-24s", "method", "program"
-    for (i = 1; i <= nr; i++) printf " %9s", rate[i]
-    printf "\n"
-    for (j = 1; j <= n; j++) {
-      split(key[j], kk, SUBSEP)
-      printf "%-11s %-24s", kk[1], kk[2]
-      last = ""
-      for (i = 1; i <= nr; i++) { v = b[key[j], rate[i]]; printf " %9s", v == "" ? "-" : sprintf("%.1f", v); if (v != "") last = rate[i] }
-      if (kk[1] == "memtrace") printf "   (%s: %s)", last, split_[key[j], last]
+  # ---- bytes per sample at every rate
+  echo
+  echo "Bytes per sample (file size / samples) at each rate; memtrace's split at the largest rate:"
+  awk -F, '
+    NR == 1 { next }
+    { k = $1 SUBSEP $2 " " $3; if (!(k in seen)) { seen[k] = 1; key[++n] = k }
+      if (!($4 in rs)) { rs[$4] = 1; rate[++nr] = $4 }
+      b[k, $4] = $10; split_[k, $4] = sprintf("hdr %.2f loc %.2f bt %.2f ev %.2f", $11, $13, $14, $15) }
+    END {
+      printf "%-11s %-24s", "method", "program"
+      for (i = 1; i <= nr; i++) printf " %9s", rate[i]
       printf "\n"
-    }
-  }' "$sizes"
+      for (j = 1; j <= n; j++) {
+        split(key[j], kk, SUBSEP)
+        printf "%-11s %-24s", kk[1], kk[2]
+        last = ""
+        for (i = 1; i <= nr; i++) { v = b[key[j], rate[i]]; printf " %9s", v == "" ? "-" : sprintf("%.1f", v); if (v != "") last = rate[i] }
+        if (kk[1] == "memtrace") printf "   (%s: %s)", last, split_[key[j], last]
+        printf "\n"
+      }
+    }' "$sizes"
+fi
 
 # ---- paired CPU ratios at every rate
 if have "$times"; then
   echo
-  echo "Cost: median of per-round CPU-time ratios to the profiler-off run (wall-time ratio in parentheses):"
+  echo "Cost: median of per-round CPU-time ratios to the profiler-off run (their range in parentheses):"
   awk -F, '
     NR == 1 { next }
     $3 == "off" { next }
     { k = $3 SUBSEP $1 " " $2; if (!(k in seen)) { seen[k] = 1; key[++n] = k }
       r = $4 == "" ? "-" : $4; if (!(r in rs)) { rs[r] = 1; rate[++nr] = r }
-      v[k, r] = sprintf("%.3f (%.3f)", $9, $10); if ($11 != "") pc[k, r] = $11 }
+      v[k, r] = sprintf("%.3f (%.2f-%.2f)", $9, $13, $14) }
     END {
       printf "%-11s %-24s", "config", "program"
-      for (i = 1; i <= nr; i++) printf " %15s", rate[i] == "-" ? "" : rate[i]
+      for (i = 1; i <= nr; i++) printf " %18s", rate[i] == "-" ? "" : rate[i]
       printf "\n"
       for (j = 1; j <= n; j++) {
         split(key[j], kk, SUBSEP)
         printf "%-11s %-24s", kk[1] == "fpbuild" ? "vm-fp alone" : kk[1], kk[2]
-        for (i = 1; i <= nr; i++) printf " %15s", (key[j], rate[i]) in v ? v[key[j], rate[i]] : "-"
+        for (i = 1; i <= nr; i++) printf " %18s", (key[j], rate[i]) in v ? v[key[j], rate[i]] : "-"
         printf "\n"
       }
     }' "$times"
@@ -97,7 +99,7 @@ fi
 # ---- reader
 if have "$reader"; then
   echo
-  echo "Reader (trace/reader.c, every event decoded, nothing printed; page cache warm): best pass (median)"
+  echo "Reader (trace/reader.c, build/release/reader_bench: every event, its new frames; CPU time, page cache warm): fastest pass (median)"
   # The largest trace of each program: the others take too little time to clock.
   awk -F, 'NR > 1 { k = $1 " " $2; if ($5 + 0 > best[k] + 0) { best[k] = $5; line[k] = $0 }; if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
     END { for (i = 1; i <= n; i++) print line[order[i]] }' "$reader" |

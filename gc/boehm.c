@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "gc.h"
-#include "../lang/compiler.h"
 
 static Vm *the_vm;   // see the file comment
 static GC_push_other_roots_proc previous_push;
@@ -20,8 +19,9 @@ static void push_vm_roots(void) {
   Vm *vm = the_vm;
   if (previous_push) previous_push();
   if (vm->base) {
-    const Proto *p = vm->protos[val_to_int(val_field(vm->base[0], 0))];
-    GC_push_all(vm->stack_start, vm->base + p->fsize);
+    // The top frame's size, from its function's call target (core/vm_state.h).
+    const CallTarget *t = &vm->fn_targets[val_to_int(val_field(vm->base[0], 0))];
+    GC_push_all(vm->stack_start, vm->base + t->fsize);
   }
   if (vm->global_count) GC_push_all(vm->globals, vm->globals + vm->global_count);
   for (uint32_t i = 0; i < vm->root_count; i++) GC_push_all(vm->roots[i], vm->roots[i] + 1);
@@ -86,7 +86,10 @@ Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {
 
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
   (void)sub_whsizes; (void)n_sub;
-  vm_raise_error(vm, "internal error: minor allocation of %llu words in the Boehm build", (unsigned long long)whsize);
+  (void)vm;
+  fprintf(stderr, "minnow: internal error: minor allocation of %llu words in the Boehm build\n",
+          (unsigned long long)whsize);
+  abort();
 }
 
 void gc_remember(Vm *vm, Value *field) { (void)vm; (void)field; }
@@ -110,5 +113,3 @@ void gc_set_max_heap(Vm *vm, uint64_t words) {
 double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
 bool gc_verify(Vm *vm) { (void)vm; return true; }
 void gc_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }
-void gc_update_limit(Vm *vm) { (void)vm; }
-void gc_update_major_limit(Vm *vm) { (void)vm; }

@@ -138,12 +138,12 @@ void major_each_block(Vm *vm, void (*fn)(Vm *vm, Value v, void *data), void *dat
 // runs) and the heap's footprint shrinks by 4-8 MiB. The price is the odd
 // extra major cycle while a program's live data grows: word_count runs 7 %
 // more instructions at 200,000 words, none more at 1,000,000
-// (bench/README.md). Inline: every major allocation tests it while memprof
-// samples (gc/heap.c, gc_alloc_major).
+// (bench/README.md). Kept in vm->gc.major_threshold, set from the live
+// words by each major cycle (and gc_init): every major allocation tests it
+// while memprof samples (gc/heap.c, gc_alloc_major).
 enum { MAJOR_FLOOR_WORDS = 1u << 19 };
-static inline uint64_t major_live_threshold(const Vm *vm) {
-  uint64_t live = vm->gc.stats.live_words;
-  return live > MAJOR_FLOOR_WORDS ? live : MAJOR_FLOOR_WORDS;
+static inline uint64_t major_threshold_for(uint64_t live_words) {
+  return live_words > MAJOR_FLOOR_WORDS ? live_words : MAJOR_FLOOR_WORDS;
 }
 
 #endif

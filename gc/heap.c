@@ -15,6 +15,7 @@
 bool gc_init(Vm *vm, uint64_t minor_words) {
   vm->gc.major = calloc(1, sizeof(MajorHeap));
   if (!vm->gc.major) return false;
+  vm->gc.major_threshold = major_threshold_for(vm->gc.stats.live_words);
   vm->gc.major->mark_stack = malloc(MARK_STACK_ENTRIES * sizeof(Value));
   if (!vm->gc.major->mark_stack) return false;
   return gc_set_minor_size(vm, minor_words);
@@ -34,6 +35,7 @@ bool gc_reset(Vm *vm, uint64_t minor_words) {
   major_free_all(vm->gc.major);
   free(vm->gc.remembered);
   memset(&vm->gc, 0, sizeof vm->gc);
+  vm->gc.major_threshold = major_threshold_for(vm->gc.stats.live_words);
   vm->gc.major = calloc(1, sizeof(MajorHeap));
   if (!vm->gc.major) {
     free(mark_stack);
@@ -47,22 +49,8 @@ bool gc_reset(Vm *vm, uint64_t minor_words) {
     vm->young_start = vm->young_end = vm->young_ptr = NULL;
     return gc_set_minor_size(vm, minor_words);
   }
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   return true;
-}
-
-void gc_update_major_limit(Vm *vm) {
-  vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : major_live_threshold(vm);
-}
-
-void gc_update_limit(Vm *vm) {
-  gc_update_major_limit(vm);
-  Value *limit = vm->young_start;
-  if (vm->young_trigger > limit) limit = vm->young_trigger;
-  if (vm->options.gc_stress) limit = vm->young_end;
-  vm->young_limit_c = limit;
-  if ((MEMPROF_BUILT && vm->memprof_force_slow) || vm->pending_signal) limit = vm->young_end;
-  vm->young_limit = limit;
 }
 
 // Memory for a minor heap of `words` words (free() releases it). One that
@@ -90,7 +78,7 @@ bool gc_set_minor_size(Vm *vm, uint64_t minor_words) {
   vm->young_ptr = vm->young_end;
   vm->options.minor_words = minor_words;
   if (vm->memprof) memprof_renew_trigger(vm);
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   return true;
 }
 
@@ -160,7 +148,7 @@ static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, u
 // gc_alloc_major once major_alloc_limit is reached: a major cycle is due, or
 // memprof is sampling (the block's words are sampled once it is allocated).
 static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
-  if (vm->gc.major_since_cycle > major_live_threshold(vm)) gc_major(vm);
+  if (vm->gc.major_since_cycle > vm->gc.major_threshold) gc_major(vm);
   Value v = major_alloc_counted(vm, wosize, tag);
   if (MEMPROF_BUILT && vm->memprof_sampling) {
     if (vm->memprof_major_skip > wosize) vm->memprof_major_skip -= wosize + 1;   // no sampled word here
@@ -176,7 +164,7 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
     // While memprof samples, a block holding no sampled word when no cycle is
     // due only moves the skip: no call (string_build makes thousands of them).
     if (!(MEMPROF_BUILT && vm->memprof_sampling && vm->memprof_major_skip > wosize &&
-          vm->gc.major_since_cycle <= major_live_threshold(vm)))
+          vm->gc.major_since_cycle <= vm->gc.major_threshold))
       return alloc_major_slow(vm, wosize, tag);
     Value v = major_alloc_counted(vm, wosize, tag);
     vm->memprof_major_skip -= wosize + 1;
@@ -191,7 +179,7 @@ Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) {
     vm->young_ptr = p;
     *p = hd_make(wosize, tag, COLOR_WHITE);
     if (p < vm->young_trigger && vm->memprof) memprof_renew_trigger(vm);
-    gc_update_limit(vm);
+    vm_update_limits(vm);
     return val_of_ptr(p + 1);
   }
   Value v = major_alloc_raw(vm, wosize, tag);

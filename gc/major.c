@@ -23,7 +23,7 @@
 //    join their class's free list; BLACK ones turn WHITE; a page with no live
 //    block leaves its class for the pool; dead large blocks are freed.
 // 5. The pool is then cut down to major_pool_limit_pages, the words the next
-//    cycle may promote before it collects (major_live_threshold): the pool
+//    cycle may promote before it collects (major_threshold_for): the pool
 //    exists so that a program which promotes and drops the same amount cycle
 //    after cycle takes its pages back from the pool instead of the system,
 //    and a bigger pool would only sit idle. It does not raise the peak
@@ -376,11 +376,11 @@ static void trim_large_bins(MajorHeap *h, uint64_t keep) {
 
 // Dead large blocks go, resident, to the head of their bin's free list
 // (blocks of bins past LARGE_BINS are unmapped), once the bins have been
-// trimmed to the words the next cycle may allocate (major_live_threshold).
+// trimmed to the words the next cycle may allocate (major_threshold_for).
 static uint64_t sweep_large(Vm *vm) {
   MajorHeap *h = vm->gc.major;
   // Capacities exceed sizes by up to a quarter (gc_internal.h).
-  trim_large_bins(h, major_live_threshold(vm) / 4 * 5);
+  trim_large_bins(h, vm->gc.major_threshold / 4 * 5);
   uint64_t live = 0;
   LargeBlock **link = &h->large;
   while (*link) {
@@ -406,7 +406,7 @@ static uint64_t sweep_large(Vm *vm) {
 }
 
 uint64_t major_pool_limit_pages(const Vm *vm) {
-  return major_live_threshold(vm) * sizeof(Value) / PAGE_BYTES;
+  return vm->gc.major_threshold * sizeof(Value) / PAGE_BYTES;
 }
 
 // Gives the memory of the pool's pages beyond major_pool_limit_pages back to
@@ -438,8 +438,9 @@ void major_collect(Vm *vm) {
   for (uint32_t c = 2; c < SIZE_CLASSES; c++) live += sweep_class(vm, c);
   live += sweep_large(vm);
   vm->gc.stats.live_words = live;
+  vm->gc.major_threshold = major_threshold_for(live);
   trim_pool(vm);
   vm->gc.stats.major_collections++;
   vm->gc.major_since_cycle = 0;
-  gc_update_major_limit(vm);
+  vm_update_limits(vm);
 }

@@ -31,7 +31,7 @@ static void push_promoted(MajorHeap *h, Value v) {
 
 static void oldify(Vm *vm, Value *slot) {
   Value v = *slot;
-  if (!gc_is_young(vm, v)) return;
+  if (!vm_is_young(vm, v)) return;
   Header hd = val_hd(v);
   if (hd == 0) {
     *slot = val_field(v, 0);
@@ -88,8 +88,8 @@ void gc_minor(Vm *vm) {
   gc->remembered_count = 0;
   gc->collecting = false;
   if (vm->memprof) memprof_renew_trigger(vm);
-  gc_update_limit(vm);
-  if (gc->major_since_cycle > major_live_threshold(vm)) {
+  vm_update_limits(vm);
+  if (gc->major_since_cycle > vm->gc.major_threshold) {
     gc->collecting = true;
     major_collect(vm);
     gc->collecting = false;

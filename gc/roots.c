@@ -1,9 +1,9 @@
 // roots.c - the one function that enumerates the roots (STYLE.md 21).
 // Stack frames are scanned precisely: only the slots a descriptor lists as
-// live are roots (a dead slot is not). The walker (lang/frames.c) crosses C
+// live are roots (a dead slot is not). The walker (core/frames.c) crosses C
 // boundaries and memprof's redirected return addresses.
 #include "gc_internal.h"
-#include "../lang/frames.h"
+#include "../core/frames.h"
 #include "../memprof/memprof.h"
 
 static void scan_stack(Vm *vm, RootVisitor visit, void *data) {

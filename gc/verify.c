@@ -48,7 +48,7 @@ static void fail(Check *c, const char *what, Value where, Value v) {
 }
 
 static bool valid_pointer(Vm *vm, const Check *c, Value v) {
-  if (gc_is_young(vm, v)) return val_hd(v) != 0;
+  if (vm_is_young(vm, v)) return val_hd(v) != 0;
   if (hd_color(val_hd(v)) == COLOR_STATIC) return true;
   return is_major_block(c, v);
 }
@@ -61,7 +61,7 @@ static void check_fields(Vm *vm, Check *c, Value b, bool old) {
     Value v = val_field(b, i);
     if (!val_is_ptr(v)) continue;
     if (!valid_pointer(vm, c, v)) fail(c, "field points outside the heap", b, v);
-    else if (old && gc_is_young(vm, v) && !is_remembered(vm, &val_fields(b)[i]))
+    else if (old && vm_is_young(vm, v) && !is_remembered(vm, &val_fields(b)[i]))
       fail(c, "old-to-young pointer missing from the remembered set", b, v);
   }
 }

@@ -21,12 +21,10 @@ struct ArenaChunk {
   alignas(max_align_t) unsigned char data[];
 };
 
-static void out_of_memory(void) { vm_out_of_memory(NULL, "parsing"); }
-
 static ArenaChunk *new_chunk(size_t at_least) {
   size_t size = at_least < CHUNK_MIN_BYTES ? CHUNK_MIN_BYTES : at_least;
   ArenaChunk *chunk = calloc(1, sizeof(ArenaChunk) + size);
-  if (chunk == NULL) out_of_memory();
+  if (chunk == NULL) vm_out_of_memory(NULL, "parsing");
   chunk->size = size;
   return chunk;
 }
@@ -34,7 +32,7 @@ static ArenaChunk *new_chunk(size_t at_least) {
 // Returns `bytes` zeroed bytes aligned to 8, valid until arena_free_all.
 // Never returns NULL (exits on out of memory).
 void *arena_alloc(Arena *arena, size_t bytes) {
-  if (bytes > SIZE_MAX / 2) out_of_memory();
+  if (bytes > SIZE_MAX / 2) vm_out_of_memory(NULL, "parsing");
   size_t rounded = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (rounded == 0) rounded = ARENA_ALIGN;
   ArenaChunk *chunk = arena->chunks;

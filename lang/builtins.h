@@ -1,21 +1,35 @@
 // builtins.h - declarations of the C primitives (lang/builtins_*.c,
-// memprof/module.c) for the table in lang/primitives.c, and helpers they share.
+// lang/builtins_memprof.c) for the table in lang/primitives.c, and helpers they share.
 #ifndef MINNOW_BUILTINS_H
 #define MINNOW_BUILTINS_H
 
 #include <string.h>
 
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 
 // A new boxed float. May GC.
 Value builtins_float(Vm *vm, double d);
-// The int in v, or a type error naming `what` (e.g. "String.sub").
-int64_t builtins_int(Vm *vm, Value v, const char *what);
+// The type error of an argument `v` of the wrong kind given to builtin
+// `what` (e.g. "String.sub"), which expects `kind` ("an int"). Never returns.
+_Noreturn void builtins_type_error(Vm *vm, const char *what, const char *kind, Value v);
+// The int in v, or a type error naming `what`. Inline: every primitive
+// taking a count checks one (the cost of a call on string code).
+static inline int64_t builtins_int(Vm *vm, Value v, const char *what) {
+  if (!val_is_int(v)) builtins_type_error(vm, what, "an int", v);
+  return val_to_int(v);
+}
 // The string v (a type error otherwise).
-Value builtins_string(Vm *vm, Value v, const char *what);
-double builtins_number(Vm *vm, Value v, const char *what);
+static inline Value builtins_string(Vm *vm, Value v, const char *what) {
+  if (!val_has_tag(v, TAG_STRING)) builtins_type_error(vm, what, "a string", v);
+  return v;
+}
+// The double in the float v (a type error otherwise).
+static inline double builtins_number(Vm *vm, Value v, const char *what) {
+  if (!val_has_tag(v, TAG_FLOAT)) builtins_type_error(vm, what, "a float", v);
+  return float_of_val(v);
+}
 
 #define PRIMITIVE_LIST(X)                                                            \
   X(print, 1) X(println, 1) X(str, 1) X(raise, 1) X(compare, 2) X(hash, 1)           \

@@ -8,16 +8,7 @@
 #include "ops.h"
 #include "vm.h"
 
-Value builtins_float(Vm *vm, double d) {
-  Value v = gc_alloc(vm, 1, TAG_FLOAT);
-  memcpy(val_fields(v), &d, sizeof d);
-  return v;
-}
 
-double builtins_number(Vm *vm, Value v, const char *what) {
-  if (val_has_tag(v, TAG_FLOAT)) return float_of_val(v);
-  vm_raise_error(vm, "type error: %s expects a float, got %s", what, vm_type_name(v));
-}
 
 // Longer arrays are refused with `out of memory` before any allocation.
 static const int64_t ARRAY_MAX_LENGTH = (int64_t)1 << 40;
@@ -31,7 +22,7 @@ Value prim_array_make(Vm *vm, Value *args) {
   if (n == 0) return vm->empty_array;
   Value a = gc_alloc(vm, (uint64_t)n, TAG_ARRAY);
   Value v = args[1];
-  if (gc_is_young(vm, a)) {
+  if (vm_is_young(vm, a)) {
     for (int64_t i = 0; i < n; i++) val_fields(a)[i] = v;
   } else {
     for (int64_t i = 0; i < n; i++) gc_init_field(vm, a, (uint64_t)i, v);
@@ -86,7 +77,7 @@ Value prim_array_to_tuple(Vm *vm, Value *args) {
   uint64_t n = array_len(vm, args[0], "array_to_tuple");
   if (n < 2) vm_raise_error(vm, "array_to_tuple: a tuple has at least two items, got %llu", (unsigned long long)n);
   Value t = gc_alloc(vm, n, TAG_TUPLE);
-  bool young = gc_is_young(vm, t);
+  bool young = vm_is_young(vm, t);
   for (uint64_t i = 0; i < n; i++) {
     if (young) val_fields(t)[i] = val_field(args[0], i);
     else gc_init_field(vm, t, i, val_field(args[0], i));

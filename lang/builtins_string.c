@@ -10,15 +10,7 @@
 #include "ops.h"
 #include "vm.h"
 
-Value builtins_string(Vm *vm, Value v, const char *what) {
-  if (!val_has_tag(v, TAG_STRING)) vm_raise_error(vm, "type error: %s expects a string, got %s", what, vm_type_name(v));
-  return v;
-}
 
-int64_t builtins_int(Vm *vm, Value v, const char *what) {
-  if (!val_is_int(v)) vm_raise_error(vm, "type error: %s expects an int, got %s", what, vm_type_name(v));
-  return val_to_int(v);
-}
 
 Value prim_string_length(Vm *vm, Value *args) {
   return val_of_int((int64_t)str_len(builtins_string(vm, args[0], "String.length")));
@@ -61,6 +53,50 @@ Value prim_string_concat(Vm *vm, Value *args) {
   return s;
 }
 
+// Start of the last occurrence of sep (m >= 1 bytes) that ends at or before
+// i in s, or SIZE_MAX: candidates are found by memrchr on sep's first byte.
+// Linear for a one-byte separator; O(i * m) at worst otherwise, so that
+// split_long handles long strings.
+static size_t find_last(const char *s, size_t i, const char *sep, size_t m) {
+  if (i < m) return SIZE_MAX;
+  size_t count = i - m + 1;   // candidate starts [0, count)
+  for (;;) {
+    const char *p = memrchr(s, sep[0], count);
+    if (!p) return SIZE_MAX;
+    if (memcmp(p + 1, sep + 1, m - 1) == 0) return (size_t)(p - s);
+    count = (size_t)(p - s);
+  }
+}
+
+// Prepends the piece s[from, to) to *list (both roots; s re-read after the
+// allocations, which may move it).
+static inline __attribute__((always_inline)) void prepend_piece(Vm *vm, const Value *s, size_t from, size_t to,
+                                                              Value *piece, Value *list) {
+  *piece = ops_string_uninit(vm, to - from);
+  ops_copy_bytes((char *)val_fields(*piece), str_bytes(*s) + from, to - from);
+  Value cell = gc_alloc(vm, 2, TAG_CONS);
+  val_fields(cell)[0] = *piece;
+  val_fields(cell)[1] = *list;
+  *list = cell;
+}
+
+// split of a short string, or with a one-byte separator: find_last from
+// the end, a piece at a time.
+static Value split_short(Vm *vm, Value *args, size_t m) {
+  Value list = VAL_EMPTY, piece = VAL_NIL;
+  vm_push_root(vm, &list);
+  vm_push_root(vm, &piece);
+  for (size_t i = str_len(args[0]);;) {
+    size_t found = find_last(str_bytes(args[0]), i, str_bytes(args[1]), m);
+    size_t from = found == SIZE_MAX ? 0 : found + m;
+    prepend_piece(vm, &args[0], from, i, &piece, &list);
+    if (found == SIZE_MAX) break;
+    i = found;
+  }
+  vm_pop_roots(vm, 2);
+  return list;
+}
+
 // A block of at least `bytes` bytes no Minnow code sees (scratch for split):
 // made without sampling (memprof reports what the program allocates, the
 // pieces and cells, not this) and without collecting.
@@ -72,16 +108,13 @@ static void reverse_into(Value dst, const char *src, size_t n) {
   for (size_t i = 0; i < n; i++) d[i] = src[n - 1 - i];
 }
 
-// Pieces between the occurrences of sep in s, built from the end into a
-// list. Occurrences are non-overlapping and found from the right (as split
-// always did); in linear time: memmem (glibc's two-way search) runs left to
-// right over reversed copies of both strings. The copies and the list of
-// occurrences are heap blocks (TAG_BYTES) held as roots, so that an
+// split of a long string by a longer separator, in linear time: memmem
+// (glibc's two-way search) runs left to right over reversed copies of both
+// strings, which finds the same occurrences as find_last. The copies and the
+// list of occurrences are heap blocks (TAG_BYTES) held as roots, so that an
 // allocation that raises leaks nothing.
-Value prim_string_split(Vm *vm, Value *args) {
-  builtins_string(vm, args[0], "String.split");
-  size_t m = str_len(builtins_string(vm, args[1], "String.split")), n = str_len(args[0]);
-  if (m == 0) vm_raise_error(vm, "String.split: empty separator");
+static Value split_long(Vm *vm, Value *args, size_t m) {
+  size_t n = str_len(args[0]);
   Value rs = VAL_NIL, rsep = VAL_NIL, at = VAL_NIL, list = VAL_EMPTY, piece = VAL_NIL;
   vm_push_root(vm, &rs);
   vm_push_root(vm, &rsep);
@@ -112,15 +145,19 @@ Value prim_string_split(Vm *vm, Value *args) {
   for (size_t k = count + 1; k-- > 0;) {
     const size_t *occ = (const size_t *)val_fields(at);
     size_t from = k == 0 ? 0 : occ[count - k] + m, to = k == count ? n : occ[count - 1 - k];
-    piece = ops_string_uninit(vm, to - from);   // may move s: its bytes are read after
-    ops_copy_bytes((char *)val_fields(piece), str_bytes(args[0]) + from, to - from);
-    Value cell = gc_alloc(vm, 2, TAG_CONS);
-    val_fields(cell)[0] = piece;
-    val_fields(cell)[1] = list;
-    list = cell;
+    prepend_piece(vm, &args[0], from, to, &piece, &list);
   }
   vm_pop_roots(vm, 5);
   return list;
+}
+
+// Pieces between the occurrences of sep in s (non-overlapping, found from
+// the right), built from the end into a list.
+Value prim_string_split(Vm *vm, Value *args) {
+  builtins_string(vm, args[0], "String.split");
+  size_t m = str_len(builtins_string(vm, args[1], "String.split"));
+  if (m == 0) vm_raise_error(vm, "String.split: empty separator");
+  return m == 1 || str_len(args[0]) <= 256 ? split_short(vm, args, m) : split_long(vm, args, m);
 }
 
 Value prim_string_of_int(Vm *vm, Value *args) {

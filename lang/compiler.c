@@ -41,10 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytecode.h"
+#include "../core/bytecode.h"
 #include "compiler.h"
-#include "frames.h"
-#include "namemap.h"
+#include "../core/frames.h"
+#include "../core/namemap.h"
 #include "primitives.h"
 #include "shapes.h"
 #include "source.h"
@@ -2019,7 +2019,7 @@ static void finish_function(FnState *fs) {
   retag_allocn2(p);
   p->fsize = fs->max_reg;
   // Each call's return address gets the caller's frame step and, past the
-  // end of the code, a memprof stub of its own (lang/frames.h part 5).
+  // end of the code, a memprof stub of its own (core/frames.h part 5).
   uint32_t code_len = p->code_len;
   for (uint32_t i = 0; i < fs->fsize_patch_count; i++) {
     uint32_t ret = fs->fsize_patches[i], stub = here(fs);
@@ -2391,7 +2391,7 @@ Proto *compiler_compile_text(Vm *vm, const char *path, char *text, size_t len) {
   load_module(vm, "", path, text, len);
   if (t->errors) return NULL;
   Proto *entry = make_entry(vm);
-  // The entry function bounds every callstack (lang/frames.h part 4).
+  // The entry function bounds every callstack (core/frames.h part 4).
   vm->entry_proto = entry;
   vm->entry_code = entry->code;
   vm->entry_code_end = entry->code + entry->code_len;

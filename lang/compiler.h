@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "ast.h"
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 typedef struct Proto Proto;

@@ -1,62 +1,12 @@
-// disasm.c - instruction lengths and names (bytecode.h) and the listing of
-// ./vm --dump-bytecode: code and frame descriptors of every function.
+// disasm.c - the listing of ./vm --dump-bytecode: code and frame descriptors
+// of every function (instruction names and lengths: core/bytecode.c).
 #include <stdio.h>
 #include <string.h>
 
-#include "bytecode.h"
+#include "../core/bytecode.h"
 #include "compiler.h"
-#include "frames.h"
+#include "../core/frames.h"
 #include "vm.h"
-
-const char *const bytecode_names[OPCODE_COUNT] = {
-#define X(name, len, safe, kinds) [BC_##name] = #name,
-    BYTECODE_OPS(X)
-#undef X
-};
-
-static const uint8_t fixed_length[OPCODE_COUNT] = {
-#define X(name, len, safe, kinds) [BC_##name] = len,
-    BYTECODE_OPS(X)
-#undef X
-};
-
-static const uint8_t safe_point[OPCODE_COUNT] = {
-#define X(name, len, safe, kinds) [BC_##name] = safe,
-    BYTECODE_OPS(X)
-#undef X
-};
-
-int bytecode_is_safe_point(Opcode op) { return safe_point[op]; }
-
-static const char *const operand_kinds[OPCODE_COUNT] = {
-#define X(name, len, safe, kinds) [BC_##name] = kinds,
-    BYTECODE_OPS(X)
-#undef X
-};
-
-uint32_t bytecode_jump_word(Opcode op) {
-  const char *o = strchr(operand_kinds[op], 'o');
-  return o && fixed_length[op] ? (uint32_t)(o - operand_kinds[op]) + 1 : 0;
-}
-
-static uint32_t allocn_length(const uint32_t *pc) {
-  const uint32_t *sub = pc + 3;
-  for (uint32_t i = 0; i < pc[2]; i++) sub += 3 + ((sub[1] & 0xff) == TAG_RECORD) + sub[2];
-  return (uint32_t)(sub - pc);
-}
-
-uint32_t bytecode_length(const uint32_t *pc) {
-  switch (pc[0]) {
-    case BC_CLOSURE: return 4 + pc[3];
-    case BC_ALLOC1:
-    case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
-    case BC_ALLOCN:
-    case BC_ALLOCN2: return allocn_length(pc);
-    case BC_CALL:
-    case BC_CALLG: return call_length(pc);
-    default: return fixed_length[pc[0]];
-  }
-}
 
 static void dump_desc(FILE *out, const FrameDesc *d) {
   fprintf(out, "        ; frame %u, live {", d->proto->fsize);

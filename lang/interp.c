@@ -25,9 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bytecode.h"
+#include "../core/bytecode.h"
+#include "../core/frames.h"
+#include "backtrace.h"
 #include "compiler.h"
-#include "frames.h"
 #include "interp.h"
 #include "ops.h"
 #include "primitives.h"
@@ -78,40 +79,13 @@ static inline const Proto *closure_proto(const Vm *vm, Value clos) {
 // then delivers at the next interpreter allocation (young_limit is raised
 // to young_end for it; C allocations keep young_limit_c).
 
-// The result register of an instruction after which a poll may run, or -1.
-static int poll_result(const uint32_t *pc) {
-  switch ((Opcode)pc[0]) {
-    case BC_CALLPRIM: return (int)pc[4];
-    case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
-    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD: case BC_MULI: case BC_DIVI:
-    case BC_MODI:
-      return (int)pc[1];
-    default: return -1;
-  }
-}
-
-void vm_request_poll(Vm *vm) {
-  if (vm->poll_at || !vm->pc || poll_result(vm->pc) < 0) return;
-  uint32_t *next = (uint32_t *)(uintptr_t)(vm->pc + bytecode_length(vm->pc));
-  vm->poll_origin = vm->pc;
-  vm->poll_at = next;
-  vm->poll_saved_op = next[0];
-  next[0] = BC_POLL;
-}
-
-void vm_cancel_poll(Vm *vm) {
-  if (!vm->poll_at) return;
-  vm->poll_at[0] = vm->poll_saved_op;
-  vm->poll_at = NULL;
-}
-
 // POLL ran at `pc` in the frame at `base`.
 static void run_poll(Vm *vm, Value *base) {
   const uint32_t *origin = vm->poll_origin;
   vm_cancel_poll(vm);
   vm->pc = origin;
   vm->base = base;
-  vm_push_root(vm, &base[poll_result(origin)]);
+  vm_push_root(vm, &base[bytecode_poll_result(origin)]);
   memprof_run_callbacks(vm);
   vm_pop_roots(vm, 1);
 }
@@ -145,7 +119,7 @@ static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
   Value v = gc_alloc(vm, wosize, tag);
   Value *f = val_fields(v);
   if (tag == TAG_RECORD) *f++ = val_of_int(*src++);
-  if (gc_is_young(vm, v)) {
+  if (vm_is_young(vm, v)) {
     fill_fields(f, src, n, base);
   } else {
     for (uint32_t i = 0; i < n; i++) gc_init_field(vm, v, (uint64_t)(f - val_fields(v)) + i, base[src[i]]);
@@ -257,7 +231,7 @@ static const uint32_t *make_closure(Vm *vm, const uint32_t *pc, Value *base) {
   for (uint32_t i = 0; i < ncap; i++) {
     uint32_t r = pc[4 + i];
     Value v = r == OPERAND_SELF ? c : base[r];
-    if (gc_is_young(vm, c)) f[1 + i] = v;
+    if (vm_is_young(vm, c)) f[1 + i] = v;
     else gc_init_field(vm, c, 1 + i, v);
   }
   base[pc[1]] = c;
@@ -885,43 +859,21 @@ bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   return ok;
 }
 
-// Prints an uncaught error at the raise point with its backtrace; exits 1
-// through vm_exit (trackers finished).
-static _Noreturn void die_uncaught(Vm *vm, Value v) {
+void interp_print_uncaught(Vm *vm, Value v) {
   fflush(stdout);
   FrameCursor c;
   frames_top(vm, &c);
   const char *fn, *file;
   uint32_t line, col;
-  frames_position(&c, &fn, &file, &line, &col);
+  backtrace_position(&c, &fn, &file, &line, &col);
   fprintf(stderr, "%s:%u:%u: error: ", file, line, col + 1);
   ops_print(vm, stderr, v, false);
   fputc('\n', stderr);
-  frames_print_backtrace(vm, &c, stderr);
-  vm_exit(vm, VM_EXIT_ERROR);
+  backtrace_print(vm, &c, stderr);
 }
 
-_Noreturn void vm_raise(Vm *vm, Value v) {
-  vm->exn = v;
-  if (vm->handler_count == 0) die_uncaught(vm, v);
-  longjmp(*vm->levels[vm->level].escape, 1);
-}
 
-_Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  // The raising instruction may not be a safe point: no collection here.
-  size_t len = strlen(msg);
-  Value s = gc_alloc_no_collect(vm, str_wosize_for(len), TAG_STRING);
-  memcpy(val_fields(s), msg, len);
-  str_finish(s, len);
-  vm_raise(vm, s);
-}
 
-_Noreturn void vm_raise_out_of_memory(Vm *vm) { vm_raise(vm, vm->oom_message); }
 
 _Noreturn void vm_raise_stack_overflow(Vm *vm) {
   vm_raise_error(vm, "stack overflow");

@@ -13,4 +13,8 @@ Value interp_run_entry(Vm *vm, const Proto *entry, bool *ok);
 
 _Noreturn void vm_raise_stack_overflow(Vm *vm);
 
+// Prints an uncaught error at the raise point, `file:line:col: error: v`,
+// then its backtrace (vm->uncaught: vm_raise then exits with status 1).
+void interp_print_uncaught(Vm *vm, Value v);
+
 #endif

@@ -471,7 +471,7 @@ static void out_grow(Out *o, size_t need) {
   o->cap = cap;
 }
 
-static void out_bytes(Out *o, const char *s, size_t n) {
+static void put_bytes(Out *o, const char *s, size_t n) {
   if (o->file) {
     fwrite(s, 1, n, o->file);
     return;
@@ -487,7 +487,7 @@ static void out_bytes(Out *o, const char *s, size_t n) {
 static bool path_enter(Out *o, Value v) {
   for (uint32_t i = 0; i < o->path_len; i++)
     if (o->path[i] == v) {
-      out_bytes(o, "<cycle>", 7);
+      put_bytes(o, "<cycle>", 7);
       return false;
     }
   if (o->path_len == o->path_cap) {
@@ -505,41 +505,41 @@ static bool path_enter(Out *o, Value v) {
   return true;
 }
 
-static void out_str(Out *o, const char *s) { out_bytes(o, s, strlen(s)); }
+static void put_str(Out *o, const char *s) { put_bytes(o, s, strlen(s)); }
 
 static void print_quoted(Out *o, Value s) {
   const unsigned char *p = (const unsigned char *)str_bytes(s);
   size_t n = str_len(s);
-  out_str(o, "\"");
+  put_str(o, "\"");
   for (size_t i = 0; i < n; i++) {
     char esc[8];
     switch (p[i]) {
-      case '"': out_str(o, "\\\""); break;
-      case '\\': out_str(o, "\\\\"); break;
-      case '\n': out_str(o, "\\n"); break;
-      case '\t': out_str(o, "\\t"); break;
-      case '\r': out_str(o, "\\r"); break;
+      case '"': put_str(o, "\\\""); break;
+      case '\\': put_str(o, "\\\\"); break;
+      case '\n': put_str(o, "\\n"); break;
+      case '\t': put_str(o, "\\t"); break;
+      case '\r': put_str(o, "\\r"); break;
       default:
         if (p[i] < 32 || p[i] == 127) {
           snprintf(esc, sizeof esc, "\\x%02x", p[i]);
-          out_str(o, esc);
+          put_str(o, esc);
         } else {
-          out_bytes(o, (const char *)p + i, 1);
+          put_bytes(o, (const char *)p + i, 1);
         }
     }
   }
-  out_str(o, "\"");
+  put_str(o, "\"");
 }
 
 static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth);
 
 static void print_seq(Vm *vm, Out *o, Value v, uint64_t from, const char *open, const char *close, int depth) {
-  out_str(o, open);
+  put_str(o, open);
   for (uint64_t i = from; i < val_wosize(v); i++) {
-    if (i > from) out_str(o, ", ");
+    if (i > from) put_str(o, ", ");
     print_rec(vm, o, val_field(v, i), true, depth + 1);
   }
-  out_str(o, close);
+  put_str(o, close);
 }
 
 // A list whose last tail is not [] (`5 :: 6`) prints as its conses, so that
@@ -550,46 +550,46 @@ static void print_list(Vm *vm, Out *o, Value v, int depth) {
   if (end != VAL_EMPTY) {
     for (; val_has_tag(v, TAG_CONS); v = val_field(v, 1)) {
       print_rec(vm, o, val_field(v, 0), true, depth + 1);
-      out_str(o, " :: ");
+      put_str(o, " :: ");
     }
     print_rec(vm, o, v, true, depth + 1);
     return;
   }
-  out_str(o, "[");
+  put_str(o, "[");
   for (bool first = true; v != VAL_EMPTY; v = val_field(v, 1), first = false) {
-    if (!first) out_str(o, ", ");
+    if (!first) put_str(o, ", ");
     print_rec(vm, o, val_field(v, 0), true, depth + 1);
   }
-  out_str(o, "]");
+  put_str(o, "]");
 }
 
 static void print_record(Vm *vm, Out *o, Value v, int depth) {
   uint32_t shape = (uint32_t)val_to_int(val_field(v, 0));
-  out_str(o, "{");
+  put_str(o, "{");
   for (uint64_t i = 1; i < val_wosize(v); i++) {
-    if (i > 1) out_str(o, ", ");
-    out_str(o, shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, (uint32_t)i - 1)));
-    out_str(o, ": ");
+    if (i > 1) put_str(o, ", ");
+    put_str(o, shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, (uint32_t)i - 1)));
+    put_str(o, ": ");
     print_rec(vm, o, val_field(v, i), true, depth + 1);
   }
-  out_str(o, "}");
+  put_str(o, "}");
 }
 
 static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
   char buf[64];
   if (o->failed) return;
-  if (depth > 1000) { out_str(o, "..."); return; }
-  if (val_is_int(v)) { out_bytes(o, buf, ops_format_int(val_to_int(v), buf)); return; }
-  if (v == VAL_NIL) { out_str(o, "nil"); return; }
-  if (v == VAL_TRUE) { out_str(o, "true"); return; }
-  if (v == VAL_FALSE) { out_str(o, "false"); return; }
-  if (v == VAL_EMPTY) { out_str(o, "[]"); return; }
+  if (depth > 1000) { put_str(o, "..."); return; }
+  if (val_is_int(v)) { put_bytes(o, buf, ops_format_int(val_to_int(v), buf)); return; }
+  if (v == VAL_NIL) { put_str(o, "nil"); return; }
+  if (v == VAL_TRUE) { put_str(o, "true"); return; }
+  if (v == VAL_FALSE) { put_str(o, "false"); return; }
+  if (v == VAL_EMPTY) { put_str(o, "[]"); return; }
   switch (val_tag(v)) {
     case TAG_STRING:
       if (quoted) print_quoted(o, v);
-      else out_bytes(o, str_bytes(v), str_len(v));
+      else put_bytes(o, str_bytes(v), str_len(v));
       return;
-    case TAG_FLOAT: ops_format_float(float_of_val(v), buf, sizeof buf); out_str(o, buf); return;
+    case TAG_FLOAT: ops_format_float(float_of_val(v), buf, sizeof buf); put_str(o, buf); return;
     case TAG_CONS: print_list(vm, o, v, depth); return;
     case TAG_TUPLE: print_seq(vm, o, v, 0, "(", ")", depth); return;
     case TAG_ARRAY: case TAG_RECORD:
@@ -599,14 +599,14 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
       o->path_len--;
       return;
     case TAG_CLOSURE:
-      out_str(o, "<fn ");
-      out_str(o, vm->protos[val_to_int(val_field(v, 0))]->name);
-      out_str(o, ">");
+      put_str(o, "<fn ");
+      put_str(o, vm->protos[val_to_int(val_field(v, 0))]->name);
+      put_str(o, ">");
       return;
     default:
-      out_str(o, "<");
-      out_str(o, vm_type_name(v));
-      out_str(o, ">");
+      put_str(o, "<");
+      put_str(o, vm_type_name(v));
+      put_str(o, ">");
       return;
   }
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 

@@ -6,7 +6,7 @@
 #ifndef MINNOW_PRIMITIVES_H
 #define MINNOW_PRIMITIVES_H
 
-#include "value.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 typedef Value (*PrimFn)(Vm *vm, Value *args);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "namemap.h"
+#include "../core/namemap.h"
 #include "shapes.h"
 #include "vm.h"
 

@@ -6,20 +6,15 @@
 #include <unistd.h>
 
 #include "builtins.h"
-#include "bytecode.h"
+#include "../core/bytecode.h"
 #include "compiler.h"
-#include "frames.h"
+#include "../core/frames.h"
 #include "interp.h"
 #include "shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
 #include "../memprof/counter.h"
 #include "../memprof/memtrace.h"
-
-// The VM that vm_out_of_memory(NULL, ...) and the signal handler finish: the
-// one process-wide pointer of the runtime, since neither a signal handler nor
-// the compiler's table code has a Vm at hand. Set by vm_new.
-static Vm *process_vm;
 
 // What vm_new and vm_reset set up beyond the stack and the heaps.
 static void init_program_state(Vm *vm) {
@@ -35,8 +30,10 @@ static void init_program_state(Vm *vm) {
   memcpy(val_fields(vm->oom_message), oom, sizeof oom - 1);
   str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
+  vm->uncaught = interp_print_uncaught;
+  vm->memprof_module = -1;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
-  process_vm = vm;
+  vm_register(vm);
 }
 
 Vm *vm_new(const VmOptions *options) {
@@ -80,7 +77,7 @@ static void free_program_state(Vm *vm) {
 
 void vm_free(Vm *vm) {
   if (!vm) return;
-  if (process_vm == vm) process_vm = NULL;
+  vm_unregister(vm);
   free_program_state(vm);
   gc_free(vm);
   free(vm->stack_start);
@@ -136,49 +133,4 @@ static int run_entry(Vm *vm, Proto *entry) {
   bool ok;
   interp_run_entry(vm, entry, &ok);
   return ok ? VM_EXIT_OK : VM_EXIT_ERROR;
-}
-
-// =====================================================================
-// Leaving the process
-// =====================================================================
-
-_Noreturn void vm_exit(Vm *vm, int status) {
-  fflush(stdout);
-  if (vm) memprof_finish(vm);
-  fflush(stderr);
-  if (vm && vm->exit_hook) vm->exit_hook(vm, status);
-  exit(status);
-}
-
-_Noreturn void vm_out_of_memory(Vm *vm, const char *what) {
-  fprintf(stderr, "minnow: out of memory (%s)\n", what);
-  vm_exit(vm ? vm : process_vm, VM_EXIT_ERROR);
-}
-
-static void on_signal(int sig) {
-  Vm *vm = process_vm;
-  if (!vm) _exit(128 + sig);
-  vm->pending_signal = sig;
-  vm->young_limit = vm->young_end;   // the next interpreter allocation stops
-}
-
-void vm_catch_signals(Vm *vm) {
-  process_vm = vm;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;   // a second signal takes the default action
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-}
-
-_Noreturn void vm_handle_signal(Vm *vm) {
-  int sig = vm->pending_signal;
-  fflush(stdout);
-  memprof_finish(vm);
-  fflush(stderr);
-  signal(sig, SIG_DFL);
-  raise(sig);
-  _exit(128 + sig);
 }

@@ -5,7 +5,7 @@
 //    walked and that are known to be alive: their part of the callstack,
 //    shared by every later capture. A capture walks the VM stack from the
 //    sampling frame outwards only until the first frame whose return address
-//    (base[-1]) it redirected to its call site's stub (lang/frames.h part 5),
+//    (base[-1]) it redirected to its call site's stub (core/frames.h part 5),
 //    and pushes the frames it walked.
 // 2. Not every walked frame gets a stub: the innermost one does, and then
 //    every STUB_SPACING-th going outwards (stubs[], index ascending). A
@@ -42,8 +42,8 @@
 #include <string.h>
 
 #include "memprof_internal.h"
-#include "../lang/bytecode.h"
-#include "../lang/vm.h"
+#include "../core/bytecode.h"
+#include "../core/vm_state.h"
 
 // Walked frames between two stubs (a power of two): the most frames a
 // capture walks again after a stub return, and the number of returns per

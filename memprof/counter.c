@@ -6,7 +6,7 @@
 
 #include "counter.h"
 #include "memprof_internal.h"
-#include "../lang/vm.h"
+#include "../core/vm_state.h"
 
 typedef struct Counts {
   double rate;

@@ -1,7 +1,7 @@
 // engine.c - memprof's sampling engine: profiles, samples, tracking, events.
 //
 // 1. Trigger. While a profile runs, vm->young_trigger sits one word above the
-//    next sampled word of the minor heap, and gc_update_limit folds it into
+//    next sampled word of the minor heap, and vm_update_limits folds it into
 //    young_limit: the allocation that reaches it takes the slow path, which
 //    calls memprof_sample_young. Nothing else on the fast path knows about
 //    sampling. After a minor GC the minor heap is new and the gap is redrawn
@@ -43,9 +43,8 @@
 #include <string.h>
 
 #include "memprof_internal.h"
-#include "../lang/compiler.h"
-#include "../lang/frames.h"
-#include "../lang/vm.h"
+#include "../core/frames.h"
+#include "../core/vm_state.h"
 
 static void *grow_array(void *p, uint32_t *cap, size_t elem) {
   uint32_t n = *cap ? *cap * 2 : 64;
@@ -64,8 +63,8 @@ Memprof *memprof_new(Vm *vm) {
   if (!mp) return NULL;
   const char *seed = getenv("MINNOW_SEED");
   sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
-  mp->module_profile = -1;
   vm->memprof_sampling = false;
+  vm->finish_trackers = memprof_finish;
   return mp;
 }
 
@@ -107,7 +106,7 @@ static void set_pending(Vm *vm, bool pending) {
   if (force) vm_request_poll(vm);
   if (force != vm->memprof_force_slow) {
     vm->memprof_force_slow = force;
-    gc_update_limit(vm);
+    vm_update_limits(vm);
   }
 }
 
@@ -124,7 +123,7 @@ void memprof_renew_trigger(Vm *vm) {
     uint64_t gap = sampler_geometric(&mp->sampler);
     if (gap <= (uint64_t)(vm->young_ptr - vm->young_start)) vm->young_trigger = vm->young_ptr - gap + 1;
   }
-  gc_update_limit(vm);
+  vm_update_limits(vm);
 }
 
 static uint32_t new_entry(Memprof *mp) {
@@ -224,7 +223,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
   Memprof *mp = vm->memprof;
   if (!sampling(mp)) {
     vm->young_trigger = NULL;
-    gc_update_limit(vm);
+    vm_update_limits(vm);
     return;
   }
   Value *low = old_young_ptr - whsize;
@@ -243,7 +242,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
     t -= gap;
   }
   vm->young_trigger = t ? t + 1 : NULL;
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   if (mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   Value *top = old_young_ptr;
@@ -398,7 +397,7 @@ static void deliver(Vm *vm, const Event *ev) {
       break;
   }
   if (!keep) forget(mp, ev->entry);
-  else if (gc_is_young(vm, mp->entries[ev->entry].user.state)) {
+  else if (vm_is_young(vm, mp->entries[ev->entry].user.state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
     mp->fresh_states[mp->fresh_count++] = ev->entry;
   }
@@ -495,7 +494,6 @@ bool memprof_stop_profile(Vm *vm, int id) {
   mp->profiles[id].running = false;
   memmove(&mp->running[r], &mp->running[r + 1], (mp->running_count - r - 1) * sizeof mp->running[0]);
   mp->running_count--;
-  if (mp->module_profile == id) mp->module_profile = -1;
   // Alloc events not yet delivered are cancelled: no alloc callback after stop.
   for (uint32_t k = mp->event_head; k < mp->event_count; k++)
     if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == id)

@@ -13,7 +13,7 @@
 //                 when vm->memprof_pending, and from POLL (vm_request_poll),
 //                 memprof_stub_return, memprof_unwind
 // and memprof calls back vm_request_poll / vm_cancel_poll (lang/vm.h) and
-// gc_update_limit when callbacks become pending or are delivered.
+// vm_update_limits when callbacks become pending or are delivered.
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H
 #define MINNOW_MEMPROF_H
@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../gc/gc.h"
+#include "../core/vm_state.h"
 
 typedef struct Memprof Memprof;
 

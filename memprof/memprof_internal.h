@@ -109,7 +109,6 @@ struct Memprof {
   uint32_t profile_count, profile_cap;
   int running[MEMPROF_MAX_RUNNING];  // the profiles sampling, in start order
   uint32_t running_count;
-  int module_profile;          // the Memprof module's running profile, or -1
   Entry *entries;
   uint32_t entry_count, entry_cap;
   uint32_t *free_entries;

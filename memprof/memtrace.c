@@ -34,9 +34,8 @@
 
 #include "memprof_internal.h"
 #include "memtrace.h"
-#include "../lang/builtins.h"
-#include "../lang/ops.h"
-#include "../lang/vm.h"
+#include "../core/frames.h"
+#include "../core/vm_state.h"
 #include "../trace/writer.h"
 
 typedef struct Tracer {
@@ -242,24 +241,4 @@ bool memtrace_stop(Vm *vm) {
   memprof_stop_profile(vm, t->profile);
   memprof_discard_profile(vm, t->profile);   // releases: flushes and closes
   return true;
-}
-
-// ---------------------------------------------------------------------------
-// The Memtrace module
-
-Value prim_memtrace_start(Vm *vm, Value *args) {
-  Value path = builtins_string(vm, args[0], "Memtrace.start");
-  if (strlen(str_bytes(path)) != str_len(path)) vm_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
-  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : builtins_number(vm, args[1], "Memtrace.start");
-  if (vm->memtrace) vm_raise_error(vm, "Memtrace.start: a trace is already being written");
-  char err[512];
-  if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
-    vm_raise_error(vm, "Memtrace.start: %s", err);
-  return VAL_NIL;
-}
-
-Value prim_memtrace_stop(Vm *vm, Value *args) {
-  (void)args;
-  if (!memtrace_stop(vm)) vm_raise_error(vm, "Memtrace.stop: no trace is being written");
-  return VAL_NIL;
 }

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lang/value.h"
 
 typedef struct Vm Vm;
 
@@ -22,8 +21,5 @@ typedef struct Vm Vm;
 bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *err, size_t err_len);
 // Stops sampling, and flushes and closes the trace. False if none runs.
 bool memtrace_stop(Vm *vm);
-// Memtrace.start(file, rate) and Memtrace.stop() (lang/primitives.c).
-Value prim_memtrace_start(Vm *vm, Value *args);
-Value prim_memtrace_stop(Vm *vm, Value *args);
 
 #endif

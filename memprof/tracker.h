@@ -1,5 +1,5 @@
 // tracker.h - the one interface through which memprof reports what it samples.
-// The Memprof module (memprof/module.c) adapts Minnow closures to it; the
+// The Memprof module (lang/builtins_memprof.c) adapts Minnow closures to it; the
 // counting tracker (memprof/counter.c) and the trace writer are C trackers.
 //
 // Every callback runs at a safe point of the interpreter (never inside an
@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lang/frames.h"
-#include "../lang/value.h"
+#include "../core/frames.h"
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 

@@ -30,7 +30,7 @@ struct LocTable {
   uint64_t name_slots, name_count;
 };
 
-static void *arena_alloc(LocTable *t, size_t n) {
+static void *table_alloc(LocTable *t, size_t n) {
   n = (n + 7) & ~(size_t)7;
   ArenaBlock *b = t->arena;
   if (!b || b->size - b->used < n) {
@@ -78,7 +78,7 @@ static const char *intern(LocTable *t, const char *s, size_t len) {
   uint64_t j = hash_bytes(s, len) & (t->name_slots - 1);
   for (const char *n; (n = t->names[j]); j = (j + 1) & (t->name_slots - 1))
     if (strncmp(n, s, len) == 0 && n[len] == '\0') return n;
-  char *copy = arena_alloc(t, len + 1);
+  char *copy = table_alloc(t, len + 1);
   if (!copy) return NULL;
   memcpy(copy, s, len);
   copy[len] = '\0';
@@ -122,7 +122,7 @@ static bool add_code(LocTable *t, uint64_t code, const TraceReaderLocation *locs
   if (2 * (t->code_count + 1) > t->code_slots && !grow_codes(t)) return false;
   TraceReaderLocation *copy = NULL;
   if (count) {
-    copy = arena_alloc(t, count * sizeof *copy);
+    copy = table_alloc(t, count * sizeof *copy);
     if (!copy) return false;
     memcpy(copy, locs, count * sizeof *copy);
   }

@@ -620,8 +620,10 @@ static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time
 
 // An allocation event whose callstack shares its first `common` frames with
 // the previous one's (trace_writer_alloc and trace_writer_alloc_common).
-static uint64_t alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples,
-                            TraceSource source, const uint64_t *stack, uint32_t depth, uint32_t common) {
+// Inlined into both: a call here cost trace_writer_alloc 20 Ir an event.
+static inline __attribute__((always_inline)) uint64_t
+alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples, TraceSource source,
+            const uint64_t *stack, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;

@@ -28,7 +28,7 @@ static void test_young_into_old_is_remembered(void **state) {
   // and updates the field.
   gc_minor(vm);
   Value moved = val_field(old, 1);
-  assert_false(gc_is_young(vm, moved));
+  assert_false(vm_is_young(vm, moved));
   assert_true(val_hd(young_addr) == 0 && val_field(young_addr, 0) == moved);
   assert_int_equal(val_to_int(val_field(moved, 0)), 41);
   assert_int_equal(val_to_int(val_field(moved, 1)), 42);
@@ -111,7 +111,7 @@ static void test_remembered_set_grows(void **state) {
   gc_minor(vm);
   for (int64_t i = 0; i < N; i++) {
     Value box = val_field(arr, (uint64_t)i);
-    assert_false(gc_is_young(vm, box));
+    assert_false(vm_is_young(vm, box));
     assert_int_equal(val_to_int(val_field(box, 0)), i);
   }
   assert_true(vm->gc.stats.promoted_words == 2.0 * N);
@@ -145,7 +145,7 @@ static void test_init_field(void **state) {
   gc_minor(vm);
   Value moved = val_field(old, 0);
   assert_true(val_field(young_addr, 0) == moved);   // forwarded there
-  assert_false(gc_is_young(vm, moved));
+  assert_false(vm_is_young(vm, moved));
   assert_int_equal(val_to_int(val_field(moved, 1)), 4);
   assert_true(val_field(old, 2) == old);
   assert_true(gc_verify(vm));

@@ -1,5 +1,5 @@
 // test_compiler.c - cmocka tests for the code and frame descriptors that
-// lang/compiler.c emits (looked up through lang/frames.c): a descriptor for
+// lang/compiler.c emits (looked up through core/frames.c): a descriptor for
 // every safe point, call descriptors keyed by return addresses, live sets that
 // only name written slots, combined allocations (ALLOCN) and their debug
 // entries, and the --dump-bytecode listing (lang/disasm.c).

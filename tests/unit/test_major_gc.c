@@ -29,7 +29,7 @@ static uint64_t page_count(Vm *vm, uint32_t whsize) {
 static void test_alloc_major_small(void **state) {
   Vm *vm = ts_vm(state);
   Value a = gc_alloc_major(vm, 3, TAG_TUPLE);
-  assert_false(gc_is_young(vm, a));
+  assert_false(vm_is_young(vm, a));
   assert_int_equal(ts_young_used(vm), 0);
   assert_int_equal(val_wosize(a), 3);
   assert_int_equal(val_tag(a), TAG_TUPLE);
@@ -58,7 +58,7 @@ static void test_large_blocks(void **state) {
   Vm *vm = ts_vm(state);
   // More than 256 fields: born old even through gc_alloc, one block each.
   Value big = gc_alloc(vm, 300, TAG_ARRAY);
-  assert_false(gc_is_young(vm, big));
+  assert_false(vm_is_young(vm, big));
   assert_int_equal(ts_young_used(vm), 0);
   assert_int_equal(vm->gc.stats.heap_words, 301);
   assert_true(vm->gc.stats.major_words == 301.0);
@@ -132,7 +132,7 @@ static void test_major_keeps_reachable_structure(void **state) {
     char buf[32];
     snprintf(buf, sizeof buf, "s%d", i);
     Value t = val_field(arr, (uint64_t)i);
-    assert_false(gc_is_young(vm, t));
+    assert_false(vm_is_young(vm, t));
     assert_int_equal(val_tag(t), TAG_TUPLE);
     assert_int_equal(val_to_int(val_field(t, 0)), i);
     assert_string_equal(str_bytes(val_field(t, 1)), buf);
@@ -282,7 +282,7 @@ static void test_full_major(void **state) {
   gc_full_major(vm);
   assert_int_equal(vm->gc.stats.major_collections, 2);
   assert_int_equal(vm->gc.stats.minor_collections, minors + 2);
-  assert_false(gc_is_young(vm, young));
+  assert_false(vm_is_young(vm, young));
   assert_int_equal(val_to_int(val_field(young, 0)), 4);
   assert_true(vm->gc.stats.promoted_words == 3.0);
   assert_int_equal(vm->gc.stats.live_words, 3);
@@ -344,15 +344,15 @@ static void test_heap_limit_out_of_memory(void **state) {
 // does; a major cycle moves the threshold with the live heap.
 static void test_major_alloc_limit(void **state) {
   Vm *vm = ts_vm(state);
-  assert_int_equal(vm->gc.major_alloc_limit, major_live_threshold(vm));
+  assert_int_equal(vm->gc.major_alloc_limit, vm->gc.major_threshold);
   vm->memprof_sampling = true;
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   assert_int_equal(vm->gc.major_alloc_limit, 0);
   Value v = gc_alloc_major(vm, 300, TAG_STRING);   // the slow path allocates as well
   assert_int_equal(val_wosize(v), 300);
   vm->memprof_sampling = false;
-  gc_update_limit(vm);
-  assert_int_equal(vm->gc.major_alloc_limit, major_live_threshold(vm));
+  vm_update_limits(vm);
+  assert_int_equal(vm->gc.major_alloc_limit, vm->gc.major_threshold);
   // Keep more than the threshold's floor alive: after the cycle the limit follows.
   enum { N = 1200 };
   Value arr = gc_alloc_major(vm, N, TAG_ARRAY);

@@ -321,8 +321,8 @@ static void test_large_cache_bounded(void **state) {
   // Three times the bound in dead 1000-field blocks: the sweep that finds
   // them dead keeps them all resident in their bin; the next one, which finds
   // them unused for a whole cycle, gives back all but the bound's worth
-  // (major_live_threshold, plus a quarter for the bins' rounding).
-  uint64_t bound = major_live_threshold(vm) / 4 * 5;
+  // (major_threshold_for, plus a quarter for the bins' rounding).
+  uint64_t bound = vm->gc.major_threshold / 4 * 5;
   uint32_t bin = large_bin(1001);
   uint64_t cap = large_bin_capacity(bin);
   uint64_t n = 3 * bound / cap;

@@ -539,7 +539,7 @@ static void run_workload(double rate, uint64_t minor_words, int forget_every, bo
   r.forget_every = forget_every;
   Vm *vm = new_vm(minor_words);
   vm->options.gc_stress = stress;
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   memprof_set_seed(vm, 2024);
   MemprofTracker t = tracker_for(&r);
   int id = memprof_start_profile(vm, rate, 0, &t);

@@ -10,7 +10,7 @@ static void test_young_alloc_bumps_down(void **state) {
   Vm *vm = ts_vm(state);
   assert_true(vm->young_ptr == vm->young_end);   // a fresh VM has an empty minor heap
   Value a = gc_alloc(vm, 3, TAG_TUPLE);
-  assert_true(gc_is_young(vm, a));
+  assert_true(vm_is_young(vm, a));
   assert_int_equal(ts_young_used(vm), 4);        // 3 fields + header
   assert_true((Value *)(uintptr_t)a == vm->young_ptr + 1);
   Header hd = val_hd(a);
@@ -36,14 +36,14 @@ static void test_forced_slow_path_spares_c_allocations(void **state) {
   Value *limit_before = vm->young_limit;
   assert_true(vm->young_limit_c == limit_before);
   vm->memprof_force_slow = true;
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   assert_true(vm->young_limit == vm->young_end);
   assert_true(vm->young_limit_c == limit_before);
   Value a = gc_alloc(vm, 2, TAG_TUPLE);
-  assert_true(gc_is_young(vm, a));
+  assert_true(vm_is_young(vm, a));
   assert_int_equal(ts_young_used(vm), 3);
   vm->memprof_force_slow = false;
-  gc_update_limit(vm);
+  vm_update_limits(vm);
   assert_true(vm->young_limit == limit_before && vm->young_limit_c == limit_before);
   val_fields(a)[0] = val_fields(a)[1] = val_of_int(0);
   assert_true(gc_verify(vm));
@@ -55,11 +55,11 @@ static void test_zero_and_max_young_sizes(void **state) {
   assert_true(gc_alloc(vm, 0, TAG_ARRAY) == vm->empty_array);
   assert_int_equal(ts_young_used(vm), 0);
   Value big = gc_alloc(vm, MAX_YOUNG_WOSIZE, TAG_ARRAY);
-  assert_true(gc_is_young(vm, big));
+  assert_true(vm_is_young(vm, big));
   assert_int_equal(ts_young_used(vm), MAX_YOUNG_WOSIZE + 1);
   for (int i = 0; i < MAX_YOUNG_WOSIZE; i++) val_fields(big)[i] = val_of_int(i);
   Value bigger = gc_alloc(vm, MAX_YOUNG_WOSIZE + 1, TAG_ARRAY);
-  assert_false(gc_is_young(vm, bigger));
+  assert_false(vm_is_young(vm, bigger));
   assert_int_equal(ts_young_used(vm), MAX_YOUNG_WOSIZE + 1);
   for (int i = 0; i <= MAX_YOUNG_WOSIZE; i++) gc_init_field(vm, bigger, (uint64_t)i, VAL_NIL);
   assert_true(gc_verify(vm));
@@ -76,7 +76,7 @@ static void test_rooted_block_promoted_dead_block_not(void **state) {
   assert_int_equal(ts_young_used(vm), 6);
   gc_minor(vm);
   // The root now points to an old copy with the same header and fields.
-  assert_false(gc_is_young(vm, live));
+  assert_false(vm_is_young(vm, live));
   assert_true(live != young_live);
   assert_int_equal(val_wosize(live), 2);
   assert_int_equal(val_tag(live), TAG_TUPLE);
@@ -110,7 +110,7 @@ static void test_forwarding_keeps_sharing(void **state) {
   Value alias = shared;                // a second root slot on the same block
   vm_push_root(vm, &alias);
   gc_minor(vm);
-  assert_false(gc_is_young(vm, shared));
+  assert_false(vm_is_young(vm, shared));
   assert_true(val_field(a, 0) == shared);
   assert_true(val_field(a, 1) == shared);
   assert_true(val_field(b, 0) == shared);
@@ -155,7 +155,7 @@ static void test_no_scan_blocks_not_followed(void **state) {
   val_fields(f)[0] = victim;
   vm_push_root(vm, &f);
   gc_minor(vm);
-  assert_false(gc_is_young(vm, s));
+  assert_false(vm_is_young(vm, s));
   assert_true(val_field(s, 0) == victim);   // bytes unchanged
   assert_true(val_field(f, 0) == victim);
   assert_true(val_hd(victim) != 0);         // not forwarded
@@ -178,10 +178,10 @@ static void test_every_field_of_a_wide_block(void **state) {
     gc_write(vm, arr, (uint64_t)i, box);
   }
   gc_minor(vm);
-  assert_false(gc_is_young(vm, arr));
+  assert_false(vm_is_young(vm, arr));
   for (int i = 0; i < N; i++) {
     Value box = val_field(arr, (uint64_t)i);
-    assert_false(gc_is_young(vm, box));
+    assert_false(vm_is_young(vm, box));
     assert_int_equal(val_wosize(box), 1);
     assert_int_equal(val_to_int(val_field(box, 0)), i * 3);
   }
@@ -231,12 +231,12 @@ static void test_long_young_list_promoted_iteratively(void **state) {
   Value l = ts_int_list(vm, N);
   vm_push_root(vm, &l);
   assert_int_equal(vm->gc.stats.minor_collections, before);   // all still young
-  assert_true(gc_is_young(vm, l));
+  assert_true(vm_is_young(vm, l));
   gc_minor(vm);
   assert_true(vm->gc.stats.promoted_words == 3.0 * N);
   assert_true(vm->young_ptr == vm->young_end);
   Value c = l;
-  for (int i = 0; i < N; i++, c = val_field(c, 1)) assert_false(gc_is_young(vm, c));
+  for (int i = 0; i < N; i++, c = val_field(c, 1)) assert_false(vm_is_young(vm, c));
   ts_check_int_list(l, N);
   assert_true(gc_verify(vm));
   vm_pop_roots(vm, 1);

@@ -1,5 +1,5 @@
 // test_roots.c - cmocka tests for gc/roots.c (gc_scan_roots) and the root
-// side of lang/frames.c and lang/compiler.c: globals, C roots and live stack
+// side of core/frames.c and lang/compiler.c: globals, C roots and live stack
 // slots are roots (and are updated when blocks move); dead registers are not.
 #include "test_support.h"
 #include "tracker.h"
@@ -60,9 +60,9 @@ static void test_globals_are_roots_and_updated(void **state) {
   Value *s = &vm->globals[ts_global(vm, "s")];
   Value *t = &vm->globals[ts_global(vm, "t")];
   // Allocated after the last collection: still young.
-  assert_true(gc_is_young(vm, *g) && gc_is_young(vm, *s) && gc_is_young(vm, *t));
+  assert_true(vm_is_young(vm, *g) && vm_is_young(vm, *s) && vm_is_young(vm, *t));
   gc_minor(vm);
-  assert_false(gc_is_young(vm, *g) || gc_is_young(vm, *s) || gc_is_young(vm, *t));
+  assert_false(vm_is_young(vm, *g) || vm_is_young(vm, *s) || vm_is_young(vm, *t));
   gc_full_major(vm);
   Value l = *g;
   for (int i = 1; i <= 3; i++, l = val_field(l, 1)) assert_int_equal(val_to_int(val_field(l, 0)), i);
@@ -83,7 +83,7 @@ static void test_popped_c_root_is_not_a_root(void **state) {
   assert_int_equal(vm->root_count, 2);
   vm_pop_roots(vm, 1);
   gc_minor(vm);
-  assert_false(gc_is_young(vm, kept));
+  assert_false(vm_is_young(vm, kept));
   assert_true(dropped == dropped_addr);        // slot not touched
   assert_true(val_hd(dropped_addr) != 0);      // block not promoted
   assert_true(vm->gc.stats.promoted_words == 3.0);
@@ -158,7 +158,7 @@ static void test_frames_entered_from_c(void **state) {
   Value args[2] = {xs, val_of_int(9)};
   Value result = VAL_NIL;
   assert_true(vm_call(vm, vm->globals[ts_global(vm, "work")], 2, args, &result));
-  assert_false(gc_is_young(vm, xs));          // moved by the collections, root updated
+  assert_false(vm_is_young(vm, xs));          // moved by the collections, root updated
   assert_true(val_field(result, 0) == xs);
   assert_int_equal(val_to_int(val_field(result, 1)), 9);
   ts_check_int_list(xs, 50);

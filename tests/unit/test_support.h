@@ -292,7 +292,7 @@ TS_HELPER int ts_count_ops(const Proto *p, bool (*pred)(uint32_t op)) {
 
 // Fills field i of a block returned by an allocation funnel.
 TS_HELPER void ts_init(Vm *vm, Value b, uint64_t i, Value v) {
-  if (gc_is_young(vm, b)) val_fields(b)[i] = v;
+  if (vm_is_young(vm, b)) val_fields(b)[i] = v;
   else gc_init_field(vm, b, i, v);
 }
 

@@ -1101,6 +1101,51 @@ static void test_follow(void **state) {
   free(t.b);
 }
 
+// A file opened small gets a buffer of its size + 64 KiB; one that grows
+// past that while followed gets the large buffer (and its unread bytes).
+static void test_follow_grows(void **state) {
+  (void)state;
+  const char *full_path = tmp_path("big.ctf");
+  int fd = open(full_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  MiniEncoderOptions o = {.version = 2, .pid = 3, .start_us = 1000, .rate = 1e-4};
+  MiniEncoder *enc = menc_open(fd, &o);
+  Model *m = calloc(1, sizeof *m);
+  m->rng = 42;
+  m->time = 1000;
+  for (int i = 0; i < 40000; i++) model_step(m, enc, 300, 1, 40);
+  assert_true(menc_close(enc));
+  close(fd);
+  Bytes t = slurp(full_path);
+  assert_true(t.n > 300000);
+  Events full = read_events(full_path);
+  uint64_t ends[2];
+  packet_ends(&t, ends, 2);
+  const char *path = tmp_path("growing-big.ctf");
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_int_equal(write(fd, t.b, ends[0]), (ssize_t)ends[0]);
+  TraceReader *r = trace_reader_open(path, NULL);
+  trace_reader_follow(r, true);
+  Events got = {0};
+  TraceEvent e;
+  for (size_t written = ends[0]; written < t.n;) {
+    size_t n = t.n - written < 40000 ? t.n - written : 40000;
+    assert_int_equal(write(fd, t.b + written, n), (ssize_t)n);
+    written += n;
+    while (trace_reader_next(r, &e) == TRACE_READER_EVENT) events_add(&got, &e);
+    assert_int_equal(trace_reader_error(r)->kind, TRACE_ERROR_NONE);
+  }
+  events_seal(&got);
+  assert_int_equal(got.n, full.n);
+  assert_prefix(&got, &full, full.n);
+  trace_reader_close(r);
+  close(fd);
+  events_free(&got);
+  events_free(&full);
+  events_free(&m->expect);
+  free(m);
+  free(t.b);
+}
+
 // Reading from a pipe (no seeking, short reads).
 static void test_pipe(void **state) {
   (void)state;
@@ -1159,7 +1204,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_error_locations),   cmocka_unit_test(test_v1_location_quirk),
       cmocka_unit_test(test_truncation),        cmocka_unit_test(test_flipped_bytes),
       cmocka_unit_test(test_garbage),           cmocka_unit_test(test_follow),
-      cmocka_unit_test(test_pipe),              cmocka_unit_test(test_open_errors),
+      cmocka_unit_test(test_follow_grows),      cmocka_unit_test(test_pipe),
+      cmocka_unit_test(test_open_errors),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   if (tmp_dir[0]) {

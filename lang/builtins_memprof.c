@@ -1,4 +1,5 @@
-// module.c - the Memprof module of LANGUAGE.md: Minnow closures as a tracker.
+// builtins_memprof.c - the Memprof module (docs/language.md): Minnow closures as
+// a memprof tracker; and the Memtrace module's two primitives.
 // Memprof.start(params) reads {sampling_rate, callstack_size, tracker}, the
 // tracker being a record of optional closures (alloc_minor, alloc_major,
 // promote, dealloc_minor, dealloc_major). Each alloc callback receives
@@ -7,7 +8,7 @@
 //
 // Callstacks share their frames (a sample costs its new frames, as its
 // capture does, however deep the stack): a callstack is a node of a tree of
-// frames rooted at the outermost caller (TAG_CALLSTACK, lang/value.h: its
+// frames rooted at the outermost caller (TAG_CALLSTACK, core/value.h: its
 // caller's node, a debug-entry id, how many frames to show). `path` keeps
 // the nodes of the previous sample's callers: the sample's first
 // `unchanged` callers (tracker.h) reuse them, and only the callers past
@@ -16,10 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memprof_internal.h"
-#include "../lang/builtins.h"
-#include "../lang/ops.h"
-#include "../lang/vm.h"
+#include "builtins.h"
+#include "ops.h"
+#include "vm.h"
+#include "../core/frames.h"
+#include "../memprof/memprof.h"
+#include "../memprof/memtrace.h"
+#include "../memprof/tracker.h"
+#include "../trace/format.h"
 
 enum { CB_ALLOC_MINOR, CB_ALLOC_MAJOR, CB_PROMOTE, CB_DEALLOC_MINOR, CB_DEALLOC_MAJOR, CB_COUNT };
 static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major", "promote",
@@ -173,7 +178,7 @@ Value prim_memprof_start(Vm *vm, Value *args) {
   ClosureTracker tmp = {.path = VAL_NIL, .path_len = 0};
   tmp.callstack_size = callstack_size_of(vm, args[0]);
   read_callbacks(vm, args[0], &tmp);
-  if (vm->memprof->module_profile >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
+  if (vm->memprof_module >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
   Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
   ClosureTracker *t = malloc(sizeof *t);
   if (!t) vm_raise_out_of_memory(vm);
@@ -185,14 +190,15 @@ Value prim_memprof_start(Vm *vm, Value *args) {
     free(t);
     vm_raise_error(vm, "Memprof.start: cannot start a profile");
   }
-  vm->memprof->module_profile = id;
+  vm->memprof_module = id;
   val_fields(handle)[0] = (Value)id;
   return handle;
 }
 
 Value prim_memprof_stop(Vm *vm, Value *args) {
   (void)args;
-  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof->module_profile)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof_module)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  vm->memprof_module = -1;
   return VAL_NIL;
 }
 
@@ -246,4 +252,25 @@ Value prim_memprof_frames(Vm *vm, Value *args) {
   vm_pop_roots(vm, 1);
   free(ids);
   return list;
+}
+
+// =====================================================================
+// The Memtrace module (memprof/memtrace.c writes the trace)
+// =====================================================================
+
+Value prim_memtrace_start(Vm *vm, Value *args) {
+  Value path = builtins_string(vm, args[0], "Memtrace.start");
+  if (strlen(str_bytes(path)) != str_len(path)) vm_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
+  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : builtins_number(vm, args[1], "Memtrace.start");
+  if (vm->memtrace) vm_raise_error(vm, "Memtrace.start: a trace is already being written");
+  char err[512];
+  if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
+    vm_raise_error(vm, "Memtrace.start: %s", err);
+  return VAL_NIL;
+}
+
+Value prim_memtrace_stop(Vm *vm, Value *args) {
+  (void)args;
+  if (!memtrace_stop(vm)) vm_raise_error(vm, "Memtrace.stop: no trace is being written");
+  return VAL_NIL;
 }

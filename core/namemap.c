@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "namemap.h"
-#include "vm.h"
+#include "vm_state.h"
 
 uint64_t namemap_hash(const char *key) {
   uint64_t h = 0xcbf29ce484222325ull;

@@ -15,7 +15,7 @@
 // operands; bytecode_length() computes it.
 //
 // Safe points (instructions that may allocate, collect, call or raise through
-// C) carry a frame descriptor (lang/frames.h): CALL keyed by its return address,
+// C) carry a frame descriptor (core/frames.h): CALL keyed by its return address,
 // the others by their first word.
 #ifndef MINNOW_BYTECODE_H
 #define MINNOW_BYTECODE_H
@@ -110,7 +110,7 @@
   X(EXIT_NESTED, 1, 0, "")    /* trampoline: return from vm_call to C */     \
   X(MEMPROF_RETURN, 2, 0, "i") /* back: in a call site's memprof stub    \
                                  {dst, caller_step, MEMPROF_RETURN, back}  \
-                                 (lang/frames.h part 5); the call's return \
+                                 (core/frames.h part 5); the call's return \
                                  address is this word + back */           \
   X(POLL, 1, 0, "")          /* never compiled: written at run time over \
                                  the opcode after an instruction that     \
@@ -140,9 +140,12 @@ int bytecode_is_safe_point(Opcode op);
 // The word of the jump offset (kind "o") of a fixed-length instruction with
 // opcode op, or 0 if it has none.
 uint32_t bytecode_jump_word(Opcode op);
+// The result register of an instruction that may queue memprof callbacks and
+// falls through, after which a poll may run (core/pending.c), or -1.
+int bytecode_poll_result(const uint32_t *pc);
 
 // CALL and CALLG: { op, fn, argc, arg_reg[argc], stub, dst, caller_step }.
-// The return address is the last word (lang/frames.h part 2).
+// The return address is the last word (core/frames.h part 2).
 static inline uint32_t call_length(const uint32_t *pc) { return 6 + pc[2]; }
 static inline const uint32_t *call_ret(const uint32_t *pc) { return pc + 5 + pc[2]; }
 static inline uint32_t call_dst(const uint32_t *pc) { return call_ret(pc)[-1]; }

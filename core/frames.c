@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler.h"
 #include "frames.h"
 #include "namemap.h"
-#include "vm.h"
+#include "vm_state.h"
 
 // An interned live list: count slots, ascending.
 typedef struct LiveList {
@@ -205,15 +204,6 @@ const FrameDesc *frames_find(const FrameTable *t, const uint32_t *key) {
 // ---------------------------------------------------------------------------
 // Walker
 
-static const Proto *proto_of_frame(const Vm *vm, const Value *base) {
-  Value clos = base[0];
-  return vm->protos[val_to_int(val_field(clos, 0))];
-}
-
-const Proto *frames_proto(const FrameCursor *c) {
-  return c->desc ? c->desc->proto : proto_of_frame(c->vm, c->base);
-}
-
 static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base, uint32_t level) {
   c->pc = pc;
   c->base = base;
@@ -256,43 +246,4 @@ bool frames_next(FrameCursor *c) {
   c->pc = real;
   c->is_top = false;
   return true;
-}
-
-void frames_position(const FrameCursor *c, const char **function, const char **file,
-                     uint32_t *line, uint32_t *col) {
-  const Proto *p = frames_proto(c);
-  *function = p->name;
-  *file = p->file;
-  if (c->desc && c->desc->debug_count > 0 && !c->is_top) {
-    const DebugInfo *d = c->desc->debug[0];
-    *line = d->line;
-    *col = d->start_col;
-    return;
-  }
-  compiler_position(p, c->pc, line, col);
-}
-
-// Prints at most HEAD innermost and TAIL outermost frames, and how many were
-// left out between them (a stack overflow has a million frames).
-void frames_print_backtrace(Vm *vm, FrameCursor *c, FILE *out) {
-  (void)vm;
-  enum { HEAD = 20, TAIL = 10 };
-  typedef struct Line { const char *fn, *file; uint32_t line, col; } Line;
-  Line tail[TAIL];
-  uint64_t count = 0;
-  do {
-    Line l;
-    frames_position(c, &l.fn, &l.file, &l.line, &l.col);
-    if (strcmp(l.fn, "<entry>") == 0) continue;
-    if (count < HEAD) fprintf(out, "  at %s (%s:%u:%u)\n", l.fn, l.file, l.line, l.col + 1);
-    else tail[(count - HEAD) % TAIL] = l;
-    count++;
-  } while (frames_next(c));
-  if (count <= HEAD) return;
-  uint64_t kept = count - HEAD < TAIL ? count - HEAD : TAIL;
-  if (count - HEAD > kept) fprintf(out, "  ... %llu more frames\n", (unsigned long long)(count - HEAD - kept));
-  for (uint64_t i = count - HEAD - kept; i < count - HEAD; i++) {
-    const Line *l = &tail[i % TAIL];
-    fprintf(out, "  at %s (%s:%u:%u)\n", l->fn, l->file, l->line, l->col + 1);
-  }
 }

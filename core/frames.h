@@ -139,7 +139,6 @@ typedef struct FrameCursor {
   const FrameDesc *desc;     // its descriptor (NULL for a top frame stopped
                              // at an instruction that is not a safe point)
   const uint32_t *pc;        // top frames: the current instruction
-  const uint32_t *ret_slot_value; // the return address as stored in base[-1]
   uint32_t level;            // interpreter nesting level of the frame
   bool is_top;               // stopped at an instruction, not at a call
   FrameBounds bounds;
@@ -149,16 +148,5 @@ typedef struct FrameCursor {
 void frames_top(Vm *vm, FrameCursor *cursor);
 // Moves to the caller; false when the cursor was on the outermost frame.
 bool frames_next(FrameCursor *cursor);
-// The proto running in the cursor's frame.
-const Proto *frames_proto(const FrameCursor *cursor);
-
-// Runtime position of the cursor's frame, for backtraces: the debug entry of
-// its call or safe point, or (for a top frame at an ordinary instruction) the
-// line table of its function.
-void frames_position(const FrameCursor *cursor, const char **function,
-                     const char **file, uint32_t *line, uint32_t *col);
-
-// Prints the backtrace from the cursor outwards, one "  at f (file:l:c)" a line.
-void frames_print_backtrace(Vm *vm, FrameCursor *cursor, FILE *out);
 
 #endif

@@ -1,0 +1,68 @@
+// bytecode.c - what the X-macro of bytecode.h tells about each instruction:
+// its name, its length, whether it is a safe point, where its jump offset
+// is, and after which instructions a poll may run (core/pending.c).
+#include <string.h>
+
+#include "bytecode.h"
+#include "value.h"
+
+const char *const bytecode_names[OPCODE_COUNT] = {
+#define X(name, len, safe, kinds) [BC_##name] = #name,
+    BYTECODE_OPS(X)
+#undef X
+};
+
+static const uint8_t fixed_length[OPCODE_COUNT] = {
+#define X(name, len, safe, kinds) [BC_##name] = len,
+    BYTECODE_OPS(X)
+#undef X
+};
+
+static const uint8_t safe_point[OPCODE_COUNT] = {
+#define X(name, len, safe, kinds) [BC_##name] = safe,
+    BYTECODE_OPS(X)
+#undef X
+};
+
+int bytecode_is_safe_point(Opcode op) { return safe_point[op]; }
+
+static const char *const operand_kinds[OPCODE_COUNT] = {
+#define X(name, len, safe, kinds) [BC_##name] = kinds,
+    BYTECODE_OPS(X)
+#undef X
+};
+
+uint32_t bytecode_jump_word(Opcode op) {
+  const char *o = strchr(operand_kinds[op], 'o');
+  return o && fixed_length[op] ? (uint32_t)(o - operand_kinds[op]) + 1 : 0;
+}
+
+static uint32_t allocn_length(const uint32_t *pc) {
+  const uint32_t *sub = pc + 3;
+  for (uint32_t i = 0; i < pc[2]; i++) sub += 3 + ((sub[1] & 0xff) == TAG_RECORD) + sub[2];
+  return (uint32_t)(sub - pc);
+}
+
+uint32_t bytecode_length(const uint32_t *pc) {
+  switch (pc[0]) {
+    case BC_CLOSURE: return 4 + pc[3];
+    case BC_ALLOC1:
+    case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
+    case BC_ALLOCN:
+    case BC_ALLOCN2: return allocn_length(pc);
+    case BC_CALL:
+    case BC_CALLG: return call_length(pc);
+    default: return fixed_length[pc[0]];
+  }
+}
+
+int bytecode_poll_result(const uint32_t *pc) {
+  switch ((Opcode)pc[0]) {
+    case BC_CALLPRIM: return (int)pc[4];
+    case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
+    case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD: case BC_MULI: case BC_DIVI:
+    case BC_MODI:
+      return (int)pc[1];
+    default: return -1;
+  }
+}

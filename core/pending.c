@@ -1,0 +1,28 @@
+// pending.c - the pending-action path (core/vm_state.h): work the interpreter must
+// do at its next safe point, requested from any layer below it. Two kinds:
+// memprof's queued callbacks (vm->memprof_pending), which must run right
+// after the instruction that queued them, and a signal (vm->pending_signal),
+// which ends the run. Both raise young_limit to young_end, so the next
+// interpreter allocation stops at its slow path (vm_update_limits); for the
+// callbacks, vm_request_poll also writes POLL over the opcode of the next
+// instruction, so that no fast path tests a flag (lang/interp.c, "Polls");
+// the signal is seen at the next loop back-edge (LOOP, FORLOOP, ITERLOOP),
+// since a signal handler cannot know where the interpreter stands. The
+// interpreter runs both where it stops: run_pending in lang/interp.c.
+#include "bytecode.h"
+#include "vm_state.h"
+
+void vm_request_poll(Vm *vm) {
+  if (vm->poll_at || !vm->pc || bytecode_poll_result(vm->pc) < 0) return;
+  uint32_t *next = (uint32_t *)(uintptr_t)(vm->pc + bytecode_length(vm->pc));
+  vm->poll_origin = vm->pc;
+  vm->poll_at = next;
+  vm->poll_saved_op = next[0];
+  next[0] = BC_POLL;
+}
+
+void vm_cancel_poll(Vm *vm) {
+  if (!vm->poll_at) return;
+  vm->poll_at[0] = vm->poll_saved_op;
+  vm->poll_at = NULL;
+}

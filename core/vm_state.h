@@ -1,0 +1,299 @@
+// vm_state.h - the one struct that holds all VM state, and the services every layer
+// may call: raising, leaving the process, C roots, pending actions. It sits
+// at the bottom (core/): gc/, memprof/ and lang/ include it, it includes none
+// of them; the types of their state are opaque here but the heap's, whose
+// hot fields every allocation reads. No subsystem keeps a mutable global:
+// everything hangs off `Vm *vm`, passed explicitly. Design: docs/design.md.
+#ifndef MINNOW_VM_STATE_H
+#define MINNOW_VM_STATE_H
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "value.h"
+
+// The Boehm build (make vm-boehm) allocates every block with GC_MALLOC: no
+// minor heap, no sampling. Code tests this constant, never the macro.
+#ifndef MINNOW_BOEHM
+#define MINNOW_BOEHM 0
+#endif
+static const bool GC_IS_BOEHM = MINNOW_BOEHM;
+// make vm-noprof builds without the profiler (the reference for measuring
+// what memprof costs when it is off): every hook is compiled out.
+#ifndef MINNOW_NO_MEMPROF
+#define MINNOW_NO_MEMPROF 0
+#endif
+static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
+
+typedef struct MajorHeap MajorHeap;    // the major heap (gc/gc_internal.h)
+typedef struct Proto Proto;          // a compiled function (lang/compiler.h)
+typedef struct FrameTable FrameTable; // descriptors (core/frames.h)
+typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
+typedef struct Shapes Shapes;        // record shapes (lang/shapes.h)
+typedef struct Program Program;
+typedef struct Vm Vm;
+typedef void (*RootVisitor)(Vm *vm, Value *slot, void *data);
+// Replaces exit() at the end of a run (vm_exit): it must not return, and
+// leaves by longjmp to whoever embeds the VM, which then frees it (if it
+// returns, the process exits after all).
+typedef void VmExitHook(Vm *vm, int status);
+
+// A `try` that is running: where to resume when something is raised.
+typedef struct Handler {
+  Value *base;           // frame base of the function holding the try
+  const uint32_t *pc;    // first instruction of the catch block
+  uint32_t reg;          // register receiving the raised value
+  uint32_t level;        // interpreter nesting level that owns the frame
+} Handler;
+
+// One nested entry of the interpreter from C (vm_call): the frame that was
+// interrupted, so that the stack walker can step over the C boundary.
+typedef struct Boundary {
+  const uint32_t *pc;    // safe-point instruction of the interrupted frame
+  Value *base;           // its frame base
+  jmp_buf *escape;       // where vm_raise lands for this level
+  uint32_t handler_floor; // handlers below this index belong to outer levels
+  uint32_t root_floor;   // C roots below this index belong to outer levels
+} Boundary;
+
+enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
+// Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
+#define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
+
+// Where a call lands, read by CALL and CALLG without going through the Proto:
+// the callee's first instruction, its arity and its frame size.
+typedef struct CallTarget {
+  const uint32_t *code;
+  uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
+  uint32_t fsize;
+} CallTarget;
+
+// Counters of Gc.stat, in words, headers included (as OCaml counts them).
+typedef struct GcStats {
+  double minor_words;        // allocated in the minor heap, up to the last minor GC
+  double promoted_words;     // copied to the major heap by minor GCs
+  double major_words;        // allocated in the major heap, promotions included
+  uint64_t minor_collections;
+  uint64_t major_collections;
+  uint64_t heap_words;       // words of size-class pages and large blocks (not pooled pages: gc_internal.h)
+  uint64_t live_words;       // live major words after the last major GC
+} GcStats;
+
+typedef struct GcState {
+  GcStats stats;
+  MajorHeap *major;
+  Value **remembered;        // old fields that may point into the minor heap
+  uint64_t remembered_count, remembered_cap;
+  uint64_t major_since_cycle;   // major words allocated since the last major GC
+  uint64_t major_threshold;  // major words a cycle lets be allocated before the
+                             // next one runs (gc/gc_internal.h, major_threshold_for)
+  uint64_t major_alloc_limit;   // gc_alloc_major takes its slow path once
+                             // major_since_cycle reaches this: the major GC
+                             // threshold, or 0 while memprof samples (so that
+                             // with the profiler off the path tests nothing more)
+  uint64_t stress_counter;
+  bool collecting;           // a collection is running (no allocation allowed)
+  bool major_requested;      // run a major GC at the end of the next minor GC
+  bool scanning_for_minor;   // gc_scan_roots serves a minor GC: roots known
+                             // not to point into the minor heap may be skipped
+} GcState;
+
+typedef struct VmOptions {
+  uint64_t stack_words;   // VM stack size in words
+  uint64_t minor_words;   // minor heap size in words
+  uint64_t max_heap_words; // major heap limit: past it, `out of memory`
+  bool gc_stress;         // minor GC at every allocation
+  bool gc_verify;         // verify the heap after every collection
+  bool dump_bytecode;
+  const char *memtrace_path;  // NULL: no trace
+  double memtrace_rate;       // its sampling rate
+  int memtrace_format;        // its format version (1 to 3)
+  double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
+} VmOptions;
+
+typedef struct Vm {
+  // --- minor heap (hot: read by every allocation) -------------------------
+  Value *young_ptr;       // header of the youngest block; allocation moves it down
+  Value *young_limit;     // allocation takes the slow path when young_ptr < limit;
+                          // = max(young_start, memprof trigger) or young_end in stress mode
+                          // or while memprof has callbacks to deliver
+  Value *young_limit_c;   // the same for C allocations (gc_alloc), which cannot
+                          // deliver callbacks: never raised for them
+  Value *young_start;     // lowest word of the minor heap
+  Value *young_end;       // one past the highest word
+  Value *young_trigger;   // memprof: the allocation reaching below this word
+                          // holds the next sampled word (NULL: not sampling)
+  // --- interpreter state saved at every safe point ------------------------
+  const uint32_t *pc;     // start of the current safe-point instruction of the top frame
+  Value *base;            // frame base of the top frame (base[-1] is its return address)
+  Value *stack_start;     // stack[0] is the bottom sentinel return address
+  Value *stack_end;
+  // --- program ------------------------------------------------------------
+  Value *globals;         // module members and top-level lets; GC roots
+  uint32_t global_count, global_cap;
+  char **global_names;    // "List.map" ..., for messages
+  Proto **protos;         // function id -> proto
+  uint32_t proto_count, proto_cap;
+  // Call targets (interp.c, "Calls"): fn_targets[proto id] for every proto, and
+  // global_targets[g] for the top-level fn in global g, filled by its first
+  // CALLG once the global holds the closure (it is never reassigned after).
+  CallTarget *fn_targets;
+  CallTarget *global_targets;
+  uint32_t linked_protos; // protos fn_targets covers (vm_call relinks when it grew)
+  Value *constants;       // strings and floats of the program (static blocks)
+  uint32_t constant_count, constant_cap;
+  FrameTable *frames;
+  // The entry function (runs each module's <top>; never part of a
+  // callstack) and its code (frames.h, FrameBounds); set by the compiler.
+  const Proto *entry_proto;
+  const uint32_t *entry_code, *entry_code_end;
+  Shapes *shapes;
+  Value empty_array;      // the one block of 0 fields (static)
+  Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)
+  // Return address of frames entered from C (vm_call) and of the entry frame:
+  // &trampoline_code[1]. Returning there runs EXIT_NESTED (frames.h, part 4).
+  uint32_t trampoline_code[3];
+  const uint32_t *trampoline_ret;
+  // --- exceptions and C boundaries ----------------------------------------
+  Handler *handlers;
+  uint32_t handler_count, handler_cap;
+  Boundary levels[VM_MAX_LEVELS];
+  uint32_t level;         // nesting depth of vm_run (1 while the main program runs)
+  Value exn;              // the value being raised
+  const uint32_t *exn_pc; // where it was raised (for uncaught errors)
+  Value *exn_base;
+  bool exn_is_stack_overflow;
+  // --- C roots ------------------------------------------------------------
+  Value *roots[VM_MAX_ROOTS];  // temporary roots pushed by C code (vm_push_root)
+  uint32_t root_count;
+  // --- subsystems ---------------------------------------------------------
+  GcState gc;
+  Memprof *memprof;
+  struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
+  int memprof_module;     // the Memprof module's running profile
+                          // (lang/builtins_memprof.c), or -1
+  bool memprof_pending;   // callbacks are queued: run them at the next safe point
+  bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
+                          // so that the next allocation takes the slow path
+  uint32_t *poll_at;      // the opcode word POLL was written over, or NULL
+  uint32_t poll_saved_op; // what it held
+  const uint32_t *poll_origin; // the instruction that queued the callbacks
+  bool memprof_sampling;  // a profile is running (major allocations ask memprof)
+  uint64_t memprof_major_skip; // while sampling: words the major heap may allocate
+                          // before the next sampled major word (gc/heap.c skips
+                          // memprof for blocks that fit; memprof/engine.c syncs)
+  bool sampling_suspended; // runtime-internal allocations (error messages)
+  // SIGINT or SIGTERM arrived (its number; 0: none). Written by the signal
+  // handler only (vm_catch_signals), read at safe points: loop back-edges and
+  // allocation slow paths (young_limit is raised to young_end for them).
+  volatile sig_atomic_t pending_signal;
+  VmOptions options;
+  // --- what the layers above core/ plug in (core/fail.c) -------------------
+  // Prints an uncaught error and its backtrace (the interpreter's, set by
+  // vm_new); vm_raise then leaves through vm_exit.
+  void (*uncaught)(Vm *vm, Value v);
+  // Finishes every tracker (memprof_finish, set by memprof_new): called on
+  // every way out of the process.
+  void (*finish_trackers)(Vm *vm);
+  // --- embedding (unit tests, the in-process fuzz driver) ------------------
+  VmExitHook *exit_hook;  // when set, vm_exit calls it instead of exit()
+  void *exit_hook_data;   // the embedder's, for exit_hook
+  uint64_t fuel;          // MINNOW_FUZZ builds: jumps back and calls left
+                          // before the run ends with VM_EXIT_FUEL (interp.c);
+                          // 0: no budget
+  // --- process ------------------------------------------------------------
+  int argc;
+  char **argv;            // script path then its arguments
+  const char *main_path;
+  struct ModuleTable *modules;
+} Vm;
+
+// ---------------------------------------------------------------------------
+// The allocation limits, from the fields that decide them (kept here, below
+// gc/ and memprof/, both of which move those fields):
+//  * young_limit = max(young_start, young_trigger), so that the allocation
+//    reaching memprof's next sampled word takes the slow path (gc/heap.c);
+//    young_end (every allocation slow) in stress mode, while memprof has
+//    callbacks to deliver outside them (memprof_force_slow: allocation slow
+//    paths deliver them), or while a signal waits (vm->pending_signal);
+//  * young_limit_c, gc_alloc's: the same but for the last two (C allocations
+//    deliver nothing: String.split across a minor GC keeps its fast path);
+//  * major_alloc_limit: 0 while memprof samples (every major allocation then
+//    takes gc_alloc_major's slow path, which samples), else the major GC's
+//    threshold (gc.major_threshold).
+// Called whenever one of these fields changes.
+static inline void vm_update_limits(Vm *vm) {
+  vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : vm->gc.major_threshold;
+  Value *limit = vm->young_start;
+  if (vm->young_trigger > limit) limit = vm->young_trigger;
+  if (vm->options.gc_stress) limit = vm->young_end;
+  vm->young_limit_c = limit;
+  if ((MEMPROF_BUILT && vm->memprof_force_slow) || vm->pending_signal) limit = vm->young_end;
+  vm->young_limit = limit;
+}
+
+// Blocks are young iff in (young_start, young_end).
+static inline bool vm_is_young(const Vm *vm, Value v) {
+  return val_is_ptr(v) && (Value *)(uintptr_t)v > vm->young_start &&
+         (Value *)(uintptr_t)v < vm->young_end;
+}
+
+// Raises `v` from C code: unwinds to the innermost handler (possibly in an
+// outer interpreter level); with none, prints it (vm->uncaught) and leaves
+// with VM_EXIT_ERROR. Never returns.
+_Noreturn void vm_raise(Vm *vm, Value v);
+// Raises `out of memory` with a message made at start-up: nothing is
+// allocated, so it works when the heap is full (vm_raise_error would need
+// room for its message).
+_Noreturn void vm_raise_out_of_memory(Vm *vm);
+// The pending-action path (core/pending.c). memprof queued callbacks during
+// the instruction at vm->pc (which is still running): have them run as soon
+// as it completes, before the next instruction (lang/interp.c, "Polls"). A
+// no-op for an instruction that runs them itself (allocations) or that may
+// not fall through.
+void vm_request_poll(Vm *vm);
+// The callbacks are running or the instruction raised: no poll is needed.
+void vm_cancel_poll(Vm *vm);
+
+// Temporary C roots: the GC updates *slot when it moves the block.
+static inline void vm_push_root(Vm *vm, Value *slot) {
+  if (vm->root_count >= VM_MAX_ROOTS) __builtin_trap();
+  vm->roots[vm->root_count++] = slot;
+}
+static inline void vm_pop_roots(Vm *vm, uint32_t n) { vm->root_count -= n; }
+
+// ---------------------------------------------------------------------------
+// Leaving the process. Every way out goes through vm_exit, which finishes the
+// profiler's trackers first (the --memprof-count report, a trace's last
+// packet): the end of the script, Sys.exit, an uncaught error, out of memory,
+// and SIGINT/SIGTERM (vm_handle_signal).
+enum {
+  VM_EXIT_OK = 0,
+  VM_EXIT_ERROR = 1,   // uncaught runtime error, out of memory included
+  VM_EXIT_USAGE = 2,   // bad command line, unreadable script, syntax or compile error
+  VM_EXIT_FUEL = -1,   // fuzz builds: the step budget ran out (never a process status)
+};
+// Flushes stdout, finishes every tracker, exits with `status` (or calls
+// vm->exit_hook). Runs no Minnow code.
+_Noreturn void vm_exit(Vm *vm, int status);
+// Memory ran out where no exception can be raised (inside a collection, in
+// the compiler's tables): prints "minnow: out of memory (what)" and exits
+// with VM_EXIT_ERROR through vm_exit. Code with no Vm at hand calls it with
+// NULL: the process's VM (the one vm_new made last) is finished.
+_Noreturn void vm_out_of_memory(Vm *vm, const char *what);
+// Makes vm the process's VM: the one vm_out_of_memory(NULL, ...) and the
+// signal handler finish (vm_new calls it; vm_free undoes it).
+void vm_register(Vm *vm);
+void vm_unregister(Vm *vm);
+// From now on SIGINT and SIGTERM set vm->pending_signal, and the VM leaves
+// at its next safe point through vm_handle_signal. A second signal before
+// that ends the process at once (the default action is back in place).
+void vm_catch_signals(Vm *vm);
+// At a safe point with vm->pending_signal set: finishes the trackers, then
+// dies of that signal (the parent sees 128 + its number). Never returns.
+_Noreturn void vm_handle_signal(Vm *vm);
+
+#endif

@@ -42,7 +42,17 @@ diff|bintrees,bintrees2|diff TRACE TRACE2
 top|pipeline|top TRACE
 top-stack|pipeline|top --by stack TRACE
 lifetimes|pipeline|lifetimes TRACE
-leaks|pipeline|leaks TRACE"
+leaks|pipeline|leaks TRACE
+timeline|bintrees|timeline TRACE
+timeline-png|bintrees|timeline -o build/bench-tools/timeline.png TRACE
+flamegraph|bintrees|flamegraph TRACE
+flame-svg|bintrees|flamegraph -o build/bench-tools/flame.svg TRACE
+pprof|bintrees|pprof TRACE -o build/bench-tools/profile.pb.gz
+merge|bintrees,bintrees2|merge TRACE TRACE2 -o build/bench-tools/merged.pb.gz
+timeline|pipeline|timeline TRACE
+flamegraph|pipeline|flamegraph TRACE
+flame-svg|pipeline|flamegraph -o build/bench-tools/flame.svg TRACE
+pprof|pipeline|pprof TRACE -o build/bench-tools/profile.pb.gz"
 
 # Floors in seconds (wall) for the commands that have one of their own.
 floor_of() {

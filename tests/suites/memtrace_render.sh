@@ -286,6 +286,18 @@ for args in "flamegraph" "flamegraph --width x $tmp/one.ctf" "pprof $tmp/one.ctf
   if [ "$status" = 2 ] && grep -q "^usage: memtrace" "$tmp/err"; then ok
   else bad "memtrace $args: status $status, not a usage error"; fi
 done
+# Outputs that cannot be created: a message naming them, exit 1, no image on stderr.
+for args in "timeline -o $tmp/no/x.png" "flamegraph -o $tmp/no/x.svg" "pprof -o $tmp/no/x.pb.gz"; do
+  # shellcheck disable=SC2086
+  "$tool" $args "$tmp/leak2.ctf" >/dev/null 2>"$tmp/err"
+  status=$?
+  if [ "$status" = 1 ] && grep -q "$tmp/no/x" "$tmp/err" && [ "$(wc -c <"$tmp/err")" -lt 2000 ]; then ok
+  else bad "memtrace $args (no such directory): status $status, $(head -c 200 "$tmp/err")"; fi
+done
+# A profile on stdout from a trace on stdin.
+if "$tool" pprof - -o - <"$tmp/leak2.ctf" >"$tmp/stdout.pb.gz" && zcat "$tmp/stdout.pb.gz" >"$tmp/stdout.pb" &&
+   grep -aq "memtrace trace -: rate 0.01" "$tmp/stdout.pb"; then ok
+else bad "pprof - -o -: no gzipped profile of the trace on stdin"; fi
 # stdin works where a file does.
 if "$tool" flamegraph - <"$tmp/leak2.ctf" | LC_ALL=C sort | cmp -s - <("$tool" flamegraph "$tmp/leak2.ctf" | LC_ALL=C sort); then ok
 else bad "flamegraph - (stdin) differs from flamegraph FILE"; fi

@@ -127,8 +127,14 @@ int gnuplot_stacked(const StackedChart *chart, const char *path, char *err, size
              chart->n_points, chart->n_bands);
     return -1;
   }
+  FILE *probe = fopen(path, "w");  // gnuplot would draw on its stdout when it cannot create the file
+  if (!probe) {
+    snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
+    return -1;
+  }
+  fclose(probe);
   fflush(stdout);
-  FILE *gp = popen("exec gnuplot 1>&2", "w");
+  FILE *gp = popen("exec gnuplot >/dev/null", "w");  // its messages on our stderr, nothing on our stdout
   if (!gp) {
     snprintf(err, err_size, "cannot run gnuplot: %s", strerror(errno));
     return -1;

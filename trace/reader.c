@@ -450,10 +450,17 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
       out[pos++] = code;
       continue;
     }
-    uint32_t n_predicted = tag == 2 ? *p++ : tag;
+    uint32_t n_predicted = tag;
     uint64_t code = codes[bucket];
     if (__builtin_expect(code == CACHE_EMPTY, 0)) return bad_bucket(r, at, false, bucket);
     out[pos++] = code;
+    if (tag == 2) {
+      n_predicted = *p++;
+      if (next[pred] == pred) {  // a bucket that predicts itself: its run repeats one code
+        for (; n_predicted >= 4; n_predicted -= 4, pos += 4) out[pos] = out[pos + 1] = out[pos + 2] = out[pos + 3] = code;
+        for (; n_predicted; n_predicted--) out[pos++] = code;
+      }
+    }
     for (; n_predicted; n_predicted--) {
       pred = next[pred];
       code = codes[pred];

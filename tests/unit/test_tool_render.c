@@ -351,7 +351,7 @@ static int find_frame(const char *svg, const char *name, double *x, double *w, u
 
 static void test_flame_layout(void **state) {
   (void)state;
-  FlameSvgOptions o = {"title", "sub", "bytes", 1000, 1000, 0};
+  FlameSvgOptions o = {"title", "sub", "bytes", 1000, 1000, 0, false};
   FlameSvg *f = flame_svg_new(&o);
   assert_true(flame_svg_frame(f, 0, "main", "a.mn:1", 1000));
   assert_true(flame_svg_frame(f, 1, "left", "a.mn:2", 600));
@@ -382,7 +382,7 @@ static void test_flame_layout(void **state) {
 
 static void test_flame_prunes_narrow_frames(void **state) {
   (void)state;
-  FlameSvgOptions o = {"t", NULL, "bytes", 1e6, 1020, 1.0};  // 1000 px of frames: 1 px is 1,000
+  FlameSvgOptions o = {"t", NULL, "bytes", 1e6, 1020, 1.0, false};  // 1000 px of frames: 1 px is 1,000
   FlameSvg *f = flame_svg_new(&o);
   assert_true(flame_svg_frame(f, 0, "wide", "", 999000));
   assert_true(flame_svg_frame(f, 1, "wide2", "", 1000));
@@ -399,7 +399,7 @@ static void test_flame_prunes_narrow_frames(void **state) {
 
 static void test_flame_escapes_and_cleans(void **state) {
   (void)state;
-  FlameSvgOptions o = {"a<b", NULL, "bytes", 10, 0, 0};
+  FlameSvgOptions o = {"a<b", NULL, "bytes", 10, 0, 0, false};
   FlameSvg *f = flame_svg_new(&o);
   flame_svg_frame(f, 0, "f<&>\"'", "x.mn:1", 10);
   flame_svg_frame(f, 1, "bad\xff\x01\xc0\xafok\xc3\xa9", "y.mn:2", 5);
@@ -418,7 +418,7 @@ static void test_flame_escapes_and_cleans(void **state) {
 
 static void test_flame_long_names_are_cut(void **state) {
   (void)state;
-  FlameSvgOptions o = {"t", NULL, "bytes", 100, 220, 0};  // 200 px of frames
+  FlameSvgOptions o = {"t", NULL, "bytes", 100, 220, 0, false};  // 200 px of frames
   FlameSvg *f = flame_svg_new(&o);
   const char *name = "a_function_name_much_longer_than_the_frame_is_wide_really";
   flame_svg_frame(f, 0, name, "", 50);  // 100 px: (100 - 6) / 7.2 = 13 characters

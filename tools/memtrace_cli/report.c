@@ -409,7 +409,7 @@ static void put_flame_graph(const Page *pg) {
            (unsigned long long)profile_totals(p)->samples, profile_rate(p), profile_word_bytes(p),
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   FlameSvgOptions fo = {"Allocated bytes (estimated)", subtitle, "bytes", calltree_total(t), 1200, 0.1, true};
-  if (flame_tree_svg(t, &fo, false, out) != 0) out_of_memory();
+  if (flame_tree_svg(t, &fo, false, out) != 0 && !ferror(out)) out_of_memory();  // a write error: reported at the end
   fputs("</div>\n</section>\n", out);
   calltree_free(t);
 }

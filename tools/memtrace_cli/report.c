@@ -302,7 +302,8 @@ static void put_summary(const Page *pg) {
   if (ls->n_points) {
     uint32_t k = live_series_peak(ls);
     put_estimate(out, p, (uint64_t)ls->total[k]);
-    fprintf(out, " at %s <span class=\"note\">(the largest of the %u moments of the chart below)</span>",
+    fprintf(out, " at %s <span class=\"note\">(the largest of the %u moments of the chart below, with that "
+            "moment's interval; a spike between two moments is missed)</span>",
             out_duration(a, ls->times_us[k]), ls->n_points);
   } else {
     fputs("(no events)", out);
@@ -371,10 +372,10 @@ static void put_live_heap(const Page *pg) {
   live_bands_make(&b, p, pg->series, PROFILE_BY_SITE, pg->o->top);
   fputs("<section id=\"live-heap\">\n<h2>Live heap over time</h2>\n", out);
   fprintf(out, "<p class=\"note\">Estimated bytes of the blocks allocated and not yet collected, at %u evenly "
-          "spaced moments; the %u sites of highest peak stacked, the rest grey. Hover a band for its site.</p>\n",
-          b.n_points, b.n_top);
+          "spaced moments; the %u site%s of highest peak stacked, the rest grey. Hover a band for its site.</p>\n",
+          b.n_points, b.n_top, b.n_top == 1 ? "" : "s");
   char title[256], label[2 * OUT_TEXT_MAX + 32], a[OUT_TEXT_MAX], t[OUT_TEXT_MAX];
-  snprintf(title, sizeof title, "Live heap (estimated), top %u sites%s", b.n_top,
+  snprintf(title, sizeof title, "Live heap (estimated), top %u site%s%s", b.n_top, b.n_top == 1 ? "" : "s",
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   StackedChart c = {title, "time since the trace's start", "live bytes", b.n_points, b.n_top + 1, b.x_s, b.y,
                     (const char *const *)b.names, true};
@@ -545,7 +546,7 @@ static void put_leaks(const Page *pg) {
             "(fewer than %u windows).</p>\n", LEAK_MIN_POINTS);
   else if (!an.n_leaking)
     fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak suspects: no site's kept bytes grow beyond sampling "
-            "noise all over the run (%u sites with kept blocks tested).</p>\n", an.n);
+            "noise all over the run (%u site%s with kept blocks tested).</p>\n", an.n, an.n == 1 ? "" : "s");
   else {
     fprintf(out, "<p class=\"verdict\">%u leak suspect%s (of %u sites tested), fastest growth first:</p>\n"
             "<ol class=\"leaks\">\n", an.n_leaking, an.n_leaking > 1 ? "s" : "", an.n);

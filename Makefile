@@ -4,6 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make vm-debug   ./vm-debug, every ASSERT checked (core/debug.h)
+#   make demo       trace examples/leaky_cache.mn: demo/report.html, timeline, flame graph
 #   make test       every test suite; ends with one line "N passed, N failed"
 #   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools   benchmarks (bench/README.md)
 
@@ -37,7 +38,7 @@ SRC_debug   := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
-.PHONY: all test unit-test lang-test clean bench-gc bench-memprof memtrace
+.PHONY: all test unit-test lang-test clean bench-gc bench-memprof memtrace demo
 all: vm tools/memtrace
 
 build/embed: tools/embed.c
@@ -108,6 +109,11 @@ tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
 build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
 -include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
+
+# make demo: a traced run of examples/leaky_cache.mn and what the trace tools
+# make of it, written to demo/ (tools/demo.sh says what and why).
+demo: vm tools/memtrace
+	@tools/demo.sh
 
 test: vm vm-boehm vm-asan vm-debug unit-bins $(TEST_TOOLS) tools/memtrace build/asan/memtrace
 	@tests/run_all.sh

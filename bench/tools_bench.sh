@@ -52,7 +52,9 @@ merge|bintrees,bintrees2|merge TRACE TRACE2 -o build/bench-tools/merged.pb.gz
 timeline|pipeline|timeline TRACE
 flamegraph|pipeline|flamegraph TRACE
 flame-svg|pipeline|flamegraph -o build/bench-tools/flame.svg TRACE
-pprof|pipeline|pprof TRACE -o build/bench-tools/profile.pb.gz"
+pprof|pipeline|pprof TRACE -o build/bench-tools/profile.pb.gz
+report|bintrees|report TRACE -o build/bench-tools/report.html
+report|pipeline|report TRACE -o build/bench-tools/report.html"
 
 # Floors in seconds (wall) for the commands that have one of their own.
 floor_of() {

@@ -2,8 +2,10 @@
 // (tools/memtrace_cli): the pprof encoder (pprof_writer.c), read back by a
 // protobuf decoder written here from the wire format's description (varints,
 // length-delimited fields, packed repeated fields); the flame graph SVG
-// (flame_svg.c): layout, pruning, escaping; text cleaning (text.c); the
-// gnuplot driver's checks that run before gnuplot (gnuplot.c). gnuplot
+// (flame_svg.c): layout, pruning, escaping, its HTML form; the report's own
+// stacked charts (svg_chart.c): round ticks, stacking, escaping; text
+// cleaning (text.c); the gnuplot driver's checks that run before gnuplot
+// (gnuplot.c). gnuplot
 // itself, go tool pprof and Chromium are exercised by
 // tests/suites/memtrace_render.sh.
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include "flame_svg.h"
 #include "gnuplot.h"
 #include "pprof_writer.h"
+#include "svg_chart.h"
 #include "text.h"
 
 // ================================================================ protobuf decoding
@@ -351,7 +354,7 @@ static int find_frame(const char *svg, const char *name, double *x, double *w, u
 
 static void test_flame_layout(void **state) {
   (void)state;
-  FlameSvgOptions o = {"title", "sub", "bytes", 1000, 1000, 0};
+  FlameSvgOptions o = {"title", "sub", "bytes", 1000, 1000, 0, false};
   FlameSvg *f = flame_svg_new(&o);
   assert_true(flame_svg_frame(f, 0, "main", "a.mn:1", 1000));
   assert_true(flame_svg_frame(f, 1, "left", "a.mn:2", 600));
@@ -382,7 +385,7 @@ static void test_flame_layout(void **state) {
 
 static void test_flame_prunes_narrow_frames(void **state) {
   (void)state;
-  FlameSvgOptions o = {"t", NULL, "bytes", 1e6, 1020, 1.0};  // 1000 px of frames: 1 px is 1,000
+  FlameSvgOptions o = {"t", NULL, "bytes", 1e6, 1020, 1.0, false};  // 1000 px of frames: 1 px is 1,000
   FlameSvg *f = flame_svg_new(&o);
   assert_true(flame_svg_frame(f, 0, "wide", "", 999000));
   assert_true(flame_svg_frame(f, 1, "wide2", "", 1000));
@@ -399,7 +402,7 @@ static void test_flame_prunes_narrow_frames(void **state) {
 
 static void test_flame_escapes_and_cleans(void **state) {
   (void)state;
-  FlameSvgOptions o = {"a<b", NULL, "bytes", 10, 0, 0};
+  FlameSvgOptions o = {"a<b", NULL, "bytes", 10, 0, 0, false};
   FlameSvg *f = flame_svg_new(&o);
   flame_svg_frame(f, 0, "f<&>\"'", "x.mn:1", 10);
   flame_svg_frame(f, 1, "bad\xff\x01\xc0\xafok\xc3\xa9", "y.mn:2", 5);
@@ -418,12 +421,94 @@ static void test_flame_escapes_and_cleans(void **state) {
 
 static void test_flame_long_names_are_cut(void **state) {
   (void)state;
-  FlameSvgOptions o = {"t", NULL, "bytes", 100, 220, 0};  // 200 px of frames
+  FlameSvgOptions o = {"t", NULL, "bytes", 100, 220, 0, false};  // 200 px of frames
   FlameSvg *f = flame_svg_new(&o);
   const char *name = "a_function_name_much_longer_than_the_frame_is_wide_really";
   flame_svg_frame(f, 0, name, "", 50);  // 100 px: (100 - 6) / 7.2 = 13 characters
   char *svg = render(f);
   assert_non_null(strstr(svg, ">a_function_..</text>"));
+  free(svg);
+}
+
+static void test_flame_inline_html(void **state) {
+  (void)state;
+  FlameSvgOptions o = {"t", NULL, "bytes", 10, 0, 0, true};
+  FlameSvg *f = flame_svg_new(&o);
+  flame_svg_frame(f, 0, "main", "m.mn:1", 10);
+  char *svg = render(f);
+  const char *start = "<svg version=\"1.1\" xmlns=";
+  assert_true(strncmp(svg, start, strlen(start)) == 0);  // no XML declaration in a page
+  assert_null(strstr(svg, "<?xml"));
+  free(svg);
+}
+
+// ================================================================ svg_chart
+
+static char *chart(const StackedChart *c, const SvgChartOptions *o) {
+  char *text;
+  size_t len;
+  FILE *out = open_memstream(&text, &len);
+  assert_int_equal(svg_chart_write(c, o, out), 0);
+  fclose(out);
+  return text;
+}
+
+static size_t count(const char *s, const char *what) {
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, what)); p++) n++;
+  return n;
+}
+
+static void test_svg_chart_axes_and_bands(void **state) {
+  (void)state;
+  // Two bands over three moments; the stack peaks at 3.5 MiB at x = 1 s.
+  double x[3] = {0, 1, 2}, mib = 1024.0 * 1024;
+  double y[6] = {1 * mib, 0.5 * mib, 2 * mib, 1.5 * mib, 1 * mib, 0};
+  const char *names[2] = {"site a", "rest"};
+  StackedChart c = {"Live", "time", "bytes", 3, 2, x, y, names, true};
+  SvgChartOptions o = {1000, 200, "chart", true, 1, "peak here"};
+  char *svg = chart(&c, &o);
+  const char *start = "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\"";
+  assert_true(strncmp(svg, start, strlen(start)) == 0);
+  // Ticks: 0 to 4 MiB by 1 MiB (round steps in the axis' unit; the top one above the peak); x in seconds.
+  for (int i = 0; i <= 4; i++) {
+    char tick[32];
+    snprintf(tick, sizeof tick, ">%d MiB</text>", i);
+    assert_non_null(strstr(svg, tick));
+  }
+  assert_null(strstr(svg, ">5 MiB</text>"));
+  assert_non_null(strstr(svg, ">2 s</text>"));
+  // A path per band, each named with its peak; the rest grey; the marker.
+  assert_int_equal(count(svg, "<path "), 2);
+  assert_non_null(strstr(svg, "<title>site a: peak 2 MiB</title>"));
+  assert_non_null(strstr(svg, "fill=\"#bab0ac\""));
+  assert_non_null(strstr(svg, ">peak here</text>"));
+  // Band 0 starts at its own top (1 MiB of 4: y = 34 + 200 - 50); the stack's top reaches 3.5 MiB.
+  assert_non_null(strstr(svg, "d=\"M92.0,184.0"));
+  assert_non_null(strstr(svg, "points=\"92.0,159.0 "));
+  // It ends with its closing tag, no newline (contract 2), and has no id.
+  size_t n = strlen(svg);
+  assert_true(n > 6 && strcmp(svg + n - 6, "</svg>") == 0);
+  assert_null(strstr(svg, " id="));
+  free(svg);
+}
+
+static void test_svg_chart_escapes_and_empty(void **state) {
+  (void)state;
+  double x[2] = {0, 1}, y[2] = {8, 16};
+  const char *names[1] = {"f </title><script>alert('x')</script> & \"q\""};
+  StackedChart c = {"t<i>", "a&b", "y", 2, 1, x, y, names, false};
+  SvgChartOptions o = {0, 0, NULL, false, 0, NULL};
+  char *svg = chart(&c, &o);
+  assert_null(strstr(svg, "<script"));
+  assert_null(strstr(svg, "<i>"));
+  assert_non_null(strstr(svg, "f &lt;/title&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"));
+  assert_non_null(strstr(svg, ">t&lt;i&gt;</text>"));
+  assert_non_null(strstr(svg, ">a&amp;b</text>"));
+  free(svg);
+  StackedChart one = {"t", "x", "y", 1, 1, x, y, names, true};
+  svg = chart(&one, &o);
+  assert_non_null(strstr(svg, "nothing to draw: 1 moment in the series"));
   free(svg);
 }
 
@@ -468,6 +553,9 @@ int main(void) {
       cmocka_unit_test(test_flame_layout),
       cmocka_unit_test(test_flame_prunes_narrow_frames),
       cmocka_unit_test(test_flame_escapes_and_cleans),
+      cmocka_unit_test(test_flame_inline_html),
+      cmocka_unit_test(test_svg_chart_axes_and_bands),
+      cmocka_unit_test(test_svg_chart_escapes_and_empty),
       cmocka_unit_test(test_flame_long_names_are_cut),
       cmocka_unit_test(test_text_clean),
       cmocka_unit_test(test_gnuplot_checks),

@@ -16,5 +16,6 @@ int cmd_flamegraph(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -117,29 +117,6 @@ void flame_svg_free(FlameSvg *f) {
 
 // ---------------------------------------------------------------- text
 
-// Writes at most max_chars characters of s (SIZE_MAX: all) as XML text or
-// attribute content: invalid bytes as '?', & < > " ' as references.
-static void put_xml(FILE *out, const char *s, size_t max_chars) {
-  const unsigned char *p = (const unsigned char *)s;
-  size_t left = strlen(s);
-  for (size_t chars = 0; left && chars < max_chars; chars++) {
-    size_t len = text_utf8_char(p, left);
-    switch (len ? *p : '?') {
-      case '&': fputs("&amp;", out); break;
-      case '<': fputs("&lt;", out); break;
-      case '>': fputs("&gt;", out); break;
-      case '"': fputs("&quot;", out); break;
-      case '\'': fputs("&#39;", out); break;
-      default:
-        if (len) fwrite(p, 1, len, out);
-        else putc('?', out);
-    }
-    if (!len) len = 1;
-    p += len;
-    left -= len;
-  }
-}
-
 // Characters in s, counting each invalid byte as one (as put_xml draws it).
 static size_t xml_chars(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
@@ -160,10 +137,10 @@ static void put_fitted(FILE *out, const char *name, double width_px) {
   if (room < 3) return;
   size_t chars = xml_chars(name);
   if ((double)chars <= room) {
-    put_xml(out, name, SIZE_MAX);
+    text_put_xml(out, name, SIZE_MAX);
     return;
   }
-  put_xml(out, name, (size_t)room - 2);
+  text_put_xml(out, name, (size_t)room - 2);
   fputs("..", out);
 }
 
@@ -174,7 +151,7 @@ static void put_value(FILE *out, const FlameSvg *f, double value) {
   const char *unit = pool_str(f, f->unit);
   if (strcmp(unit, "bytes") != 0) {
     fprintf(out, "%.0f ", value);
-    put_xml(out, unit, SIZE_MAX);
+    text_put_xml(out, unit, SIZE_MAX);
     fprintf(out, ", %.2f%%", share);
     return;
   }
@@ -274,9 +251,9 @@ static void put_frame(FILE *out, const FlameSvg *f, const Frame *fr, double bott
   const char *name = pool_str(f, fr->function), *where = pool_str(f, fr->where);
   fprintf(out, "<g class=\"f\" data-x=\"%.12g\" data-w=\"%.12g\" data-l=\"%u\"><title>", fr->x / total,
           fr->value / total, fr->level);
-  put_xml(out, name, SIZE_MAX);
+  text_put_xml(out, name, SIZE_MAX);
   fputs("\n", out);
-  put_xml(out, where, SIZE_MAX);
+  text_put_xml(out, where, SIZE_MAX);
   fputs("\n", out);
   put_value(out, f, fr->value);
   fprintf(out, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"", px, y,
@@ -289,17 +266,17 @@ static void put_frame(FILE *out, const FlameSvg *f, const Frame *fr, double bott
 
 static void put_header(FILE *out, const FlameSvg *f, unsigned height) {
   unsigned width = f->opt.width_px;
+  if (!f->opt.inline_html) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
   fprintf(out,
-          "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
           "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" "
           "viewBox=\"0 0 %u %u\">\n",
           width, height, width, height);
   fputs(STYLE, out);
   fprintf(out, "<rect width=\"%u\" height=\"%u\" fill=\"#f6f6f2\"/>\n", width, height);
   fprintf(out, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">", width / 2);
-  put_xml(out, pool_str(f, f->title), SIZE_MAX);
+  text_put_xml(out, pool_str(f, f->title), SIZE_MAX);
   fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%u\" y=\"42\" text-anchor=\"middle\">", width / 2);
-  put_xml(out, pool_str(f, f->subtitle), SIZE_MAX);
+  text_put_xml(out, pool_str(f, f->subtitle), SIZE_MAX);
   fprintf(out, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SIDE_MARGIN);
 }
 

@@ -30,6 +30,8 @@ typedef struct FlameSvgOptions {
   double total;          // the root's value: a frame's width is value / total
   unsigned width_px;     // the image's width; 0 means 1200
   double min_width_px;   // narrower frames are left out; 0 means 0.1
+  bool inline_html;      // for an HTML page: no XML declaration (the page's own
+                         // ids must not be frames, reset, details, title, subtitle)
 } FlameSvgOptions;
 
 typedef struct FlameSvg FlameSvg;

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "calltree.h"
 #include "commands.h"
-#include "flame_svg.h"
+#include "flame_tree.h"
 #include "text.h"
 
 static const ToolUsage usage = {
@@ -160,21 +159,6 @@ static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode
 
 // ---------------------------------------------------------------- SVG
 
-typedef struct Svg {
-  FlameSvg *svg;
-  bool functions;
-  char where[4096];
-} Svg;
-
-static bool visit_svg(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
-  (void)path;
-  Svg *s = ctx;
-  if (!*node->file) s->where[0] = 0;
-  else if (s->functions) snprintf(s->where, sizeof s->where, "%s", node->file);
-  else snprintf(s->where, sizeof s->where, "%s:%u", node->file, node->line);
-  return flame_svg_frame(s->svg, node->depth, node->function, s->where, node->total);
-}
-
 static void svg_subtitle(char *buf, size_t size, const Options *o, const Loaded *l) {
   const Profile *p = l->profile;
   const ProfileSummary *s = profile_summary(p);
@@ -191,12 +175,8 @@ static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE 
   char subtitle[1024];
   svg_subtitle(subtitle, sizeof subtitle, o, l);
   const char *title = o->title ? o->title : o->live ? "Live bytes at the end (estimated)" : "Allocated bytes (estimated)";
-  FlameSvgOptions fo = {title, subtitle, "bytes", calltree_total(t), o->width, o->min_width};
-  Svg s = {flame_svg_new(&fo), o->functions, ""};
-  bool ok = calltree_walk(t, visit_svg, &s);
-  int status = ok && flame_svg_write(s.svg, out) == 0 ? 0 : -1;
-  flame_svg_free(s.svg);
-  return status;
+  FlameSvgOptions fo = {title, subtitle, "bytes", calltree_total(t), o->width, o->min_width, false};
+  return flame_tree_svg(t, &fo, o->functions, out);
 }
 
 // ---------------------------------------------------------------- command

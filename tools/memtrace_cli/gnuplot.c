@@ -15,10 +15,7 @@
 
 #include "text.h"
 
-// Colours of the bands, bottom up; the last band (the rest) is grey.
-static const char *const PALETTE[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-                                      "#b07aa1", "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8"};
-enum { N_PALETTE = sizeof PALETTE / sizeof PALETTE[0], LEGEND_BYTES = 64 };
+enum { LEGEND_BYTES = 64 };
 
 const char *gnuplot_format(const char *path) {
   size_t n = strlen(path);
@@ -103,7 +100,7 @@ static void put_data(FILE *out, const StackedChart *c) {
 static void put_plot(FILE *out, const StackedChart *c) {
   fputs("plot", out);
   for (size_t k = c->n_bands; k-- > 0;) {
-    const char *colour = k + 1 == c->n_bands && c->n_bands > 1 ? "#bab0ac" : PALETTE[k % N_PALETTE];
+    const char *colour = chart_band_colour(k, c->n_bands);
     if (k == 0) fprintf(out, " $data using 1:(0):%zu", k + 2);
     else fprintf(out, " $data using 1:%zu:%zu", k + 1, k + 2);
     fprintf(out, " with filledcurves lc rgb '%s' title ", colour);

@@ -1,22 +1,11 @@
-// gnuplot.h - draws a stacked area chart to an SVG or PNG file by running
-// gnuplot (from PATH) on a script and data written to its standard input.
-// Knows nothing of traces.
+// gnuplot.h - draws a stacked area chart (chart.h) to an SVG or PNG file by
+// running gnuplot (from PATH) on a script and data written to its standard
+// input. Knows nothing of traces.
 #ifndef MINNOW_GNUPLOT_H
 #define MINNOW_GNUPLOT_H
 
-#include <stdbool.h>
-#include <stddef.h>
+#include "chart.h"
 
-// Bands are stacked in order: band 0 at the bottom. y[i * n_bands + b] is
-// band b's height at x[i]; x increases.
-typedef struct StackedChart {
-  const char *title, *xlabel, *ylabel;  // drawn as given (no enhanced-text markup)
-  size_t n_points, n_bands;
-  const double *x;
-  const double *y;
-  const char *const *names;             // n_bands legend entries
-  bool y_bytes;                         // y counts bytes: axis labelled "1.5 MB"
-} StackedChart;
 
 // The terminal for `path`: "svg" for *.svg, "png" for *.png, or NULL.
 const char *gnuplot_format(const char *path);

@@ -1,12 +1,14 @@
 // lifetimes.c - `memtrace lifetimes FILE`: per allocation site (function,
 // file), the share of its sampled blocks promoted and how long its blocks
 // lived: quantiles of lifetime in time, in bytes allocated meanwhile, and the
-// minor collections that this approximates (README.md shows the layout).
+// minor collections that this approximates (README.md shows the layout), as
+// a table or JSON; the figures come from lifetime_rows.h.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "lifetime_rows.h"
 #include "commands.h"
 #include "output.h"
 
@@ -58,76 +60,6 @@ static int parse_options(int argc, char **argv, Options *o) {
   return TOOL_CONTINUE;
 }
 
-// ---------------------------------------------------------------- rows
-
-typedef struct Row {
-  const ProfileGroup *group;
-  ProfileLifetimes hist;   // summed over the group's sites
-} Row;
-
-static int by_samples(const void *a, const void *b) {
-  const ProfileGroup *x = ((const Row *)a)->group, *y = ((const Row *)b)->group;
-  if (x->counts.samples != y->counts.samples) return x->counts.samples > y->counts.samples ? -1 : 1;
-  return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static void add_hist(ProfileLifetimes *to, const ProfileLifetimes *from) {
-  for (uint32_t i = 0; i < PROFILE_HIST_BUCKETS; i++) to->time_us[i] += from->time_us[i], to->clock[i] += from->clock[i];
-  to->died_young_blocks += from->died_young_blocks;
-  to->died_young_samples += from->died_young_samples;
-}
-
-static Row *make_rows(const Profile *p, const ProfileGroups *g) {
-  Row *rows = calloc((size_t)g->n + 1, sizeof *rows);
-  if (!rows) return NULL;
-  for (uint32_t i = 0; i < g->n; i++) rows[i].group = &g->rows[i];
-  for (ProfileSiteId s = 0; s < profile_n_sites(p); s++) {
-    const ProfileLifetimes *l = profile_site_lifetimes(p, s);
-    if (l && g->of_site[s] != PROFILE_NONE) add_hist(&rows[g->of_site[s]].hist, l);
-  }
-  qsort(rows, g->n, sizeof *rows, by_samples);
-  return rows;
-}
-
-// The q-quantile of a histogram (weights: samples): the value its bucket
-// stands for; INFINITY when it falls among the blocks alive at the end; NAN
-// for an empty histogram.
-static double quantile(const uint64_t *hist, double q) {
-  uint64_t total = 0, seen = 0;
-  for (uint32_t i = 0; i < PROFILE_HIST_BUCKETS; i++) total += hist[i];
-  if (!total) return NAN;
-  for (uint32_t i = 0; i < PROFILE_HIST_BUCKETS; i++) {
-    seen += hist[i];
-    if ((double)seen >= q * (double)total) return profile_hist_value(i);
-  }
-  return INFINITY;
-}
-
-typedef struct Figures {
-  double time_us[3], alloc_bytes[3], minor_gcs[3];   // p50, p90, p99
-  double promoted_share, alive_share;
-  Interval promoted;
-  uint64_t minor_blocks;
-} Figures;
-
-static const double QUANTILES[3] = {0.5, 0.9, 0.99};
-
-static Figures figures(const Profile *p, const Row *r) {
-  Figures f;
-  const ProfileCounts *c = &r->group->counts;
-  double minor_bytes = (double)profile_summary(p)->minor_heap_words * profile_word_bytes(p);
-  for (int i = 0; i < 3; i++) {
-    f.time_us[i] = quantile(r->hist.time_us, QUANTILES[i]);
-    f.alloc_bytes[i] = quantile(r->hist.clock, QUANTILES[i]) * profile_sample_bytes(p);
-    f.minor_gcs[i] = minor_bytes > 0 ? floor(f.alloc_bytes[i] / minor_bytes) : NAN;
-  }
-  f.minor_blocks = c->blocks - c->major_blocks;
-  f.promoted_share = f.minor_blocks ? (double)c->promoted_blocks / (double)f.minor_blocks : NAN;
-  f.promoted = stats_proportion_interval(c->promoted_blocks, f.minor_blocks);
-  f.alive_share = c->samples ? (double)r->hist.time_us[PROFILE_HIST_ALIVE] / (double)c->samples : NAN;
-  return f;
-}
-
 // ---------------------------------------------------------------- text
 
 static void print_percent(double share, int width) {
@@ -157,7 +89,7 @@ static void print_gcs(double gcs) {
   else printf(" %5.0f", gcs);
 }
 
-static void print_table(const Loaded *l, const Options *o, const ProfileGroups *g, const Row *rows) {
+static void print_table(const Loaded *l, const Options *o, const ProfileGroups *g, const LifetimeRow *rows) {
   const Profile *p = l->profile;
   const ProfileSummary *s = profile_summary(p);
   char a[OUT_TEXT_MAX];
@@ -177,8 +109,8 @@ static void print_table(const Loaded *l, const Options *o, const ProfileGroups *
          out_by_name(o->by));
   uint32_t shown = o->rows && o->rows < g->n ? o->rows : g->n;
   for (uint32_t i = 0; i < shown; i++) {
-    const Row *r = &rows[i];
-    Figures f = figures(p, r);
+    const LifetimeRow *r = &rows[i];
+    LifetimeFigures f = lifetime_figures(p, r);
     printf("%4u %10s %8llu", i + 1, out_bytes(a, profile_tally(p, r->group->counts.samples).bytes),
            (unsigned long long)r->group->counts.blocks);
     print_percent(f.promoted_share, 5);
@@ -213,7 +145,7 @@ static void json_quantiles(Json *j, const char *key, const double v[3]) {
   json_end_object(j);
 }
 
-static void print_json(const Loaded *l, const Options *o, const ProfileGroups *g, const Row *rows) {
+static void print_json(const Loaded *l, const Options *o, const ProfileGroups *g, const LifetimeRow *rows) {
   const Profile *p = l->profile;
   Json j;
   json_init(&j, stdout);
@@ -231,9 +163,9 @@ static void print_json(const Loaded *l, const Options *o, const ProfileGroups *g
   uint32_t shown = o->rows && o->rows < g->n ? o->rows : g->n;
   json_array(&j, "rows");
   for (uint32_t i = 0; i < shown; i++) {
-    const Row *r = &rows[i];
+    const LifetimeRow *r = &rows[i];
     const ProfileCounts *c = &r->group->counts;
-    Figures f = figures(p, r);
+    LifetimeFigures f = lifetime_figures(p, r);
     json_object(&j, NULL);
     json_uint(&j, "rank", i + 1);
     json_group_key(&j, p, o->by, r->group->first);
@@ -265,7 +197,7 @@ int cmd_lifetimes(int argc, char **argv) {
   Loaded l;
   if (analysis_load(&usage, o.path, &popts, NULL, &l)) return 1;
   ProfileGroups *g = profile_group(l.profile, o.by);
-  Row *rows = g ? make_rows(l.profile, g) : NULL;
+  LifetimeRow *rows = g ? lifetime_rows(l.profile, g) : NULL;
   if (!rows) {
     fprintf(stderr, "memtrace lifetimes: out of memory\n");
     status = 1;

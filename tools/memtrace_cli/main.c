@@ -22,6 +22,7 @@ static const Command commands[] = {
     {"flamegraph", cmd_flamegraph, "folded stacks of bytes allocated or live; -o X.svg: an SVG flame graph"},
     {"pprof", cmd_pprof, "the trace as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)"},
     {"merge", cmd_merge, "several traces, each unbiased at its own rate, as one pprof profile"},
+    {"report", cmd_report, "one self-contained HTML page: summary, top sites, live heap, flame graph, leaks"},
 };
 
 static void usage(FILE *out) {

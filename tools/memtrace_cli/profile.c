@@ -520,6 +520,7 @@ static void before_event(Profile *p, const TraceEvent *ev) {
 
 void profile_event(Profile *p, const TraceEvent *ev) {
   if (!p->ok || p->finished) return;
+  if (p->opts.before_event) p->opts.before_event(p->opts.hook_ctx, p, ev);
   before_event(p, ev);
   ProfileSummary *s = &p->summary;
   if (s->allocs + s->promotes + s->collects == 0) s->first_us = ev->dtime_us;

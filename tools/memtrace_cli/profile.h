@@ -153,6 +153,10 @@ typedef struct ProfileOptions {
   uint64_t clock_total;   // samples of all allocations of the trace (0: no windows)
   bool at_set;            // snapshot live counts at at_us (else at_* = live at the end)
   uint64_t at_us;         // µs since the trace's start
+  // Called by profile_event before it applies each event (NULL: none): the
+  // profile then holds exactly the events before `ev` (timeline series).
+  void (*before_event)(void *ctx, const Profile *p, const TraceEvent *ev);
+  void *hook_ctx;
 } ProfileOptions;
 
 // What grouping a key or a row is by.

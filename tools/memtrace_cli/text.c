@@ -50,3 +50,26 @@ char *text_clean(char *dst, size_t dst_size, const char *src) {
   dst[out] = 0;
   return dst;
 }
+
+// Writes at most max_chars characters of s (SIZE_MAX: all) as XML text or
+// attribute content: invalid bytes as '?', & < > " ' as references.
+void text_put_xml(FILE *out, const char *s, size_t max_chars) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t left = strlen(s);
+  for (size_t chars = 0; left && chars < max_chars; chars++) {
+    size_t len = text_utf8_char(p, left);
+    switch (len ? *p : '?') {
+      case '&': fputs("&amp;", out); break;
+      case '<': fputs("&lt;", out); break;
+      case '>': fputs("&gt;", out); break;
+      case '"': fputs("&quot;", out); break;
+      case '\'': fputs("&#39;", out); break;
+      default:
+        if (len) fwrite(p, 1, len, out);
+        else putc('?', out);
+    }
+    if (!len) len = 1;
+    p += len;
+    left -= len;
+  }
+}

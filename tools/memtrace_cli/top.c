@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "ranking.h"
 #include "commands.h"
 #include "output.h"
 
@@ -36,10 +37,8 @@ static const ToolUsage usage = {
     "marked PARTIAL, the error on stderr, exit status 1.\n",
 };
 
-typedef enum Metric { METRIC_ALLOCATED, METRIC_LIVE, METRIC_PROMOTED } Metric;
-
 typedef struct TopOptions {
-  Metric metric;
+  RankMetric metric;
   ProfileBy by;
   uint32_t rows;
   bool json, follow;
@@ -51,7 +50,7 @@ typedef struct TopOptions {
 // ---------------------------------------------------------------- options
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
-  *o = (TopOptions){.metric = METRIC_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
+  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
   bool live = false, promoted = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -87,65 +86,8 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
-  o->metric = live ? METRIC_LIVE : promoted ? METRIC_PROMOTED : METRIC_ALLOCATED;
+  o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
   return TOOL_CONTINUE;
-}
-
-// ---------------------------------------------------------------- ranking
-
-static const char *metric_name(Metric m) {
-  return m == METRIC_LIVE ? "live" : m == METRIC_PROMOTED ? "promoted" : "allocated";
-}
-
-// The samples and sampled blocks a row counts for the metric. `at`: the
-// --at snapshot (after profile_finish: live at the end without --at).
-static uint64_t metric_samples(const ProfileCounts *c, Metric m, bool at) {
-  if (m == METRIC_LIVE) return at ? c->at_samples : c->live_samples;
-  return m == METRIC_PROMOTED ? c->promoted_samples : c->samples;
-}
-
-static uint64_t metric_blocks(const ProfileCounts *c, Metric m, bool at) {
-  if (m == METRIC_LIVE) return at ? c->at_blocks : c->live_blocks;
-  return m == METRIC_PROMOTED ? c->promoted_blocks : c->blocks;
-}
-
-typedef struct Ranking {
-  ProfileGroups *groups;
-  uint32_t *order;   // row indices, largest first; n_ranked of them have samples
-  uint32_t n_ranked;
-} Ranking;
-
-// What the comparator ranks by (qsort_r's context).
-typedef struct SortBy {
-  const ProfileGroups *groups;
-  Metric metric;
-  bool at;
-} SortBy;
-
-static int by_samples(const void *a, const void *b, void *context) {
-  const SortBy *by = context;
-  const ProfileGroup *x = &by->groups->rows[*(const uint32_t *)a], *y = &by->groups->rows[*(const uint32_t *)b];
-  uint64_t sx = metric_samples(&x->counts, by->metric, by->at), sy = metric_samples(&y->counts, by->metric, by->at);
-  if (sx != sy) return sx > sy ? -1 : 1;
-  return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static bool rank(const Profile *p, const TopOptions *o, bool at, Ranking *out) {
-  out->groups = profile_group(p, o->by);
-  if (!out->groups) return false;
-  out->order = malloc(((size_t)out->groups->n + 1) * sizeof *out->order);
-  if (!out->order) return false;
-  out->n_ranked = 0;
-  for (uint32_t i = 0; i < out->groups->n; i++)
-    if (metric_samples(&out->groups->rows[i].counts, o->metric, at)) out->order[out->n_ranked++] = i;
-  SortBy by = {out->groups, o->metric, at};
-  qsort_r(out->order, out->n_ranked, sizeof *out->order, by_samples, &by);
-  return true;
-}
-
-static void ranking_free(Ranking *r) {
-  profile_groups_free(r->groups);
-  free(r->order);
 }
 
 // ---------------------------------------------------------------- text
@@ -159,14 +101,14 @@ static void print_heading(const Loaded *l, const TopOptions *o, uint64_t at_us) 
          (unsigned long long)profile_totals(p)->samples, profile_rate(p), 1 / profile_rate(p), profile_word_bytes(p),
          out_duration(a, (double)s->last_us));
   analysis_print_partial(stdout, l);
-  const char *what = o->metric == METRIC_LIVE ? "bytes live" : o->metric == METRIC_PROMOTED ? "bytes promoted"
+  const char *what = o->metric == RANK_LIVE ? "bytes live" : o->metric == RANK_PROMOTED ? "bytes promoted"
                                                                                              : "bytes allocated";
   printf("%s by %s", what, out_by_name(o->by));
-  if (o->metric == METRIC_LIVE && o->at.set && s->at_taken) printf(" at %s", out_duration(a, (double)at_us));
-  else if (o->metric == METRIC_LIVE && o->at.set)
+  if (o->metric == RANK_LIVE && o->at.set && s->at_taken) printf(" at %s", out_duration(a, (double)at_us));
+  else if (o->metric == RANK_LIVE && o->at.set)
     printf(" at the end (the trace ends at %s, before --at %s)", out_duration(a, (double)s->last_us),
            out_duration(b, (double)at_us));
-  else if (o->metric == METRIC_LIVE) printf(" at the end of the trace");
+  else if (o->metric == RANK_LIVE) printf(" at the end of the trace");
   printf("; estimates = samples x %s, headers included, 95%% intervals (Garwood)\n",
          out_bytes(a, profile_sample_bytes(p)));
 }
@@ -187,26 +129,26 @@ static void print_count(double v) {
 static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t at_us, const Ranking *r) {
   const Profile *p = l->profile;
   print_heading(l, o, at_us);
-  uint64_t total = metric_samples(profile_totals(p), o->metric, at);
+  uint64_t total = rank_samples(profile_totals(p), o->metric, at);
   Tally all = profile_tally(p, total);
   Interval iv = tally_interval(&all);
   char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
   printf("total %s [%s, %s] from %llu samples of %llu blocks\n\n", out_bytes(a, all.bytes), out_bytes(b, iv.lo),
          out_bytes(c, iv.hi), (unsigned long long)total,
-         (unsigned long long)metric_blocks(profile_totals(p), o->metric, at));
-  bool est_blocks = o->metric == METRIC_ALLOCATED;
-  printf("rank  %12s  %-24s %6s %9s %9s  %s\n", metric_name(o->metric), "95% interval", "share", "samples",
+         (unsigned long long)rank_blocks(profile_totals(p), o->metric, at));
+  bool est_blocks = o->metric == RANK_ALLOCATED;
+  printf("rank  %12s  %-24s %6s %9s %9s  %s\n", rank_metric_name(o->metric), "95% interval", "share", "samples",
          est_blocks ? "blocks" : "sampled", o->by == PROFILE_BY_STACK ? "site and callers" : out_by_name(o->by));
   uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
   for (uint32_t i = 0; i < shown; i++) {
     const ProfileGroup *g = &r->groups->rows[r->order[i]];
-    uint64_t n = metric_samples(&g->counts, o->metric, at);
+    uint64_t n = rank_samples(&g->counts, o->metric, at);
     Tally t = profile_tally(p, n);
     printf("%4u  %12s", i + 1, out_bytes(a, t.bytes));
     print_interval(tally_interval(&t));
     printf(" %5.1f%%", 100.0 * (double)n / (double)total);
     print_count((double)n);
-    print_count(est_blocks ? g->counts.objects : (double)metric_blocks(&g->counts, o->metric, at));
+    print_count(est_blocks ? g->counts.objects : (double)rank_blocks(&g->counts, o->metric, at));
     printf("  ");
     out_group_key(stdout, p, o->by, g->first);
     putchar('\n');
@@ -228,25 +170,25 @@ static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t a
   json_bool(&j, "partial", l->partial);
   if (l->partial) json_string(&j, "error", l->error);
   else json_null(&j, "error");
-  json_string(&j, "metric", metric_name(o->metric));
+  json_string(&j, "metric", rank_metric_name(o->metric));
   json_string(&j, "by", out_by_name(o->by));
-  if (o->metric == METRIC_LIVE && o->at.set) json_number(&j, "at_s", (double)at_us / 1e6);
+  if (o->metric == RANK_LIVE && o->at.set) json_number(&j, "at_s", (double)at_us / 1e6);
   else json_null(&j, "at_s");
   json_bool(&j, "at_in_trace", profile_summary(p)->at_taken);
-  uint64_t total = metric_samples(profile_totals(p), o->metric, at);
+  uint64_t total = rank_samples(profile_totals(p), o->metric, at);
   Tally all = profile_tally(p, total);
   Interval iv = tally_interval(&all);
   json_object(&j, "total");
   json_number(&j, "bytes", all.bytes);
   json_interval(&j, "interval", iv.lo, iv.hi);
   json_uint(&j, "samples", total);
-  json_uint(&j, "sampled_blocks", metric_blocks(profile_totals(p), o->metric, at));
+  json_uint(&j, "sampled_blocks", rank_blocks(profile_totals(p), o->metric, at));
   json_end_object(&j);
   uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
   json_array(&j, "rows");
   for (uint32_t i = 0; i < shown; i++) {
     const ProfileGroup *g = &r->groups->rows[r->order[i]];
-    uint64_t n = metric_samples(&g->counts, o->metric, at);
+    uint64_t n = rank_samples(&g->counts, o->metric, at);
     Tally t = profile_tally(p, n);
     Interval ti = tally_interval(&t);
     json_object(&j, NULL);
@@ -256,8 +198,8 @@ static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t a
     json_interval(&j, "interval", ti.lo, ti.hi);
     json_number(&j, "share", total ? (double)n / (double)total : 0);
     json_uint(&j, "samples", n);
-    json_uint(&j, "sampled_blocks", metric_blocks(&g->counts, o->metric, at));
-    if (o->metric == METRIC_ALLOCATED) json_number(&j, "blocks_estimate", g->counts.objects);
+    json_uint(&j, "sampled_blocks", rank_blocks(&g->counts, o->metric, at));
+    if (o->metric == RANK_ALLOCATED) json_number(&j, "blocks_estimate", g->counts.objects);
     else json_null(&j, "blocks_estimate");
     json_end_object(&j);
   }
@@ -271,7 +213,7 @@ static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t a
 // --at moment, or the end); while following, the live_* counts of now.
 static int show(const Loaded *l, const TopOptions *o, bool finished, uint64_t at_us) {
   Ranking r = {0};
-  if (!rank(l->profile, o, finished, &r)) {
+  if (!ranking_make(l->profile, o->by, o->metric, finished, &r)) {
     ranking_free(&r);
     fprintf(stderr, "memtrace top: out of memory\n");
     return 1;

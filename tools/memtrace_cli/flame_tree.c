@@ -1,0 +1,25 @@
+// flame_tree.c - a call tree as an SVG flame graph (flame_tree.h).
+#include "flame_tree.h"
+
+typedef struct Svg {
+  FlameSvg *svg;
+  bool by_function;
+  char where[4096];
+} Svg;
+
+static bool visit(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
+  (void)path;
+  Svg *s = ctx;
+  if (!*node->file) s->where[0] = 0;
+  else if (s->by_function) snprintf(s->where, sizeof s->where, "%s", node->file);
+  else snprintf(s->where, sizeof s->where, "%s:%u", node->file, node->line);
+  return flame_svg_frame(s->svg, node->depth, node->function, s->where, node->total);
+}
+
+int flame_tree_svg(const CallTree *t, const FlameSvgOptions *opt, bool by_function, FILE *out) {
+  Svg s = {flame_svg_new(opt), by_function, ""};
+  bool ok = calltree_walk(t, visit, &s);
+  int status = ok && flame_svg_write(s.svg, out) == 0 ? 0 : -1;
+  flame_svg_free(s.svg);
+  return status;
+}

@@ -199,13 +199,19 @@ static ssize_t write_quietly(int fd, const uint8_t *buf, size_t len) {
   ssize_t n = write(fd, buf, len);
   int saved = errno;
   if (blocked) {
-    int sig = n < 0 && saved == EPIPE ? SIGPIPE : n < 0 && saved == EFBIG ? SIGXFSZ : 0;
-    if (sig && !sigismember(&was_pending, sig) && sigpending(&pending) == 0 && sigismember(&pending, sig)) {
-      sigset_t one;
-      sigemptyset(&one);
-      sigaddset(&one, sig);
-      struct timespec zero = {0, 0};
-      while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
+    // Whatever the write returned: a pipe whose reader leaves during the
+    // write returns the bytes written so far and raises SIGPIPE too.
+    if (sigpending(&pending) == 0) {
+      static const int quiet_signals[] = {SIGPIPE, SIGXFSZ};
+      for (size_t i = 0; i < sizeof quiet_signals / sizeof quiet_signals[0]; i++) {
+        int sig = quiet_signals[i];
+        if (sigismember(&was_pending, sig) || !sigismember(&pending, sig)) continue;
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {}
+      }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }

@@ -1779,6 +1779,18 @@ static void bind_global(FnState *fs, const char *name, uint32_t reg, SrcPos pos)
   emit(fs, reg);
 }
 
+// The value of a top-level `let` or `var` sees the bindings made before its
+// item: `let x = x + 1` reads the previous x, as it does inside a function.
+// (A name first declared by this item still resolves to it: a forward
+// reference, read before it is set.)
+static void compile_top_value(FnState *fs, Expr *value, uint32_t reg) {
+  Module *m = fs->module;
+  int item = m->current_item;
+  m->current_item = item - 1;
+  compile_expr(fs, value, reg);
+  m->current_item = item;
+}
+
 // Binds the variables of a pattern at top level: each local becomes a global.
 static void globalize_locals(FnState *fs, uint32_t from, SrcPos pos) {
   for (uint32_t i = from; i < fs->local_count; i++)
@@ -1804,7 +1816,8 @@ static void compile_let(FnState *fs, Expr *e) {
     v = src->reg;
   } else {
     v = alloc_reg(fs);
-    compile_expr(fs, e->u.let.value, v);
+    if (top_scope(fs)) compile_top_value(fs, e->u.let.value, v);
+    else compile_expr(fs, e->u.let.value, v);
   }
   uint32_t first = mark + (v == mark);   // the pattern's registers start here
   Fails fails = {0};
@@ -1832,7 +1845,7 @@ static void compile_var_decl(FnState *fs, Expr *e) {
   if (top_scope(fs)) {
     uint32_t mark = fs->next_reg;
     uint32_t r = alloc_reg(fs);
-    compile_expr(fs, e->u.var_decl.value, r);
+    compile_top_value(fs, e->u.var_decl.value, r);
     bind_global(fs, e->u.var_decl.name, r, e->pos);
     free_to(fs, mark);
     return;

@@ -1,6 +1,6 @@
 // value.h - the representation of Minnow values and heap blocks.
 // Everything that touches a Value includes this file; layouts are drawn here
-// and nowhere else. Design: ../shared/DESIGN.md ("The path of one allocation").
+// and nowhere else. Design: docs/design.md ("The path of one allocation").
 //
 // Glossary (abbreviations used across vm/, gc/, memprof/):
 //   wosize   size of a block in words, header excluded (OCaml's Wosize)

@@ -27,7 +27,7 @@ typedef struct SrcPos {
 } SrcPos;
 
 // The longest source file, in bytes: offsets fit 32 bits with room to spare
-// and a program of that size compiles in bounded memory (lang/README.md,
+// and a program of that size compiles in bounded memory (docs/language.md,
 // "Limits"). Longer files are refused before parsing.
 enum { SOURCE_MAX_BYTES = 16u << 20 };
 

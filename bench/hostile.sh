@@ -5,7 +5,7 @@
 # largest peak RSS (GNU time). The floor cases must stay under 2 s and
 # 500 MB: a 1,000,000-item list literal and 100,000 top-level lets. The
 # other cases show the constants of the linear bounds (lang/README.md,
-# "Limits"). Results: bench/results/hostile.csv. Timing on a shared machine
+# "Limits"; docs/language.md, "Limits"). Results: bench/results/hostile.csv. Timing on a shared machine
 # is noisy; the floors have a wide margin.
 set -u
 cd "$(dirname "$0")/.." || exit 2

@@ -1,6 +1,7 @@
 // frames.h - frame descriptors and the one stack walker.
 // The walker serves the GC's precise root scan, runtime-error backtraces and
-// memprof's callstacks. Design: ../shared/DESIGN.md ("Frame descriptors").
+// memprof's callstacks. Design: docs/design.md ("Frame descriptors and the
+// one walker").
 //
 // 1. Stack layout. The VM stack grows upwards. A frame of a function whose
 //    frame size is F occupies base[0 .. F-1]; base[-1] holds the return

@@ -1,8 +1,8 @@
 // value.h - the representation of Minnow values and heap blocks.
 // Everything that touches a Value includes this file; layouts are drawn here
-// and nowhere else. Design: ../shared/DESIGN.md ("The path of one allocation").
+// and nowhere else. Design: docs/design.md ("The path of one allocation").
 //
-// Glossary (abbreviations used across vm/, gc/, memprof/):
+// Glossary (abbreviations used across core/, lang/, gc/, memprof/):
 //   wosize   size of a block in words, header excluded (OCaml's Wosize)
 //   whsize   size of a block in words, header included (wosize + 1)
 //   hd       block header word

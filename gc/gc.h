@@ -1,6 +1,6 @@
 // gc.h - the heap: allocation funnels, minor and major collection, write barrier.
 // The one public header of gc/ (the rest is gc_internal.h). Design: the numbered
-// comment at the top of gc/minor.c and gc/major.c; ../shared/DESIGN.md.
+// comment at the top of gc/minor.c and gc/major.c; docs/design.md ("The GC").
 //
 // Contract for callers:
 //  * Every allocation may run a collection (and queue memprof callbacks, which

@@ -3,7 +3,7 @@
 // interpreter (lang/interp.c, ALLOC1) and in gc_alloc below:
 //     p = young_ptr - whsize; if (p < young_limit) slow; young_ptr = p; *p = hd
 // young_limit = max(young_start, young_trigger), so memprof's sampling costs
-// the fast path nothing (../shared/DESIGN.md).
+// the fast path nothing (docs/design.md, "The path of one allocation").
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// roots.c - the one function that enumerates the roots (STYLE.md 21).
+// roots.c - the one function that enumerates the roots (gc_scan_roots).
 // Stack frames are scanned precisely: only the slots a descriptor lists as
 // live are roots (a dead slot is not). The walker (core/frames.c) crosses C
 // boundaries and memprof's redirected return addresses.

@@ -1,7 +1,7 @@
 // ast.h - the abstract syntax tree the parser builds and the compiler reads.
 // Nodes live in an Arena owned by the caller and are freed all at once.
-// The language is specified in ../shared/LANGUAGE.md; extensions are listed in
-// lang/README.md (external declarations, guards in match arms).
+// The language is specified in docs/language.md (external declarations and
+// guards in match arms included).
 #ifndef MINNOW_AST_H
 #define MINNOW_AST_H
 
@@ -27,7 +27,7 @@ typedef struct SrcPos {
 } SrcPos;
 
 // The longest source file, in bytes: offsets fit 32 bits with room to spare
-// and a program of that size compiles in bounded memory (lang/README.md,
+// and a program of that size compiles in bounded memory (docs/language.md,
 // "Limits"). Longer files are refused before parsing.
 enum { SOURCE_MAX_BYTES = 16u << 20 };
 

@@ -1,5 +1,5 @@
 // main.c - the command line: ./vm [options] script.mn [args...]
-// (options in lang/README.md).
+// (options: README.md, "Command line").
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

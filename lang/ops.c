@@ -144,8 +144,9 @@ static inline bool string_words_equal(Value a, Value b, uint64_t n) {
 static uint32_t record_shape(Value r) { return (uint32_t)val_to_int(val_field(r, 0)); }
 
 // Records a and b (same number of fields): pushes their fields pairwise in
-// bytewise field-name order (lang/README.md, "Records"); false when their
-// field names differ. Same shape: the written order serves.
+// bytewise field-name order (docs/language.md, "Equality, ordering and
+// hashing"); false when their field names differ. Same shape: the written
+// order serves.
 static bool push_record_fields(PairStack *st, Value a, Value b, uint64_t n) {
   const Shapes *shapes = st->vm->shapes;
   uint32_t sa = record_shape(a), sb = record_shape(b);

@@ -1,5 +1,5 @@
 // parser.c - recursive-descent parser from tokens (lexer.c) to the AST (ast.h).
-// The grammar is LANGUAGE.md plus lang/README.md's extensions; the design:
+// The grammar is docs/language.md's; the design:
 // 1. Precedence climbing for binary operators, loosest first: || && (== != <
 //    <= > >=, non-associative) :: (right) ++ + - * / % ; then unary - !, then
 //    postfix call/index/field.

@@ -2,7 +2,7 @@
 // interned so that a record's field 0 (its shape id) says where each field is.
 // Field names are interned as symbols; GETFIELD caches (shape, index) pairs.
 //
-// Record equality ignores field order (lang/README.md, "Records"): two
+// Record equality ignores field order (docs/language.md, "Equality"): two
 // shapes with the same field names share a *field set* (the shape of those
 // names sorted bytewise), and each shape lists its fields in that sorted
 // order (`canon`), so that ==, compare and hash walk both records alike.

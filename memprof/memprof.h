@@ -1,7 +1,7 @@
 // memprof.h - the statistical memory profiler: the hooks the VM and GC call,
 // and the tracker interface through which it reports (memprof/tracker.h).
 // Design: the numbered comment at the top of memprof/engine.c;
-// ../shared/DESIGN.md.
+// docs/design.md ("Memprof").
 //
 // Who calls what:
 //   gc/heap.c     memprof_sample_young   (allocation reached young_trigger)

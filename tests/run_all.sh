@@ -4,7 +4,9 @@
 # Suites: cmocka unit tests (release and ASan/UBSan builds), then the Minnow
 # script tests on ./vm, ./vm-boehm, ./vm in GC stress mode, ./vm with the heap
 # verifier after every collection, ./vm-asan and ./vm-debug (every ASSERT
-# checked).
+# checked); then every tests/suites/*.sh, by name (docs_examples.sh runs the
+# examples of docs/language.md and docs/design.md), each ending with its
+# "N passed, N failed" line.
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0

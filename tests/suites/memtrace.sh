@@ -3,7 +3,7 @@
 #   1. the same samples: tests/memtrace/same_samples.mn runs a Memprof profile
 #      and a trace at one rate; the profile's log must equal the trace as
 #      tools/memtrace dump decodes it (and memtrace 0.2.3's own dump_trace,
-#      when ../shared/reference has it), at two rates and three seeds, on
+#      when installed: MEMTRACE_REFERENCE, tests/trace/reference.sh), at two rates and three seeds, on
 #      ./vm and ./vm-asan; and --memtrace-format 3 gives the events of 2;
 #   2. every way out flushes the trace: end, Sys.exit, uncaught error, SIGINT,
 #      SIGTERM, Memtrace.stop; the trace decodes without error and holds the
@@ -18,7 +18,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 mt=tools/memtrace
-ref=../shared/reference/memtrace-0.2.3/dump_trace.exe
+. tests/trace/reference.sh
+ref=$(memtrace_reference_dir) && ref=$ref/dump_trace.exe || ref=""
 pass=0
 fail=0
 skipped=""
@@ -60,7 +61,7 @@ for vm in ./vm ./vm-asan; do
     done
   done
 done
-[ -x "$ref" ] || skipped="$skipped memtrace's dump_trace (../shared/reference absent);"
+[ -x "$ref" ] || skipped="$skipped memtrace's dump_trace (not installed: set MEMTRACE_REFERENCE);"
 
 # --memtrace-format 3: the same events as format 2 for the same run.
 for format in 2 3; do

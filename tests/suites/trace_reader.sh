@@ -14,8 +14,8 @@
 #   5. The fuzz corpus and tests/fuzz/reader/crashes/* on the ASan builds of
 #      memtrace and of the fuzz harness (build/asan/fuzz_reader_replay).
 #   6. Usage errors exit 2, --help exits 0.
-#   7. If memtrace's own dump_trace.exe is at hand (MEMTRACE_REFERENCE, or
-#      ../shared/reference/memtrace-0.2.3), synthetic traces
+#   7. If memtrace's own dump_trace.exe is at hand (MEMTRACE_REFERENCE: see
+#      tests/trace/reference.sh), synthetic traces
 #      (build/release/trace_gen) and cut ones dump the same with both;
 #      otherwise says so and counts nothing.
 #   8. Our writer's synthetic scenarios (build/release/tests/trace_synth,
@@ -187,10 +187,8 @@ usage_case 2 err dump --frobnicate a.ctf
 usage_case 2 err info -x
 
 # ---------------------------------------------------------------- 7: memtrace's own reader
-ref=${MEMTRACE_REFERENCE:-}
-for d in ../shared/reference/memtrace-0.2.3 ../../shared/reference/memtrace-0.2.3; do
-  [ -z "$ref" ] && [ -x "$d/dump_trace.exe" ] && ref=$d/dump_trace.exe
-done
+. tests/trace/reference.sh
+ref=$(memtrace_reference_dir) && ref=$ref/dump_trace.exe || ref=""
 if [ -n "$ref" ] && [ -x "$ref" ] && [ -x build/release/trace_gen ]; then
   for shape in shallow deep recursive cut; do
     for v in 1 2; do

@@ -9,8 +9,8 @@
 #      decoded events with memtrace's writer, writes the same bytes as our
 #      writer given the same events (--copy; not for `zero`, where memtrace
 #      would mis-code frame code 0).
-# 2 and 3 need memtrace 0.2.3's tools ($MEMTRACE_TOOLS, else
-# ../shared/reference/memtrace-0.2.3 or /work/shared/reference/memtrace-0.2.3);
+# 2 and 3 need memtrace 0.2.3's prebuilt tools, which are not part of the
+# repository: set MEMTRACE_REFERENCE to their directory (tests/trace/reference.sh);
 # without them the suite says so and counts only 1.
 # Last line: "N passed, N failed". Exit status 0 iff none failed.
 set -u
@@ -30,13 +30,9 @@ if [ ! -x "$synth" ]; then
   exit 1
 fi
 
-tools=""
-for dir in "${MEMTRACE_TOOLS:-}" ../shared/reference/memtrace-0.2.3 /work/shared/reference/memtrace-0.2.3; do
-  if [ -n "$dir" ] && [ -x "$dir/dump_trace.exe" ] && [ -x "$dir/subsample.exe" ]; then
-    tools=$dir
-    break
-  fi
-done
+. tests/trace/reference.sh
+tools=$(memtrace_reference_dir) || tools=""
+[ -n "$tools" ] && [ ! -x "$tools/subsample.exe" ] && tools=""
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -255,8 +255,8 @@ static ProfileStackId find_stack(const Profile *p, uint64_t leaf_code, uint32_t 
 
 // The trie: a node per (parent, code), stacks where allocations end, sites
 // by innermost location, keys equal for equal locations.
-static void test_trie_and_counts(void **state) {
-  (void)state;
+// Five allocations on four stacks (one major), a promotion, two collections.
+static Profile *build_mix(TraceReader **r, ProfileOptions *opts) {
   Built b;
   build_start(&b, 0.5, "minor_words=4096");
   const uint64_t s1[] = {10, 11, 12}, s2[] = {10, 11, 13}, s3[] = {10, 11, 12, 12}, s4[] = {99, 12};
@@ -268,9 +268,14 @@ static void test_trie_and_counts(void **state) {
   trace_writer_promote(b.w, b.t += 5, a);
   trace_writer_collect(b.w, b.t += 5, c);
   trace_writer_collect(b.w, b.t += 5, a);
+  return build_finish(&b, r, opts);
+}
+
+static void test_trie_and_counts(void **state) {
+  (void)state;
   TraceReader *r;
   ProfileOptions opts = {0};
-  Profile *p = build_finish(&b, &r, &opts);
+  Profile *p = build_mix(&r, &opts);
   // root, 10, 11, 12, 13, 12 (under 12), 99, 12 (under 99)
   assert_int_equal(profile_n_nodes(p), 8);
   assert_int_equal(profile_n_stacks(p), 4);
@@ -308,6 +313,34 @@ static void test_trie_and_counts(void **state) {
   profile_groups_free(g);
   profile_free(p);
   trace_reader_close(r);
+}
+
+// allocations_only: the same allocated counts, stack by stack, and no
+// live, promoted or --at counts; promotions and collections still counted.
+static void test_allocations_only(void **state) {
+  (void)state;
+  TraceReader *r_full, *r_alloc;
+  ProfileOptions full_opts = {0}, alloc_opts = {.allocations_only = true};
+  Profile *full = build_mix(&r_full, &full_opts), *only = build_mix(&r_alloc, &alloc_opts);
+  assert_int_equal(profile_n_stacks(only), profile_n_stacks(full));
+  assert_int_equal(profile_n_nodes(only), profile_n_nodes(full));
+  for (ProfileStackId s = 0; s < profile_n_stacks(full); s++) {
+    const ProfileCounts *f = &profile_stack(full, s)->counts, *o = &profile_stack(only, s)->counts;
+    assert_int_equal(o->blocks, f->blocks);
+    assert_int_equal(o->samples, f->samples);
+    assert_close(o->objects, f->objects, 0);
+    assert_int_equal(o->major_samples, f->major_samples);
+    assert_int_equal(o->live_samples + o->promoted_samples + o->at_samples, 0);
+  }
+  assert_true(profile_totals(full)->live_samples > 0 && profile_totals(full)->promoted_samples > 0);
+  assert_int_equal(profile_totals(only)->live_samples + profile_totals(only)->promoted_samples, 0);
+  assert_int_equal(profile_summary(only)->promotes, 1);
+  assert_int_equal(profile_summary(only)->collects, 2);
+  assert_int_equal(profile_summary(only)->unknown_ids, 0);
+  profile_free(full);
+  profile_free(only);
+  trace_reader_close(r_full);
+  trace_reader_close(r_alloc);
 }
 
 // --at: live at a moment inside the trace; lifetimes in time and allocation.
@@ -403,6 +436,7 @@ int main(void) {
       cmocka_unit_test(test_proportion_interval), cmocka_unit_test(test_tallies),
       cmocka_unit_test(test_diff_pvalue),      cmocka_unit_test(test_block_weight),
       cmocka_unit_test(test_live_table),       cmocka_unit_test(test_trie_and_counts),
+      cmocka_unit_test(test_allocations_only),
       cmocka_unit_test(test_snapshot_and_lifetimes), cmocka_unit_test(test_windows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

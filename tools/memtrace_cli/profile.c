@@ -434,20 +434,23 @@ static void on_alloc(Profile *p, const TraceEvent *ev) {
   uint64_t n = ev->n_samples;
   p->summary.clock += n;
   bool minor = ev->source == TRACE_SOURCE_MINOR;
-  p->allocated_since_gc = true;
-  LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, LIVE_NEVER, s, (uint16_t)p->window, false, minor};
-  LiveInsert added = live_insert(&p->live, &e);
-  if (added != LIVE_OK) {
-    if (added == LIVE_NO_MEMORY) p->ok = false;
-    else p->summary.unknown_ids++;  // an id allocated twice
-    return;
+  bool tracked = !p->opts.allocations_only;
+  if (tracked) {
+    p->allocated_since_gc = true;
+    LiveEntry e = {ev->id, n, ev->dtime_us, p->summary.clock, LIVE_NEVER, s, (uint16_t)p->window, false, minor};
+    LiveInsert added = live_insert(&p->live, &e);
+    if (added != LIVE_OK) {
+      if (added == LIVE_NO_MEMORY) p->ok = false;
+      else p->summary.unknown_ids++;  // an id allocated twice
+      return;
+    }
   }
   double weight = ev->length < SMALL_BLOCKS ? p->small_weight[ev->length] : stats_block_weight(ev->length, p->rate);
   Targets t = targets(p, s);
   for (int i = 0; i < 3; i++) {
     ProfileCounts *c = t.c[i];
     c->blocks++, c->samples += n, c->objects += weight;
-    c->live_blocks++, c->live_samples += n;
+    if (tracked) c->live_blocks++, c->live_samples += n;
     if (!minor) c->major_blocks++, c->major_samples += n;
   }
 }
@@ -527,8 +530,8 @@ void profile_event(Profile *p, const TraceEvent *ev) {
   s->last_us = ev->dtime_us;
   switch (ev->kind) {
     case TRACE_EVENT_ALLOC: s->allocs++, on_alloc(p, ev); break;
-    case TRACE_EVENT_PROMOTE: s->promotes++, on_promote(p, ev); break;
-    case TRACE_EVENT_COLLECT: s->collects++, on_collect(p, ev); break;
+    case TRACE_EVENT_PROMOTE: s->promotes++; if (!p->opts.allocations_only) on_promote(p, ev); break;
+    case TRACE_EVENT_COLLECT: s->collects++; if (!p->opts.allocations_only) on_collect(p, ev); break;
   }
 }
 

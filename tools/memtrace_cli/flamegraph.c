@@ -205,7 +205,7 @@ int cmd_flamegraph(int argc, char **argv) {
   Options o;
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;
-  ProfileOptions popts = {0};
+  ProfileOptions popts = {.allocations_only = !o.live};  // allocated bytes: no live table (profile.h)
   Loaded l;
   if (analysis_load(&usage, o.file, &popts, NULL, &l) != 0) return 1;
   CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,

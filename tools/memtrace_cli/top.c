@@ -328,7 +328,7 @@ static int follow(const TopOptions *o) {
   Loaded l = {.path = o->path};
   if (!(l.reader = open_when_there(o))) return 1;
   trace_reader_follow(l.reader, true);
-  ProfileOptions popts = {0};
+  ProfileOptions popts = {.allocations_only = o->metric == RANK_ALLOCATED};
   if (!(l.profile = profile_new(l.reader, &popts))) {
     fprintf(stderr, "memtrace top: out of memory\n");
     analysis_close(&l);
@@ -376,7 +376,8 @@ int cmd_top(int argc, char **argv) {
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;
   if (o.follow) return follow(&o);
-  ProfileOptions popts = {0};
+  // Bytes allocated need no block's death: no live table (profile.h).
+  ProfileOptions popts = {.allocations_only = o.metric == RANK_ALLOCATED};
   Loaded l;
   if (analysis_load(&usage, o.path, &popts, &o.at, &l)) return 1;
   status = show(&l, &o, true, popts.at_us);

@@ -8,10 +8,12 @@
 # allocations whose backtrace the writer cuts (the second's common prefix
 # exceeds the first's decoded length); from our writer's synth
 # (build/release/tests/trace_synth), its frame-code-0 and mixed scenarios.
+# The inputs afl++ found (afl-*.ctf: a run's queue through afl-cmin, those
+# under 8 KB) are kept: they are not regenerated.
 set -eu
 cd "$(dirname "$0")/../../.."
 out=tests/fuzz/reader/corpus
-rm -f "$out"/*
+find "$out" -maxdepth 1 -type f ! -name 'afl-*' -delete
 for f in tests/fixtures/memtrace/*.ctf; do
   build/fuzz/seed_head "$f" 12 "$out/head-$(basename "$f" .ctf).ctf"
 done

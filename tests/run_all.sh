@@ -6,7 +6,8 @@
 # verifier after every collection, ./vm-asan and ./vm-debug (every ASSERT
 # checked); then every tests/suites/*.sh, by name (docs_examples.sh runs the
 # examples of docs/language.md and docs/design.md), each ending with its
-# "N passed, N failed" line.
+# "N passed, N failed" line; tests/suites/lib.sh is their shared harness, not
+# a suite.
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0
@@ -64,6 +65,7 @@ run_lang "scripts on vm-debug" --vm ./vm-debug --timeout 300
 
 for extra in tests/suites/*.sh; do
   [ -f "$extra" ] || continue
+  [ "$extra" = tests/suites/lib.sh ] && continue
   out=$(bash "$extra" 2>&1)
   printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed' | head -60
   last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)

@@ -12,23 +12,18 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL bench_peers: $*"; }
-check() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', expected '$2'"; fi; }
+. tests/suites/lib.sh
+suite_init bench_peers
+# check_eq GOT WANT LABEL
+check_eq() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', expected '$2'"; fi; }
 
-if [ ! -x ./vm ]; then
-  echo "bench_peers: ./vm is not built"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+require_built ./vm
 have_lua=0
 command -v lua5.4 >/dev/null 2>&1 && have_lua=1
 have_ocaml=0
 command -v ocamlopt >/dev/null 2>&1 && command -v ocamlc >/dev/null 2>&1 && command -v ocamlrun >/dev/null 2>&1 && have_ocaml=1
-[ "$have_lua" = 1 ] || echo "bench_peers: lua5.4 not found: the Lua twins are not checked (not counted)"
-[ "$have_ocaml" = 1 ] || echo "bench_peers: ocamlopt, ocamlc or ocamlrun not found: the OCaml twins are not checked (not counted)"
+[ "$have_lua" = 1 ] || skip "lua5.4 not found: the Lua twins are not checked (not counted)"
+[ "$have_ocaml" = 1 ] || skip "ocamlopt, ocamlc or ocamlrun not found: the OCaml twins are not checked (not counted)"
 
 targets=build/bench/runstat
 [ "$have_ocaml" = 1 ] && targets="$targets ocaml-twins"
@@ -36,9 +31,7 @@ targets=build/bench/runstat
 if ! MAKEFLAGS= make -s --no-print-directory $targets >/tmp/bench_peers_make.$$ 2>&1; then
   cat /tmp/bench_peers_make.$$
   rm -f /tmp/bench_peers_make.$$
-  echo "bench_peers: make $targets failed"
-  echo "0 passed, 1 failed"
-  exit 1
+  suite_abort "make $targets failed"
 fi
 rm -f /tmp/bench_peers_make.$$
 tmp=$(mktemp -d) || exit 2
@@ -90,27 +83,27 @@ for src in bench/programs/*.mn; do
 done
 if [ "$have_ocaml" = 1 ]; then
   BENCH_MEMPROF_COUNT=2 build/ocaml/empty.native 2>"$tmp/err"
-  check "$?" 2 "memprof_count.ml: a rate above 1 is refused"
+  check_eq "$?" 2 "memprof_count.ml: a rate above 1 is refused"
   grep -q 'is not a rate' "$tmp/err" && ok || bad "memprof_count.ml: no message for a bad rate"
 fi
 
 # ----------------------------------------------------------------- 2. runstat
 rs=build/bench/runstat
 $rs -o "$tmp/st" -- sh -c 'exit 3'
-check "$(cut -d' ' -f4 "$tmp/st")" 3 "runstat: exit status"
+check_eq "$(cut -d' ' -f4 "$tmp/st")" 3 "runstat: exit status"
 $rs -t 1 -o "$tmp/st" -- sleep 5
-check "$(cut -d' ' -f4 "$tmp/st")" 142 "runstat: a run out of time dies of SIGALRM"
+check_eq "$(cut -d' ' -f4 "$tmp/st")" 142 "runstat: a run out of time dies of SIGALRM"
 awk '{ exit !($1 >= 0.9 && $1 < 3) }' "$tmp/st" && ok || bad "runstat: wall time of a 1 s time-out: $(cat "$tmp/st")"
 $rs -n 4 -o "$tmp/st" -- sh -c "echo x >>$tmp/reps"
-check "$(wc -l <"$tmp/reps")/$(cut -d' ' -f4 "$tmp/st")" 4/0 "runstat -n 4: runs and status"
+check_eq "$(wc -l <"$tmp/reps")/$(cut -d' ' -f4 "$tmp/st")" 4/0 "runstat -n 4: runs and status"
 $rs -n 4 -o "$tmp/st" -- sh -c "echo y >>$tmp/reps2; exit 1"
-check "$(wc -l <"$tmp/reps2")/$(cut -d' ' -f4 "$tmp/st")" 1/1 "runstat -n 4: a failed run ends the series"
+check_eq "$(wc -l <"$tmp/reps2")/$(cut -d' ' -f4 "$tmp/st")" 1/1 "runstat -n 4: a failed run ends the series"
 $rs -o "$tmp/st" -- ./no-such-command 2>/dev/null
-check "$(cut -d' ' -f4 "$tmp/st")" 127 "runstat: a command that cannot be executed"
+check_eq "$(cut -d' ' -f4 "$tmp/st")" 127 "runstat: a command that cannot be executed"
 $rs -n 0 -o "$tmp/st" -- true 2>/dev/null
-check "$?" 2 "runstat -n 0 is a usage error"
+check_eq "$?" 2 "runstat -n 0 is a usage error"
 $rs -- true 2>/dev/null
-check "$?" 2 "runstat without -o is a usage error"
+check_eq "$?" 2 "runstat without -o is a usage error"
 $rs -o "$tmp/st" -- ./vm bench/programs/binary_trees.mn 12 >/dev/null
 awk '{ exit !($2 > 0.001 && $3 > 1000 && $4 == 0) }' "$tmp/st" && ok || bad "runstat: CPU time and max RSS of ./vm: $(cat "$tmp/st")"
 
@@ -123,14 +116,14 @@ env BENCH_PEERS_RUNS=2 BENCH_PEERS_STARTUP_RUNS=1 BENCH_PEERS_STARTUP_REPS=2 BEN
   BENCH_PEERS_SMALL_REPS=2 BENCH_PEERS_MP_RUNS=1 BENCH_PEERS_MP_RATES=1e-2 BENCH_PEERS_MP_CASES="deep_map 100 3" \
   BENCH_PEERS_IMPLS="$impls" BENCH_PEERS_MP_IMPLS="$([ "$have_ocaml" = 1 ] && echo "vm ocamlopt" || echo vm)" \
   BENCH_PEERS_CASES="$cases" BENCH_PEERS_OUT="$tmp/res" bash bench/peers_bench.sh >"$tmp/log" 2>&1
-check "$?" 0 "peers_bench.sh at small sizes: exit status"
+check_eq "$?" 0 "peers_bench.sh at small sizes: exit status"
 nimpls=$(echo $impls | wc -w)
 # 2 cases + the empty program + the small program, each on every implementation.
-check "$(tail -n +2 "$tmp/res/peers.csv" | wc -l)" $((4 * nimpls)) "peers.csv rows"
-check "$(awk -F, 'NR > 1 && $5 == 2 && $1 == "programs"' "$tmp/res/peers.csv" | wc -l)" $((2 * nimpls)) "peers.csv: two runs a program row"
-check "$(awk -F, 'NR > 1 && $4 == "vm" && $12 == "1.000"' "$tmp/res/peers.csv" | wc -l)" 4 "peers.csv: vm over vm is 1"
+check_eq "$(tail -n +2 "$tmp/res/peers.csv" | wc -l)" $((4 * nimpls)) "peers.csv rows"
+check_eq "$(awk -F, 'NR > 1 && $5 == 2 && $1 == "programs"' "$tmp/res/peers.csv" | wc -l)" $((2 * nimpls)) "peers.csv: two runs a program row"
+check_eq "$(awk -F, 'NR > 1 && $4 == "vm" && $12 == "1.000"' "$tmp/res/peers.csv" | wc -l)" 4 "peers.csv: vm over vm is 1"
 mp_rows=$(tail -n +2 "$tmp/res/peers_memprof.csv" | wc -l)
-check "$mp_rows" $((2 * (1 + have_ocaml))) "peers_memprof.csv rows"
+check_eq "$mp_rows" $((2 * (1 + have_ocaml))) "peers_memprof.csv rows"
 awk -F, 'NR > 1 && $4 == "1e-2" { exit !($13 > 0) }' "$tmp/res/peers_memprof.csv" && ok || bad "peers_memprof.csv: no samples at 1e-2"
 if [ "$fail" -gt 0 ]; then tail -n 30 "$tmp/log"; fi
 if [ "$have_lua" = 1 ]; then
@@ -139,9 +132,8 @@ if [ "$have_lua" = 1 ]; then
   chmod +x "$tmp/badlua"
   env BENCH_PEERS_RUNS=1 BENCH_PEERS_PARTS=programs BENCH_PEERS_IMPLS="vm lua" BENCH_PEERS_LUA="$tmp/badlua" \
     BENCH_PEERS_CASES="binary_trees 6" BENCH_PEERS_OUT="$tmp/res2" bash bench/peers_bench.sh >"$tmp/log2" 2>&1
-  check "$?" 1 "peers_bench.sh with a wrong checksum: exit status"
+  check_eq "$?" 1 "peers_bench.sh with a wrong checksum: exit status"
   grep -q 'CHECKSUM MISMATCH' "$tmp/log2" && ok || bad "peers_bench.sh did not report the mismatch"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

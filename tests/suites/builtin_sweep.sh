@@ -12,16 +12,15 @@
 # Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/suites/lib.sh
+suite_init builtin_sweep
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bash tests/sweep/gen_sweep.sh "$tmp/scripts" > /dev/null || { echo "builtin_sweep: generation failed"; echo "0 passed, 1 failed"; exit 1; }
-pass=0
-fail=0
+bash tests/sweep/gen_sweep.sh "$tmp/scripts" > /dev/null || suite_abort "generation failed"
 for vm in vm vm-boehm vm-asan; do
   if [ ! -x "$root/$vm" ]; then
-    echo "builtin_sweep: ./$vm is not built: not run"
-    fail=$((fail + 1))
+    bad "./$vm is not built: not run"
     continue
   fi
   for script in "$tmp"/scripts/sweep_*.mn; do
@@ -30,14 +29,12 @@ for vm in vm vm-boehm vm-asan; do
     (cd "$tmp/run" && timeout 300 "$root/$vm" --max-heap-words 4000000 "$script" > "$tmp/out" 2> "$tmp/err")
     status=$?
     if [ "$status" -eq 0 ] && [ ! -s "$tmp/err" ] && tail -1 "$tmp/out" | grep -Eq '^sweep [A-Za-z]+: [0-9]+ calls, [0-9]+ errors caught$'; then
-      pass=$((pass + 1))
+      ok
     else
-      fail=$((fail + 1))
-      echo "FAIL $vm $name: status $status"
+      bad "$vm $name: status $status"
       head -5 "$tmp/err" | sed 's/^/    /'
     fi
   done
   echo "builtin_sweep ($vm): $(cat "$tmp/out" | tail -1)"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

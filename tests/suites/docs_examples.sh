@@ -15,20 +15,15 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 root=$(pwd)
-
-if [ ! -x ./vm ]; then
-  echo "docs_examples: ./vm is not built"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+. tests/suites/lib.sh
+suite_init docs_examples
+require_built ./vm
 
 docs=("$@")
 [ ${#docs[@]} -gt 0 ] || docs=(docs/language.md docs/design.md)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pass=0
-fail=0
 
 # Splits a document into numbered pieces under $work/split/: for each fenced
 # block of kind minnow or output, a file N.KIND holding its text and N.info
@@ -83,16 +78,14 @@ run_doc() {
         continue
       fi
       if [ -n "$example" ]; then
-        fail=$((fail + 1))
-        echo "FAIL $doc:$example_line: example without an output block"
+        bad "$doc:$example_line: example without an output block"
       fi
       example=$f
       example_line=$line
       continue
     fi
     if [ -z "$example" ]; then
-      fail=$((fail + 1))
-      echo "FAIL $doc:$line: output block without an example before it"
+      bad "$doc:$line: output block without an example before it"
       continue
     fi
     status=$(info_get "$info" status)
@@ -110,21 +103,18 @@ run_doc() {
     got=$(printf '%s' "$got"; cat "$work/stderr")
     expected=$(cat "$f")
     if [ "$got" = "$expected" ] && [ "$rc" = "$status" ]; then
-      pass=$((pass + 1))
+      ok
     else
-      fail=$((fail + 1))
-      echo "FAIL $doc:$example_line: example (status $rc, expected $status)"
+      bad "$doc:$example_line: example (status $rc, expected $status)"
       diff <(printf '%s\n' "$expected") <(printf '%s\n' "$got") | head -20
     fi
     example=""
     pending_files=()
   done <"$work/pieces"
   if [ -n "$example" ]; then
-    fail=$((fail + 1))
-    echo "FAIL $doc:$example_line: example without an output block"
+    bad "$doc:$example_line: example without an output block"
   fi
 }
 
 for doc in "${docs[@]}"; do run_doc "$doc"; done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

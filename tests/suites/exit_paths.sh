@@ -10,14 +10,14 @@
 # last line "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-pass=0
-fail=0
+. tests/suites/lib.sh
+suite_init exit_paths
 # No EXIT trap: the guard processes below would inherit it between their
 # fork and exec, and a guard killed then would remove $tmp.
 tmp=$(mktemp -d)
 
-# check NAME WANT_STATUS WANT_REPORT(yes|no) STDERR_REGEX STATUS
-check() {
+# check_exit NAME WANT_STATUS WANT_REPORT(yes|no) STDERR_REGEX STATUS
+check_exit() {
   local name=$1 want=$2 report=$3 re=$4 got=$5 why=""
   [ "$got" -eq "$want" ] || why="exit $got, expected $want"
   if [ "$report" = yes ]; then
@@ -27,10 +27,9 @@ check() {
   fi
   [ -z "$re" ] || grep -Eq "$re" "$tmp/err" || why="$why${why:+; }stderr lacks /$re/"
   if [ -z "$why" ]; then
-    pass=$((pass + 1))
+    ok
   else
-    fail=$((fail + 1))
-    echo "FAIL exit path $name ($vm): $why"
+    bad "exit path $name ($vm): $why"
     sed 's/^/    /' "$tmp/err" | head -8
   fi
 }
@@ -39,7 +38,7 @@ run() {  # NAME WANT REPORT REGEX SCRIPT [VM ARGS...]
   local name=$1 want=$2 report=$3 re=$4 script=$5
   shift 5
   timeout 60 "$vm" --memprof-count 0.01 "$@" "tests/exit/$script" > "$tmp/out" 2> "$tmp/err" < /dev/null
-  check "$name" "$want" "$report" "$re" $?
+  check_exit "$name" "$want" "$report" "$re" $?
 }
 
 # signal NAME SIG SCRIPT: starts the script, signals it once it runs, waits.
@@ -55,7 +54,7 @@ signal() {
   status=$?
   kill "$guard" 2> /dev/null
   wait "$guard" 2> /dev/null
-  check "$name" "$((128 + $(kill -l "$sig")))" yes "" "$status"
+  check_exit "$name" "$((128 + $(kill -l "$sig")))" yes "" "$status"
 }
 
 for vm in ./vm ./vm-asan; do
@@ -66,7 +65,7 @@ for vm in ./vm ./vm-asan; do
   run "out of memory" 1 yes 'error: out of memory' oom.mn --max-heap-words 200000
   printf 'let x = (\n' > "$tmp/syntax.mn"
   timeout 60 "$vm" --memprof-count 0.01 "$tmp/syntax.mn" > "$tmp/out" 2> "$tmp/err" < /dev/null
-  check "syntax error" 2 no 'syntax error' $?
+  check_exit "syntax error" 2 no 'syntax error' $?
   signal "SIGINT in a while loop" INT spin.mn
   signal "SIGTERM in a while loop" TERM spin.mn
   signal "SIGINT in a for loop" INT spin_for.mn
@@ -82,8 +81,7 @@ for vm in ./vm ./vm-asan; do
   status=$?
   # Either the first signal was handled (report, 130) or the second killed it
   # (130, maybe no report): both end by SIGINT, neither hangs.
-  if [ "$status" -eq 130 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL exit path second SIGINT: exit $status"; fi
+  if [ "$status" -eq 130 ]; then ok; else bad "exit path second SIGINT: exit $status"; fi
 done
 rm -rf "$tmp"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

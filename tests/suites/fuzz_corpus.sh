@@ -6,12 +6,10 @@
 # report or a signal fails the suite. Ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/suites/lib.sh
+suite_init fuzz_corpus
 bin=build/fuzzreplay/fuzz_replay
-if [ ! -x "$bin" ]; then
-  echo "fuzz_corpus: $bin is not built (make fuzz-replay): not run"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+[ -x "$bin" ] || suite_abort "$bin is not built (make fuzz-replay): not run"
 inputs=()
 while IFS= read -r f; do inputs+=("$f"); done < <(find tests/fuzz/corpus tests/fuzz/findings -type f | LC_ALL=C sort)
 log=$(mktemp)
@@ -28,5 +26,6 @@ if [ "$status" -ne 0 ] || grep -q "Sanitizer\|runtime error" "$log"; then
   grep -B2 -A12 "Sanitizer\|runtime error" "$log" | head -40
   [ "$failed" -eq 0 ] && failed=1
 fi
-echo "$ran passed, $failed failed"
-[ "$failed" -eq 0 ]
+pass=$ran
+fail=$failed
+suite_end

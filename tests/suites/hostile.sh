@@ -6,14 +6,14 @@
 # Prints one FAIL line per failing run and ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+. tests/suites/lib.sh
+suite_init hostile
 tmp=$(mktemp -d)
 trap 'chmod -R u+rwx "$tmp"; rm -rf "$tmp"' EXIT
-pass=0
-fail=0
 
-# check VM STATUS STDERR_REGEX ARGS...: runs VM ARGS under a 20 s timeout
+# check_run VM STATUS STDERR_REGEX ARGS...: runs VM ARGS under a 20 s timeout
 # (an empty STDERR_REGEX: stderr must be empty).
-check() {
+check_run() {
   local vm=$1 want=$2 pattern=$3
   shift 3
   timeout 20 "$vm" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
@@ -23,11 +23,10 @@ check() {
   else grep -Eq -- "$pattern" "$tmp/err" || text_ok=0
   fi
   if [ "$got" -ne "$want" ] || [ "$text_ok" -eq 0 ] || grep -q "Sanitizer" "$tmp/err"; then
-    echo "FAIL $vm $*: status $got (want $want), stderr:"
+    bad "$vm $*: status $got (want $want), stderr:"
     head -5 "$tmp/err" | sed 's/^/    /'
-    fail=$((fail + 1))
   else
-    pass=$((pass + 1))
+    ok
   fi
 }
 
@@ -36,36 +35,36 @@ printf 'println("ok")\n' > "$tmp/ok.mn"
 cases() {
   local vm=$1
   # Class 3: sizes from the command line are checked, never wrapped.
-  check "$vm" 2 'minor-words expects a number of words in 1\.\.4294967296, got -1' --minor-words -1 "$tmp/ok.mn"
-  check "$vm" 2 'minor-words expects a number of words in 1\.\.[0-9]+, got 1e6' --minor-words 1e6 "$tmp/ok.mn"
-  check "$vm" 2 'minor-words expects .* got 18446744073709551616' --minor-words 18446744073709551616 "$tmp/ok.mn"
-  check "$vm" 2 'minor-words expects .* got 4294967297' --minor-words 4294967297 "$tmp/ok.mn"
-  check "$vm" 2 'stack-words expects a number of words in 1\.\.2147483648, got 2147483649' --stack-words 2147483649 "$tmp/ok.mn"
-  check "$vm" 2 'stack-words expects .* got  12' --stack-words " 12" "$tmp/ok.mn"
-  check "$vm" 2 'max-heap-words expects .* got 0' --max-heap-words 0 "$tmp/ok.mn"
-  check "$vm" 2 'max-heap-words expects .* got -5' --max-heap-words -5 "$tmp/ok.mn"
-  check "$vm" 2 '--minor-words expects an argument' --minor-words
-  check "$vm" 2 '--memprof-count expects an argument' --memprof-count
-  check "$vm" 2 "--memprof-count expects a rate in \\(0, 1\\], got 'nan'" --memprof-count nan "$tmp/ok.mn"
-  check "$vm" 2 '--memtrace expects an argument' --memtrace
-  check "$vm" 2 'unknown option --bogus' --bogus "$tmp/ok.mn"
-  check "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
-  check env 2 "MINNOW_SEED expects a number \\(decimal, or 0x hex\\), got 'abc'" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
-  check env 2 "MINNOW_SEED expects a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
-  check env 0 '' MINNOW_SEED=0x2a "$vm" "$tmp/ok.mn"
+  check_run "$vm" 2 'minor-words expects a number of words in 1\.\.4294967296, got -1' --minor-words -1 "$tmp/ok.mn"
+  check_run "$vm" 2 'minor-words expects a number of words in 1\.\.[0-9]+, got 1e6' --minor-words 1e6 "$tmp/ok.mn"
+  check_run "$vm" 2 'minor-words expects .* got 18446744073709551616' --minor-words 18446744073709551616 "$tmp/ok.mn"
+  check_run "$vm" 2 'minor-words expects .* got 4294967297' --minor-words 4294967297 "$tmp/ok.mn"
+  check_run "$vm" 2 'stack-words expects a number of words in 1\.\.2147483648, got 2147483649' --stack-words 2147483649 "$tmp/ok.mn"
+  check_run "$vm" 2 'stack-words expects .* got  12' --stack-words " 12" "$tmp/ok.mn"
+  check_run "$vm" 2 'max-heap-words expects .* got 0' --max-heap-words 0 "$tmp/ok.mn"
+  check_run "$vm" 2 'max-heap-words expects .* got -5' --max-heap-words -5 "$tmp/ok.mn"
+  check_run "$vm" 2 '--minor-words expects an argument' --minor-words
+  check_run "$vm" 2 '--memprof-count expects an argument' --memprof-count
+  check_run "$vm" 2 "--memprof-count expects a rate in \\(0, 1\\], got 'nan'" --memprof-count nan "$tmp/ok.mn"
+  check_run "$vm" 2 '--memtrace expects an argument' --memtrace
+  check_run "$vm" 2 'unknown option --bogus' --bogus "$tmp/ok.mn"
+  check_run "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
+  check_run env 2 "MINNOW_SEED expects a number \\(decimal, or 0x hex\\), got 'abc'" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
+  check_run env 2 "MINNOW_SEED expects a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
+  check_run env 0 '' MINNOW_SEED=0x2a "$vm" "$tmp/ok.mn"
   # Class 7: files that are not what they seem.
-  check "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"
-  check "$vm" 2 '^/dev/zero: error: file too large \(more than 16777216 bytes\)$' /dev/zero
-  check "$vm" 2 "^$tmp/big.mn: error: file too large" "$tmp/big.mn"
-  check "$vm" 2 "^$tmp/nul.mn:2:11: error: file contains a NUL byte\$" "$tmp/nul.mn"
-  check "$vm" 2 "^$tmp/missing.mn: error: cannot read: No such file or directory\$" "$tmp/missing.mn"
-  check "$vm" 2 '^: error: cannot read: No such file or directory$' ""
-  check "$vm" 2 "^$tmp/m1/main.mn:1:1: error: cannot read module Util \($tmp/m1/util.mn\): Is a directory\$" "$tmp/m1/main.mn"
-  check "$vm" 2 "^$tmp/m2/main.mn:1:1: error: module Util \($tmp/m2/util.mn:2:1\): file contains a NUL byte\$" "$tmp/m2/main.mn"
+  check_run "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"
+  check_run "$vm" 2 '^/dev/zero: error: file too large \(more than 16777216 bytes\)$' /dev/zero
+  check_run "$vm" 2 "^$tmp/big.mn: error: file too large" "$tmp/big.mn"
+  check_run "$vm" 2 "^$tmp/nul.mn:2:11: error: file contains a NUL byte\$" "$tmp/nul.mn"
+  check_run "$vm" 2 "^$tmp/missing.mn: error: cannot read: No such file or directory\$" "$tmp/missing.mn"
+  check_run "$vm" 2 '^: error: cannot read: No such file or directory$' ""
+  check_run "$vm" 2 "^$tmp/m1/main.mn:1:1: error: cannot read module Util \($tmp/m1/util.mn\): Is a directory\$" "$tmp/m1/main.mn"
+  check_run "$vm" 2 "^$tmp/m2/main.mn:1:1: error: module Util \($tmp/m2/util.mn:2:1\): file contains a NUL byte\$" "$tmp/m2/main.mn"
   if [ -r "$tmp/unreadable.mn" ]; then
     unreadable_skipped=1
   else
-    check "$vm" 2 "^$tmp/unreadable.mn: error: cannot read: Permission denied\$" "$tmp/unreadable.mn"
+    check_run "$vm" 2 "^$tmp/unreadable.mn: error: cannot read: Permission denied\$" "$tmp/unreadable.mn"
   fi
 }
 
@@ -83,10 +82,8 @@ for vm in ./vm ./vm-boehm ./vm-asan; do
   if [ -x "$vm" ]; then
     cases "$vm"
   else
-    echo "hostile: $vm is not built; its cases were not run"
-    fail=$((fail + 1))
+    bad "$vm is not built; its cases were not run"
   fi
 done
-[ "$unreadable_skipped" -eq 1 ] && echo "hostile: running as root, every file is readable: the unreadable-file case was not run"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+[ "$unreadable_skipped" -eq 1 ] && skip "running as root, every file is readable: the unreadable-file case was not run"
+suite_end

@@ -15,47 +15,25 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 export MINNOW_SEED="${MINNOW_SEED:-20250101}"
 
-total_pass=0
-total_fail=0
-
-run() {  # label, runner arguments...
-  local label=$1 out last
-  shift
-  out=$(bash tests/run_lang.sh "$@" 2>&1)
-  last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
-  printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
-  if [ -z "$last" ]; then
-    echo "memprof ($label): the runner printed no summary"
-    total_fail=$((total_fail + 1))
-    return
-  fi
-  echo "memprof ($label): $last"
-  total_pass=$((total_pass + $(echo "$last" | awk '{print $1}')))
-  total_fail=$((total_fail + $(echo "$last" | awk '{print $3}')))
-}
-
-if [ ! -x ./vm ]; then
-  echo "memprof: ./vm is not built"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+. tests/suites/lib.sh
+suite_init memprof
+require_built ./vm
 
 # tests/memprof/rates/ has a suite of its own (memprof_rates.sh: each script
 # at several rates).
 all=()
 while IFS= read -r f; do all+=("$f"); done < <(find tests/memprof -name '*.mn' -not -path 'tests/memprof/rates/*' | LC_ALL=C sort)
-run "vm" --vm ./vm --timeout 120 "${all[@]}"
+lang_run "vm" --vm ./vm --timeout 120 "${all[@]}"
 
 stress=()
 for f in "${all[@]}"; do case "$f" in tests/memprof/stats/*) ;; *) stress+=("$f") ;; esac; done
-run "vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300 "${stress[@]}"
+lang_run "vm --gc-stress" --vm ./vm --flags "--gc-stress" --timeout 300 "${stress[@]}"
 
 if [ -x ./vm-asan ]; then
-  run "vm-asan" --vm ./vm-asan --timeout 300 "${all[@]}"
+  lang_run "vm-asan" --vm ./vm-asan --timeout 300 "${all[@]}"
 fi
 if [ -x ./vm-debug ]; then
-  run "vm-debug" --vm ./vm-debug --timeout 300 "${all[@]}"
+  lang_run "vm-debug" --vm ./vm-debug --timeout 300 "${all[@]}"
 fi
 
-echo "$total_pass passed, $total_fail failed"
-[ "$total_fail" -eq 0 ]
+suite_end

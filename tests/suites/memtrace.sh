@@ -20,20 +20,11 @@ cd "$(dirname "$0")/../.." || exit 2
 mt=tools/memtrace
 . tests/trace/reference.sh
 ref=$(memtrace_reference_dir) && ref=$ref/dump_trace.exe || ref=""
-pass=0
-fail=0
-skipped=""
+. tests/suites/lib.sh
+suite_init memtrace
+require_built ./vm "$mt"
 # No EXIT trap: background guards would inherit it (see exit_paths.sh).
 tmp=$(mktemp -d)
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL memtrace: $*"; }
-
-if [ ! -x "$mt" ] || [ ! -x ./vm ]; then
-  echo "memtrace: ./vm or $mt is not built"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
 
 # dump_events FILE: the trace's events as same_samples.mn prints them (no
 # time, ids unpadded, no common-prefix column).
@@ -61,7 +52,7 @@ for vm in ./vm ./vm-asan; do
     done
   done
 done
-[ -x "$ref" ] || skipped="$skipped memtrace's dump_trace (not installed: set MEMTRACE_REFERENCE);"
+[ -x "$ref" ] || skip "memtrace's dump_trace (not installed: set MEMTRACE_REFERENCE)"
 
 # --memtrace-format 3: the same events as format 2 for the same run.
 for format in 2 3; do
@@ -157,13 +148,7 @@ MEMTRACE="$tmp/x.ctf" MEMTRACE_RATE=7 ./vm tests/memtrace/marker.mn end > "$tmp/
 if [ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q 'MEMTRACE_RATE' "$tmp/err"; then ok; else bad "MEMTRACE_RATE=7 accepted"; fi
 
 # 6. Scripts with expectations.
-out=$(bash tests/run_lang.sh --vm ./vm tests/memtrace 2>&1)
-last=$(printf '%s\n' "$out" | tail -1)
-printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
-pass=$((pass + $(echo "$last" | awk '{print $1}')))
-fail=$((fail + $(echo "$last" | awk '{print $3}')))
+lang_run "scripts of tests/memtrace" --vm ./vm tests/memtrace
 
 rm -rf "$tmp"
-[ -z "$skipped" ] || echo "memtrace: not run:$skipped"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -21,21 +21,9 @@ cd "$(dirname "$0")/../.." || exit 2
 tool=tools/memtrace
 asan=build/asan/memtrace
 truth=tests/trace/dump_truth.awk
-pass=0
-fail=0
-skips=()
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "memtrace_render: FAIL: $*"; fail=$((fail + 1)); }
-skip() { skips+=("$*"); }
-
-for need in "$tool" ./vm build/release/tests/trace_synth; do
-  if [ ! -x "$need" ]; then
-    echo "memtrace_render: $need is not built (make test builds it)"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-done
+. tests/suites/lib.sh
+suite_init memtrace_render
+require_built "$tool" ./vm build/release/tests/trace_synth
 tools=("$tool")
 [ -x "$asan" ] && tools+=("$asan")
 
@@ -302,6 +290,4 @@ else bad "pprof - -o -: no gzipped profile of the trace on stdin"; fi
 if "$tool" flamegraph - <"$tmp/leak2.ctf" | LC_ALL=C sort | cmp -s - <("$tool" flamegraph "$tmp/leak2.ctf" | LC_ALL=C sort); then ok
 else bad "flamegraph - (stdin) differs from flamegraph FILE"; fi
 
-for s in "${skips[@]}"; do echo "memtrace_render: skipped: $s"; done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -13,15 +13,12 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "trace_babeltrace: FAIL: $*"; fail=$((fail + 1)); }
+. tests/suites/lib.sh
+suite_init trace_babeltrace
 
 if ! command -v babeltrace2 >/dev/null; then
-  echo "trace_babeltrace: babeltrace2 is not installed (Debian package babeltrace2): no check ran"
-  echo "0 passed, 0 failed"
-  exit 0
+  skip "babeltrace2 is not installed (Debian package babeltrace2): no check ran"
+  suite_end
 fi
 synth=build/release/tests/trace_synth
 fixtures=tests/fixtures/memtrace
@@ -121,5 +118,4 @@ if babeltrace2 --clock-cycles --no-delta "$tmp/wrong" 2>/dev/null | reduce_babel
   bad "the v2 metadata decoded a v3 trace as if it were right"
 else ok; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -24,11 +24,8 @@
 # Last line: "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL trace_reader: $*"; }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }
+. tests/suites/lib.sh
+suite_init trace_reader
 
 fixtures=tests/fixtures/memtrace
 tmp=$(mktemp -d)
@@ -207,7 +204,7 @@ if [ -n "$ref" ] && [ -x "$ref" ] && [ -x build/release/trace_gen ]; then
     done
   done
 else
-  echo "trace_reader: memtrace's dump_trace.exe not found (set MEMTRACE_REFERENCE): cross-check not run, not counted"
+  skip "memtrace's dump_trace.exe not found (set MEMTRACE_REFERENCE): cross-check not run, not counted"
 fi
 
 # ---------------------------------------------------------------- 8: our writer
@@ -225,5 +222,4 @@ else
   bad "build/release/tests/trace_synth is not built"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -24,21 +24,9 @@ cd "$(dirname "$0")/../.." || exit 2
 
 tool=tools/memtrace
 asan=build/asan/memtrace
-pass=0
-fail=0
-skips=()
-ok() { pass=$((pass + 1)); }
-bad() { echo "trace_report: FAIL: $*"; fail=$((fail + 1)); }
-check() { if eval "$2"; then ok; else bad "$1"; fi; }   # name, shell condition
-skip() { skips+=("$*"); }
-
-for need in "$tool" ./vm build/release/tests/trace_synth; do
-  if [ ! -x "$need" ]; then
-    echo "trace_report: $need is not built (make test builds it)"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-done
+. tests/suites/lib.sh
+suite_init trace_report
+require_built "$tool" ./vm build/release/tests/trace_synth
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export MEMTRACE_PROGRESS=0 MINNOW_SEED=20250101
@@ -211,6 +199,4 @@ else
   skip "chromium absent (Debian: chromium): the pages are not rendered; the HTML checks above ran"
 fi
 
-for s in "${skips[@]}"; do echo "trace_report: skipped: $s"; done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -34,23 +34,13 @@ asan_tool=build/asan/memtrace
 synth=build/release/tests/trace_synth
 check=tests/tools/tools_check.py
 export MEMTRACE_PROGRESS=0
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "trace_tools: FAIL: $*"; fail=$((fail + 1)); }
-expect() { if eval "$2"; then ok; else bad "$1"; fi; }   # name, shell condition
-
-for f in ./vm "$tool" "$asan_tool" "$synth"; do
-  if [ ! -x "$f" ]; then
-    echo "trace_tools: $f is not built (make test builds it)"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-done
+. tests/suites/lib.sh
+suite_init trace_tools
+require_built ./vm "$tool" "$asan_tool" "$synth"
 have_python=true
 if ! command -v python3 >/dev/null; then
   have_python=false
-  echo "trace_tools: python3 is not installed: the JSON checks (schemas, known-mix estimates) did not run"
+  skip "python3 is not installed: the JSON checks (schemas, known-mix estimates) did not run"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,7 +66,7 @@ if $have_python; then
   top_jsons "$tmp/exact.ctf" "$tmp/exact" || bad "top on the known mix at rate 1"
   python3 "$check" mix "$tmp/exact.alloc.json" "$tmp/exact.live.json" "$tmp/exact.promoted.json" $n 1 exact \
     >"$tmp/exact.txt"
-  expect "known mix at rate 1: 18 estimates equal to the truth ($(grep -c '^in' "$tmp/exact.txt")/18): $(grep '^out' "$tmp/exact.txt" | head -3)" \
+  check "known mix at rate 1: 18 estimates equal to the truth ($(grep -c '^in' "$tmp/exact.txt")/18): $(grep '^out' "$tmp/exact.txt" | head -3)" \
     '[ "$(grep -c "^in" "$tmp/exact.txt")" -eq 18 ]'
 
   : >"$tmp/coverage.txt"
@@ -93,13 +83,13 @@ if $have_python; then
   awk '{ k = $1 " " $4 " " $5; sub(":", "", k); n[k]++; if ($2 == "in") i[k]++ }
        END { for (k in n) print k, i[k] + 0, n[k] }' "$tmp/coverage.txt" | sort >"$tmp/cells.txt"
   while read -r rate line measure hits total; do
-    expect "known mix, rate $rate, line $line, $measure: truth in the 95% interval in $hits of $total seeds (want >= 17)" \
+    check "known mix, rate $rate, line $line, $measure: truth in the 95% interval in $hits of $total seeds (want >= 17)" \
       '[ "$hits" -ge 17 ]'
   done <"$tmp/cells.txt"
   hits=$(grep -c '^[^ ]* in ' "$tmp/coverage.txt")
   total=$(wc -l <"$tmp/coverage.txt")
   echo "trace_tools: known mix: truth inside its 95% interval in $hits of $total checks (6 sites x 3 measures x 2 rates x 20 seeds)"
-  expect "known mix: truth in the interval in $hits of $total checks (want >= 95%)" '[ $((100 * hits)) -ge $((95 * total)) ]'
+  check "known mix: truth in the interval in $hits of $total checks (want >= 95%)" '[ $((100 * hits)) -ge $((95 * total)) ]'
   grep '^[^ ]* out ' "$tmp/coverage.txt" | head -20 | sed 's/^/trace_tools:   missed: /'
 
   # The ASan/UBSan build prints the same documents.
@@ -107,7 +97,7 @@ if $have_python; then
     top_jsons "$tmp/mix-$rate-1.ctf" "$tmp/asan" "$asan_tool" 2>"$tmp/asan.err" || bad "ASan top: $(head -c 300 "$tmp/asan.err")"
     top_jsons "$tmp/mix-$rate-1.ctf" "$tmp/rel"
     for m in alloc live promoted; do
-      expect "ASan build's top --json ($m, rate $rate) as the release build's" 'cmp -s "$tmp/asan.$m.json" "$tmp/rel.$m.json"'
+      check "ASan build's top --json ($m, rate $rate) as the release build's" 'cmp -s "$tmp/asan.$m.json" "$tmp/rel.$m.json"'
     done
   done
 fi
@@ -124,13 +114,13 @@ if $have_python; then
     grep -q "^promoted True" "$tmp/life.txt" && promoted_in=$((promoted_in + 1))
     grep -q "^major True" "$tmp/life.txt" && major_none=$((major_none + 1))
   done
-  expect "lifetimes: tuples never promoted, all died young, ~GCs 0 ($young of $runs seeds)" '[ $young -eq $runs ]'
-  expect "lifetimes: records' promoted share 1% inside its 95% interval ($promoted_in of $runs seeds, want >= 17)" \
+  check "lifetimes: tuples never promoted, all died young, ~GCs 0 ($young of $runs seeds)" '[ $young -eq $runs ]'
+  check "lifetimes: records' promoted share 1% inside its 95% interval ($promoted_in of $runs seeds, want >= 17)" \
     '[ $promoted_in -ge 17 ]'
-  expect "lifetimes: arrays born major have no minor blocks, all alive at the end ($major_none of $runs)" \
+  check "lifetimes: arrays born major have no minor blocks, all alive at the end ($major_none of $runs)" \
     '[ $major_none -eq $runs ]'
   "$tool" lifetimes tests/fixtures/memtrace/bintrees-1e-5.ctf >"$tmp/life.txt"
-  expect "lifetimes reads the OCaml minor heap size (s=262144) from the runtime params" \
+  check "lifetimes reads the OCaml minor heap size (s=262144) from the runtime params" \
     'grep -q "minor heap: 262144 words" "$tmp/life.txt"'
 fi
 
@@ -142,15 +132,15 @@ for rate in 1e-3 1e-2; do
   for seed in 1 2 3; do
     trace "$tmp/leaky.ctf" $rate $seed examples/leaky_cache.mn
     got=$(first_leak "$tmp/leaky.ctf")
-    expect "leaks on leaky_cache.mn (rate $rate, seed $seed) names render line 3 first, got '$got'" \
+    check "leaks on leaky_cache.mn (rate $rate, seed $seed) names render line 3 first, got '$got'" \
       '[[ "$got" == "render examples/leaky_cache.mn:3:"* ]]'
     trace "$tmp/twin.ctf" $rate $seed tests/tools/leak_twin.mn leak
     got=$(first_leak "$tmp/twin.ctf")
-    expect "leaks on leak_twin.mn leak (rate $rate, seed $seed) names line 13 first, got '$got'" \
+    check "leaks on leak_twin.mn leak (rate $rate, seed $seed) names line 13 first, got '$got'" \
       '[[ "$got" == "handle tests/tools/leak_twin.mn:13:"* ]]'
     trace "$tmp/twin.ctf" $rate $seed tests/tools/leak_twin.mn bounded
     got=$(leak_count "$tmp/twin.ctf")
-    expect "leaks on leak_twin.mn bounded (rate $rate, seed $seed) names nothing, got $got" '[ "$got" -eq 0 ]'
+    check "leaks on leak_twin.mn bounded (rate $rate, seed $seed) names nothing, got $got" '[ "$got" -eq 0 ]'
   done
 done
 nonleaking=(examples/binary_trees.mn examples/memprof_top_sites.mn examples/pipeline.mn examples/string_builder.mn
@@ -162,11 +152,11 @@ for prog in "${nonleaking[@]}"; do
     # shellcheck disable=SC2086
     trace "$tmp/nl.ctf" $rate 1 $prog
     got=$(leak_count "$tmp/nl.ctf")
-    expect "leaks on $prog (rate $rate) names nothing, got $got: $(first_leak "$tmp/nl.ctf")" '[ "$got" -eq 0 ]'
+    check "leaks on $prog (rate $rate) names nothing, got $got: $(first_leak "$tmp/nl.ctf")" '[ "$got" -eq 0 ]'
   done
 done
 for f in tests/fixtures/memtrace/*.ctf; do
-  expect "leaks on $f names nothing" '[ "$(leak_count "$f")" -eq 0 ]'
+  check "leaks on $f names nothing" '[ "$(leak_count "$f")" -eq 0 ]'
 done
 
 # ---------------------------------------------------------------- 4. diff
@@ -174,18 +164,18 @@ done
 if $have_python; then
   sig() { python3 "$check" get "$1" "sum(r['significant'] for r in d['rows'])"; }
   "$tool" diff -n 0 --json "$tmp/mix-1e-2-1.ctf" "$tmp/mix-1e-2-2.ctf" >"$tmp/d.json"
-  expect "diff of two seeds of the known mix: no significant site (got $(sig "$tmp/d.json"))" '[ "$(sig "$tmp/d.json")" -eq 0 ]'
+  check "diff of two seeds of the known mix: no significant site (got $(sig "$tmp/d.json"))" '[ "$(sig "$tmp/d.json")" -eq 0 ]'
   "$tool" diff -n 0 --json "$tmp/mix-1e-3-3.ctf" "$tmp/mix-1e-2-4.ctf" >"$tmp/d.json"
-  expect "diff of the known mix at rates 1e-3 and 1e-2: no significant site (got $(sig "$tmp/d.json"))" \
+  check "diff of the known mix at rates 1e-3 and 1e-2: no significant site (got $(sig "$tmp/d.json"))" \
     '[ "$(sig "$tmp/d.json")" -eq 0 ]'
   trace "$tmp/double.ctf" 1e-2 5 tests/tools/known_mix.mn $n 2
   "$tool" diff -n 0 --json "$tmp/mix-1e-2-6.ctf" "$tmp/double.ctf" >"$tmp/d.json"
   first=$(python3 "$check" get "$tmp/d.json" "(d['rows'][0]['key']['line'], d['rows'][0]['significant'])")
-  expect "diff with the strings site doubled: line 14 first and significant, got $first" '[ "$first" = "(14, True)" ]'
-  expect "diff with the strings site doubled: no other significant site" '[ "$(sig "$tmp/d.json")" -eq 1 ]'
+  check "diff with the strings site doubled: line 14 first and significant, got $first" '[ "$first" = "(14, True)" ]'
+  check "diff with the strings site doubled: no other significant site" '[ "$(sig "$tmp/d.json")" -eq 1 ]'
   within=$(python3 "$check" get "$tmp/d.json" \
     "(lambda r: r['b']['interval']['lo'] <= 2 * 70000 * 8 <= r['b']['interval']['hi'])(d['rows'][0])")
-  expect "diff with the strings site doubled: B's estimate of it holds the truth (1,120,000 bytes)" '[ "$within" = True ]'
+  check "diff with the strings site doubled: B's estimate of it holds the truth (1,120,000 bytes)" '[ "$within" = True ]'
 fi
 
 # ---------------------------------------------------------------- 5. OCaml traces
@@ -194,20 +184,20 @@ fixtures=tests/fixtures/memtrace
 for f in "$fixtures"/*.ctf; do
   samples=$("$tool" info "$f" | sed -n 's/^allocations .* \([0-9]*\) samples of.*/\1/p')
   got=$("$tool" top "$f" | sed -n 's/^total .* from \([0-9]*\) samples.*/\1/p')
-  expect "top on $f counts the samples info counts ($got, $samples)" '[ -n "$samples" ] && [ "$got" = "$samples" ]'
+  check "top on $f counts the samples info counts ($got, $samples)" '[ -n "$samples" ] && [ "$got" = "$samples" ]'
   for c in "top --by stack" "top --live --at 50%" "top --promoted --by function" "lifetimes --by file" "leaks --all"; do
     # shellcheck disable=SC2086
     "$asan_tool" $c "$f" >/dev/null 2>"$tmp/err"
-    expect "ASan build: $c on $f exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+    check "ASan build: $c on $f exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
   done
 done
 "$tool" diff "$fixtures/bintrees-1e-5.ctf" "$fixtures/bintrees-1e-5.v3.ctf" >"$tmp/d.txt"
-expect "diff of the v2 and v3 twins: total change 0, nothing significant" \
+check "diff of the v2 and v3 twins: total change 0, nothing significant" \
   'grep -q "^total .*(+0 B, p 1.000)" "$tmp/d.txt" && ! grep -qE "^ +[0-9]+ .* [*]  " "$tmp/d.txt"'
 "$tool" top --by stack -n 0 --json "$fixtures/listmap-1e-6.ctf" >"$tmp/deep.json"
 if $have_python; then
   depth=$(python3 "$check" get "$tmp/deep.json" "max(len(r['key']['stack']) for r in d['rows'])")
-  expect "top --by stack on listmap: a stack of thousands of frames in JSON (deepest $depth)" '[ "$depth" -gt 1000 ]'
+  check "top --by stack on listmap: a stack of thousands of frames in JSON (deepest $depth)" '[ "$depth" -gt 1000 ]'
 fi
 
 # ---------------------------------------------------------------- 6. edge cases
@@ -218,18 +208,18 @@ trace "$tmp/empty.ctf" 1e-9 1 "$tmp/one.mn"
 for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/empty.ctf" >"$tmp/out" 2>"$tmp/err"
-  expect "$c on a trace without samples exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+  check "$c on a trace without samples exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
 done
-expect "top on a trace without samples says so" 'grep -q "(no samples)" <("$tool" top "$tmp/empty.ctf")'
-expect "leaks on a trace without samples says no leak can be judged" \
+check "top on a trace without samples says so" 'grep -q "(no samples)" <("$tool" top "$tmp/empty.ctf")'
+check "leaks on a trace without samples says no leak can be judged" \
   'grep -q "no leak can be judged" <("$tool" leaks "$tmp/empty.ctf")'
 "$synth" --events 1 "$tmp/one.ctf" "$tmp/one.dump" >/dev/null
-expect "top on a one-event trace: one sample, one site" \
+check "top on a one-event trace: one sample, one site" \
   '"$tool" top "$tmp/one.ctf" | grep -q "from 1 samples of 1 blocks"'
 for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/one.ctf" >/dev/null 2>"$tmp/err"
-  expect "$c on a one-event trace exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+  check "$c on a one-event trace exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
 done
 size=$(wc -c <"$tmp/mix-1e-2-1.ctf")
 head -c $((size * 2 / 3)) "$tmp/mix-1e-2-1.ctf" >"$tmp/cut.ctf"
@@ -237,12 +227,12 @@ for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/cut.ctf" >"$tmp/out" 2>"$tmp/err"
   status=$?
-  expect "$c on a truncated trace: exit 1, PARTIAL in the answer, the byte on stderr" \
+  check "$c on a truncated trace: exit 1, PARTIAL in the answer, the byte on stderr" \
     '[ $status -eq 1 ] && grep -q "^PARTIAL: " "$tmp/out" && grep -q "$tmp/cut.ctf: byte [0-9]*: the trace is truncated" "$tmp/err"'
 done
 if $have_python; then
   "$tool" top --json "$tmp/cut.ctf" >"$tmp/cut.json" 2>/dev/null
-  expect "top --json on a truncated trace: partial true, the error given" \
+  check "top --json on a truncated trace: partial true, the error given" \
     '[ "$(python3 "$check" get "$tmp/cut.json" "(d[\"partial\"], \"truncated\" in d[\"error\"])")" = "(True, True)" ]'
 fi
 printf 'not a trace at all, just text\n' >"$tmp/junk.ctf"
@@ -250,16 +240,16 @@ for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/junk.ctf" >/dev/null 2>"$tmp/err"
   status=$?
-  expect "$c on a file that is no trace: exit 1, the file and byte named" \
+  check "$c on a file that is no trace: exit 1, the file and byte named" \
     '[ $status -eq 1 ] && grep -q "$tmp/junk.ctf: byte 0" "$tmp/err" && ! grep -q Sanitizer "$tmp/err"'
 done
 "$tool" top "$tmp/missing.ctf" >/dev/null 2>"$tmp/err"
-expect "top on a missing file: exit 1, the file named" '[ $? -eq 1 ] && grep -q "missing.ctf" "$tmp/err"'
+check "top on a missing file: exit 1, the file named" '[ $? -eq 1 ] && grep -q "missing.ctf" "$tmp/err"'
 for c in "top --by nothing" "top --at 5s" "top --live --at -1s" "top -n x" "lifetimes --by stack" "diff" \
          "leaks a b" "top --frobnicate"; do
   # shellcheck disable=SC2086
   "$tool" $c "$tmp/one.ctf" >/dev/null 2>&1
-  expect "bad usage '$c' exits 2" '[ $? -eq 2 ]'
+  check "bad usage '$c' exits 2" '[ $? -eq 2 ]'
 done
 "$tool" top --live --at 100% --json "$tmp/mix-1e-2-1.ctf" >"$tmp/at100.json"
 "$tool" top --live --json "$tmp/mix-1e-2-1.ctf" >"$tmp/atend.json"
@@ -267,12 +257,12 @@ if $have_python; then
   at100=$(python3 "$check" get "$tmp/at100.json" "d['total']['samples']")
   atend=$(python3 "$check" get "$tmp/atend.json" "d['total']['samples']")
   at0=$("$tool" top --live --at 0% --json "$tmp/mix-1e-2-1.ctf" >"$tmp/at0.json" && python3 "$check" get "$tmp/at0.json" "d['total']['samples']")
-  expect "--at 100% is the end ($at100 = $atend samples) and --at 0% is empty ($at0)" \
+  check "--at 100% is the end ($at100 = $atend samples) and --at 0% is empty ($at0)" \
     '[ "$at100" = "$atend" ] && [ "$at0" = 0 ]'
 fi
-expect "top reads stdin (-) like the file" \
+check "top reads stdin (-) like the file" \
   'cmp -s <("$tool" top "$tmp/mix-1e-2-1.ctf" | tail -n +2) <("$tool" top - <"$tmp/mix-1e-2-1.ctf" | tail -n +2)'
-expect "leaks reads stdin (-) like the file" \
+check "leaks reads stdin (-) like the file" \
   'cmp -s <("$tool" leaks "$tmp/mix-1e-2-1.ctf" | tail -n +2) <("$tool" leaks - <"$tmp/mix-1e-2-1.ctf" | tail -n +2)'
 
 # ---------------------------------------------------------------- 7. schemas
@@ -290,7 +280,7 @@ if $have_python; then
     # shellcheck disable=SC2086
     "$tool" $args --json >"$tmp/s.json" 2>/dev/null
     out=$(python3 "$check" schema "$command" "$tmp/s.json")
-    expect "--json of '$args' matches the schema of $command: $out" '[[ "$out" == ok* ]]'
+    check "--json of '$args' matches the schema of $command: $out" '[[ "$out" == ok* ]]'
   done
 fi
 
@@ -303,16 +293,15 @@ timeout 40 "$tool" top --follow -n 3 "$follow" >"$tmp/follow.out" 2>"$tmp/follow
 status=$?
 wait $vm_pid
 redraws=$(grep -c "is running; redrawn every second" "$tmp/follow.out")
-expect "top --follow: exit 0 (got $status: $(head -c 200 "$tmp/follow.err"))" '[ $status -eq 0 ]'
-expect "top --follow: redrew while the writer ran ($redraws times, want >= 2)" '[ "$redraws" -ge 2 ]'
-expect "top --follow: ends when the writer has finished" 'grep -q "the writer has finished" "$tmp/follow.out"'
+check "top --follow: exit 0 (got $status: $(head -c 200 "$tmp/follow.err"))" '[ $status -eq 0 ]'
+check "top --follow: redrew while the writer ran ($redraws times, want >= 2)" '[ "$redraws" -ge 2 ]'
+check "top --follow: ends when the writer has finished" 'grep -q "the writer has finished" "$tmp/follow.out"'
 sed -n '/the writer has finished/,$p' "$tmp/follow.out" | tail -n +2 >"$tmp/follow.final"
 "$tool" top -n 3 "$follow" >"$tmp/follow.top"
-expect "top --follow: its final table is top's on the finished trace" 'cmp -s "$tmp/follow.final" "$tmp/follow.top"'
+check "top --follow: its final table is top's on the finished trace" 'cmp -s "$tmp/follow.final" "$tmp/follow.top"'
 start=$(date +%s)
 "$tool" top --follow --idle 1 "$fixtures/bintrees-1e-5.ctf" >"$tmp/follow2.out" 2>&1
-expect "top --follow on a trace of another host stops after --idle 1 s without growth" \
+check "top --follow on a trace of another host stops after --idle 1 s without growth" \
   '[ $? -eq 0 ] && [ $(($(date +%s) - start)) -lt 10 ] && grep -q "the writer has finished" "$tmp/follow2.out"'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

@@ -18,17 +18,9 @@ cd "$(dirname "$0")/../.." || exit 2
 
 synth=build/release/tests/trace_synth
 asan_synth=build/asan/tests/trace_synth
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "trace_writer: FAIL: $*"; fail=$((fail + 1)); }
-
-if [ ! -x "$synth" ]; then
-  echo "trace_writer: $synth is not built (make $synth)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
+. tests/suites/lib.sh
+suite_init trace_writer
+require_built "$synth"
 
 . tests/trace/reference.sh
 tools=$(memtrace_reference_dir) || tools=""
@@ -81,12 +73,11 @@ if [ -x "$asan_synth" ]; then
     else bad "$sc under ASan/UBSan: $(head -5 "$tmp/err")"; fi
   done
 else
-  echo "trace_writer: $asan_synth is not built: the ASan/UBSan runs did not run"
+  skip "$asan_synth is not built: the ASan/UBSan runs did not run"
 fi
 
 if [ -z "$tools" ]; then
-  echo "trace_writer: memtrace 0.2.3's dump_trace.exe/subsample.exe not found (set MEMTRACE_TOOLS):" \
+  skip "memtrace 0.2.3's dump_trace.exe/subsample.exe not found (set MEMTRACE_TOOLS):" \
        "$skipped decoding checks did not run and are not counted"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_end

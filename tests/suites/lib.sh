@@ -1,0 +1,86 @@
+# shellcheck shell=bash
+# lib.sh - the harness every tests/suites/*.sh shares. Sourced, never run
+# (tests/run_all.sh passes it over): a suite does
+#     cd "$(dirname "$0")/../.." || exit 2
+#     . tests/suites/lib.sh
+#     suite_init NAME
+# and ends with `suite_end`.
+#
+# Functions:
+#   suite_init NAME       names the suite (messages start with it), zeroes the counts.
+#   ok                    one check passed.
+#   bad MSG...            one check failed: prints "FAIL NAME: MSG...".
+#   check MSG CONDITION   evals CONDITION (a shell command, in the caller's
+#                         scope: check declares no variables of its own, so the
+#                         condition sees the caller's locals); ok if it
+#                         succeeds, else bad MSG.
+#   skip MSG...           a check that could not run here (a tool absent):
+#                         not counted; suite_end prints "NAME: skipped: MSG...".
+#   suite_abort MSG...    the suite cannot run at all: prints "NAME: MSG...",
+#                         then "0 passed, 1 failed", exits 1.
+#   require_built PATH... suite_abort with "PATH is not built" for the first
+#                         PATH that is not an executable file.
+#   lang_run LABEL ARGS...  runs tests/run_lang.sh ARGS..., prints its output
+#                         but its summary, then "NAME (LABEL): N passed, N
+#                         failed", and adds its counts to ours (a runner that
+#                         prints no summary counts as one failure).
+#   suite_end             prints the skips, then "N passed, N failed" as the
+#                         last line; exits 1 iff a check failed, else 0.
+# Variables it owns: SUITE (the name), pass and fail (the counts; a suite that
+# counts otherwise, e.g. from a sub-run, may add to them), suite_skips.
+# tests/run_all.sh relies on the last line of a suite's output only:
+# "N passed, N failed".
+
+suite_init() {
+  SUITE=$1
+  pass=0
+  fail=0
+  suite_skips=()
+}
+
+ok() { pass=$((pass + 1)); }
+
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL $SUITE: $*"
+}
+
+check() { if eval "$2"; then ok; else bad "$1"; fi; }
+
+skip() { suite_skips+=("$*"); }
+
+suite_abort() {
+  echo "$SUITE: $*"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+require_built() {
+  local path
+  for path in "$@"; do
+    [ -x "$path" ] || suite_abort "$path is not built"
+  done
+}
+
+lang_run() {
+  local label=$1 out last
+  shift
+  out=$(bash tests/run_lang.sh "$@" 2>&1)
+  last=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)
+  printf '%s\n' "$out" | grep -v -E '^[0-9]+ passed, [0-9]+ failed$'
+  if [ -z "$last" ]; then
+    bad "$label: the runner printed no summary"
+    return
+  fi
+  echo "$SUITE ($label): $last"
+  pass=$((pass + $(echo "$last" | awk '{print $1}')))
+  fail=$((fail + $(echo "$last" | awk '{print $3}')))
+}
+
+suite_end() {
+  local s
+  for s in "${suite_skips[@]+"${suite_skips[@]}"}"; do echo "$SUITE: skipped: $s"; done
+  echo "$pass passed, $fail failed"
+  [ "$fail" -eq 0 ] && exit 0
+  exit 1
+}

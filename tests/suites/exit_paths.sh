@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/suites/lib.sh
 suite_init exit_paths
-# No EXIT trap: the guard processes below would inherit it between their
+# No EXIT trap: the guard processes of run_signalled (lib.sh) would inherit it between their
 # fork and exec, and a guard killed then would remove $tmp.
 tmp=$(mktemp -d)
 
@@ -44,16 +44,8 @@ run() {  # NAME WANT REPORT REGEX SCRIPT [VM ARGS...]
 # signal NAME SIG SCRIPT: starts the script, signals it once it runs, waits.
 signal() {
   local name=$1 sig=$2 script=$3 status
-  "$vm" --memprof-count 0.01 "tests/exit/$script" > "$tmp/out" 2> "$tmp/err" < /dev/null &
-  local pid=$!
-  sleep 0.3
-  kill -s "$sig" "$pid"
-  ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
-  local guard=$!
-  wait "$pid"
+  run_signalled 0.3 "$sig" "$tmp/out" "$tmp/err" "$vm" --memprof-count 0.01 "tests/exit/$script"
   status=$?
-  kill "$guard" 2> /dev/null
-  wait "$guard" 2> /dev/null
   check_exit "$name" "$((128 + $(kill -l "$sig")))" yes "" "$status"
 }
 

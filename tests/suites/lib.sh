@@ -24,6 +24,13 @@
 #                         but its summary, then "NAME (LABEL): N passed, N
 #                         failed", and adds its counts to ours (a runner that
 #                         prints no summary counts as one failure).
+#   run_signalled DELAY SIGNAL OUT ERR COMMAND...  runs COMMAND in the
+#                         background (stdout to OUT, stderr to ERR, stdin
+#                         /dev/null), sends it SIGNAL after DELAY seconds,
+#                         SIGKILLs it if it still runs 20 s later; returns its
+#                         exit status. A suite using it sets no EXIT trap: the
+#                         guard process would inherit it between fork and
+#                         exec, and a guard killed then would run it.
 #   suite_end             prints the skips, then "N passed, N failed" as the
 #                         last line; exits 1 iff a check failed, else 0.
 # Variables it owns: SUITE (the name), pass and fail (the counts; a suite that
@@ -75,6 +82,22 @@ lang_run() {
   echo "$SUITE ($label): $last"
   pass=$((pass + $(echo "$last" | awk '{print $1}')))
   fail=$((fail + $(echo "$last" | awk '{print $3}')))
+}
+
+run_signalled() {
+  local delay=$1 sig=$2 out=$3 err=$4 pid guard status
+  shift 4
+  "$@" > "$out" 2> "$err" < /dev/null &
+  pid=$!
+  sleep "$delay"
+  kill -s "$sig" "$pid"
+  ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+  guard=$!
+  wait "$pid"
+  status=$?
+  kill "$guard" 2> /dev/null
+  wait "$guard" 2> /dev/null
+  return "$status"
 }
 
 suite_end() {

@@ -72,16 +72,8 @@ way() {
     ./vm --memtrace "$tmp/w.ctf" --memtrace-rate 1 tests/memtrace/marker.mn "$how" > /dev/null 2> "$tmp/err"
     status=$?
   else
-    ./vm --memtrace "$tmp/w.ctf" --memtrace-rate 1 tests/memtrace/marker.mn "$how" > /dev/null 2> "$tmp/err" &
-    local pid=$!
-    sleep 0.5
-    kill -s "$sig" "$pid"
-    ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
-    local guard=$!
-    wait "$pid"
+    run_signalled 0.5 "$sig" /dev/null "$tmp/err" ./vm --memtrace "$tmp/w.ctf" --memtrace-rate 1 tests/memtrace/marker.mn "$how"
     status=$?
-    kill "$guard" 2> /dev/null
-    wait "$guard" 2> /dev/null
   fi
   if [ "$status" -ne "$want" ]; then bad "$name: exit $status, expected $want"; return; fi
   if ! $mt dump "$tmp/w.ctf" > "$tmp/d" 2> "$tmp/derr"; then bad "$name: the trace does not decode: $(head -1 "$tmp/derr")"; return; fi

@@ -185,26 +185,25 @@ static void fail(TraceWriter *w, const char *fmt, ...) {
 // the file size limit EFBIG: errors that stop the writer, not SIGPIPE or
 // SIGXFSZ, which would end the traced program. Both signals are blocked
 // around the write and, if the write raised one, it is taken off the pending
-// set before they are unblocked. The program's own writes (stdout) keep the
-// signals' usual dispositions.
+// set before they are unblocked, whatever the write returned (a reader that
+// leaves during a write gets a short count and a SIGPIPE). The program's own
+// writes (stdout) keep the signals' usual dispositions.
+static const int QUIET_SIGNALS[] = {SIGPIPE, SIGXFSZ};
+
 static ssize_t write_quietly(int fd, const uint8_t *buf, size_t len) {
-  sigset_t quiet, old, pending;
+  enum { N_QUIET = sizeof QUIET_SIGNALS / sizeof QUIET_SIGNALS[0] };
+  sigset_t quiet, old, was_pending, pending;
   sigemptyset(&quiet);
-  sigaddset(&quiet, SIGPIPE);
-  sigaddset(&quiet, SIGXFSZ);
+  for (int i = 0; i < N_QUIET; i++) sigaddset(&quiet, QUIET_SIGNALS[i]);
   bool blocked = pthread_sigmask(SIG_BLOCK, &quiet, &old) == 0;
-  sigset_t was_pending;
   sigemptyset(&was_pending);
   if (blocked) sigpending(&was_pending);
   ssize_t n = write(fd, buf, len);
   int saved = errno;
   if (blocked) {
-    // Whatever the write returned: a pipe whose reader leaves during the
-    // write returns the bytes written so far and raises SIGPIPE too.
     if (sigpending(&pending) == 0) {
-      static const int quiet_signals[] = {SIGPIPE, SIGXFSZ};
-      for (size_t i = 0; i < sizeof quiet_signals / sizeof quiet_signals[0]; i++) {
-        int sig = quiet_signals[i];
+      for (int i = 0; i < N_QUIET; i++) {
+        int sig = QUIET_SIGNALS[i];
         if (sigismember(&was_pending, sig) || !sigismember(&pending, sig)) continue;
         sigset_t one;
         sigemptyset(&one);

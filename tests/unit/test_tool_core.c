@@ -337,6 +337,14 @@ static void test_allocations_only(void **state) {
   assert_int_equal(profile_summary(only)->promotes, 1);
   assert_int_equal(profile_summary(only)->collects, 2);
   assert_int_equal(profile_summary(only)->unknown_ids, 0);
+  // With what needs deaths (here lifetimes) it is ignored: live counts again.
+  TraceReader *r_both;
+  ProfileOptions both_opts = {.allocations_only = true, .lifetimes = true};
+  Profile *both = build_mix(&r_both, &both_opts);
+  assert_int_equal(profile_totals(both)->live_samples, profile_totals(full)->live_samples);
+  assert_int_equal(profile_totals(both)->promoted_samples, profile_totals(full)->promoted_samples);
+  profile_free(both);
+  trace_reader_close(r_both);
   profile_free(full);
   profile_free(only);
   trace_reader_close(r_full);

@@ -605,6 +605,8 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
   const TraceReaderInfo *info = trace_reader_info(r);
   p->reader = r;
   p->opts = *opts;
+  // What needs the blocks' deaths reads everything (profile.h).
+  if (p->opts.lifetimes || p->opts.windows || p->opts.at_set) p->opts.allocations_only = false;
   if (!p->opts.clock_total) p->opts.windows = 0;
   p->rate = info->sample_rate;
   p->word_bytes = info->word_size >= 8 ? info->word_size / 8 : 8;

@@ -151,8 +151,9 @@ typedef struct ProfileOptions {
   // Allocations only: promotions and collections are counted in the summary
   // and otherwise ignored, no block enters the live table, and every live,
   // promoted and --at counter stays 0. For a reader of allocated counts
-  // alone (diff's default metric): about a quarter less time. Not with
-  // lifetimes, windows or at_set, which need the blocks' deaths.
+  // alone (top, flamegraph and diff of bytes allocated): about a quarter
+  // less time. Ignored with lifetimes, windows or at_set, which need the
+  // blocks' deaths.
   bool allocations_only;
   bool lifetimes;         // keep ProfileLifetimes per site
   uint32_t windows;       // K leak windows (0: none); needs clock_total

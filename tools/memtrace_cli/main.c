@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "base/xalloc.h"
+#include "commands/commands.h"
 
 typedef struct Command {
   const char *name;
@@ -45,7 +46,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      xalloc_name(commands[i].name);
+      return commands[i].run(argc - 1, argv + 1);
+    }
   fprintf(stderr, "memtrace: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

@@ -24,17 +24,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "calltree.h"
+#include "../analysis/calltree.h"
+#include "../analysis/flame_tree.h"
+#include "../analysis/leak_test.h"
+#include "../analysis/lifetime_rows.h"
+#include "../analysis/live_series.h"
+#include "../analysis/output.h"
+#include "../analysis/ranking.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
+#include "../render/svg_chart.h"
 #include "commands.h"
-#include "flame_tree.h"
-#include "leak_test.h"
-#include "lifetime_rows.h"
-#include "live_series.h"
-#include "output.h"
-#include "ranking.h"
-#include "svg_chart.h"
-#include "text.h"
 
 static const ToolUsage usage = {
     "report",
@@ -80,8 +81,8 @@ static int parse_options(int argc, char **argv, Options *o) {
     const char *v = takes_value ? argv[++i] : NULL;
     if (!strcmp(a, "-o")) o->out = v;
     else if (!strcmp(a, "--title")) o->title = v;
-    else if (!strcmp(a, "-n") && !analysis_parse_count(v, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", v);
-    else if (!strcmp(a, "--top") && (!analysis_parse_count(v, &o->top) || o->top > 100))
+    else if (!strcmp(a, "-n") && !load_parse_count(v, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", v);
+    else if (!strcmp(a, "--top") && (!load_parse_count(v, &o->top) || o->top > 100))
       return tool_usage_error(&usage, "--top: '%s' is not a count from 0 to 100", v);
     else if (takes_value) continue;
     else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
@@ -93,11 +94,6 @@ static int parse_options(int argc, char **argv, Options *o) {
 }
 
 // ---------------------------------------------------------------- HTML text
-
-static void out_of_memory(void) {
-  fputs("memtrace report: out of memory\n", stderr);
-  exit(1);
-}
 
 // Text from anywhere (the trace, the command line), escaped.
 static void put(FILE *out, const char *s) { text_put_xml(out, s, SIZE_MAX); }
@@ -111,12 +107,12 @@ typedef struct Captured {
 
 static FILE *capture(Captured *c) {
   *c = (Captured){0};
-  if (!(c->f = open_memstream(&c->text, &c->len))) out_of_memory();
+  if (!(c->f = open_memstream(&c->text, &c->len))) xalloc_fail();
   return c->f;
 }
 
 static char *captured(Captured *c) {
-  if (fclose(c->f) != 0 || !c->text) out_of_memory();
+  if (fclose(c->f) != 0 || !c->text) xalloc_fail();
   return c->text;
 }
 
@@ -328,7 +324,7 @@ static void put_top_sites(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
   Ranking r;
-  if (!ranking_make(p, PROFILE_BY_SITE, RANK_ALLOCATED, true, &r)) out_of_memory();
+  if (!ranking_make(p, PROFILE_BY_SITE, RANK_ALLOCATED, true, &r)) xalloc_fail();
   uint64_t total = profile_totals(p)->samples;
   fputs("<section id=\"top-sites\">\n<h2>Top allocation sites</h2>\n", out);
   fputs("<p class=\"note\">Sites (the innermost frame's location) by estimated bytes allocated; live: of their "
@@ -400,7 +396,7 @@ static void put_flame_graph(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
   CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED);
-  if (!t) out_of_memory();
+  if (!t) xalloc_fail();
   fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
         "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "
         "for its file, line and bytes; click it to zoom in, \"Reset zoom\" (top left) or the bottom frame to zoom "
@@ -410,7 +406,7 @@ static void put_flame_graph(const Page *pg) {
            (unsigned long long)profile_totals(p)->samples, profile_rate(p), profile_word_bytes(p),
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   FlameSvgOptions fo = {"Allocated bytes (estimated)", subtitle, "bytes", calltree_total(t), 1200, 0.1, true};
-  if (flame_tree_svg(t, &fo, false, out) != 0 && !ferror(out)) out_of_memory();  // a write error: reported at the end
+  if (flame_tree_svg(t, &fo, false, out) != 0 && !ferror(out)) xalloc_fail();  // a write error: reported at the end
   fputs("</div>\n</section>\n", out);
   calltree_free(t);
 }
@@ -446,7 +442,7 @@ static void put_lifetimes(const Page *pg) {
   const Profile *p = pg->p;
   ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
   LifetimeRow *rows = g ? lifetime_rows(p, g) : NULL;
-  if (!rows) out_of_memory();
+  if (!rows) xalloc_fail();
   const ProfileSummary *s = profile_summary(p);
   fputs("<section id=\"lifetimes\">\n<h2>Lifetimes per site</h2>\n<p class=\"note\">Largest allocators first. "
         "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Wilson "
@@ -527,7 +523,7 @@ static void put_leaks(const Page *pg) {
   const Profile *p = pg->p;
   ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
   LeakAnalysis an = {0};
-  if (!g || !leak_analyse(p, g, &an)) out_of_memory();
+  if (!g || !leak_analyse(p, g, &an)) xalloc_fail();
   uint32_t to = leak_last_judged(p);
   char a[OUT_TEXT_MAX];
   fputs("<section id=\"leak-suspects\">\n<h2>Leak suspects</h2>\n<p class=\"note\">", out);
@@ -594,7 +590,7 @@ int cmd_report(int argc, char **argv) {
   ProfileOptions popts = {.lifetimes = true, .windows = LEAK_WINDOWS, .before_event = live_series_hook,
                           .hook_ctx = &series};
   Loaded l;
-  if (analysis_load(&usage, o.file, &popts, NULL, &l) != 0) {
+  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) {
     live_series_free(&series);
     if (!to_stdout) fclose(out), unlink(o.out);
     return 1;
@@ -611,7 +607,7 @@ int cmd_report(int argc, char **argv) {
   }
   if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out);
   live_series_free(&series);
-  int trace_status = analysis_status(&usage, &l);
-  analysis_close(&l);
+  int trace_status = load_status(&usage, &l);
+  load_close(&l);
   return status ? status : trace_status;
 }

@@ -16,10 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "pprof_writer.h"
-#include "stats.h"
-#include "text.h"
+#include "../analysis/stats.h"
+#include "../base/hash.h"
+#include "../base/ocaml_int.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../render/pprof_writer.h"
+#include "load.h"
 
 enum { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE, N_VALUES };
 
@@ -59,28 +62,7 @@ typedef struct Export {
   bool any_time, partial;
 } Export;
 
-static void out_of_memory(void) {
-  fputs("memtrace: out of memory\n", stderr);
-  exit(1);
-}
-
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) out_of_memory();
-  return p;
-}
-
 // ---------------------------------------------------------------- tables
-
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
-}
-
-static uint64_t combine(uint64_t h, uint64_t v) { return mix(h * 0x9e3779b97f4a7c15ull + v + 1); }
 
 static void table_grow(KeyTable *t) {
   uint64_t n = t->keys ? 2 * (t->mask + 1) : 1024;
@@ -88,7 +70,7 @@ static void table_grow(KeyTable *t) {
   memset(bigger.values, 0, n * sizeof(uint32_t));
   for (uint64_t i = 0; t->keys && i <= t->mask; i++) {
     if (!t->values[i]) continue;
-    uint64_t j = mix(t->keys[i]) & bigger.mask;
+    uint64_t j = hash_mix(t->keys[i]) & bigger.mask;
     while (bigger.values[j]) j = (j + 1) & bigger.mask;
     bigger.keys[j] = t->keys[i], bigger.values[j] = t->values[i];
   }
@@ -100,7 +82,7 @@ static void table_grow(KeyTable *t) {
 // The slot of `key`: holding it, or the empty one where it goes.
 static uint64_t table_slot(KeyTable *t, uint64_t key) {
   if (2 * (t->used + 1) > (t->keys ? t->mask + 1 : 0)) table_grow(t);
-  uint64_t j = mix(key) & t->mask;
+  uint64_t j = hash_mix(key) & t->mask;
   while (t->values[j] && t->keys[j] != key) j = (j + 1) & t->mask;
   return j;
 }
@@ -112,21 +94,15 @@ static void table_free(KeyTable *t) {
 
 // ---------------------------------------------------------------- locations
 
-static uint64_t hash_string(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return mix(h);
-}
-
 // A frame's key: its locations as pprof shows them (function, file, line;
 // not the columns, which pprof has no field for), or its code.
 static uint64_t frame_key(const TraceReaderLocation *locs, int n, uint64_t code) {
-  if (n <= 0) return combine(0xc0de, code);
+  if (n <= 0) return hash_combine(0xc0de, code);
   uint64_t h = 0x10c;
   for (int i = 0; i < n; i++) {
-    h = combine(h, hash_string(locs[i].function));
-    h = combine(h, hash_string(locs[i].file));
-    h = combine(h, locs[i].line);
+    h = hash_combine(h, hash_string(locs[i].function));
+    h = hash_combine(h, hash_string(locs[i].file));
+    h = hash_combine(h, locs[i].line);
   }
   return h;
 }
@@ -139,7 +115,7 @@ static const char *cleaned(Export *e, const char *s) {
 
 static uint64_t function_id(Export *e, const char *name, const char *file) {
   char *clean_name = strdup(cleaned(e, name));
-  if (!clean_name) out_of_memory();
+  if (!clean_name) xalloc_fail();
   uint64_t id = pprof_writer_function(e->w, clean_name, cleaned(e, file), 0);
   free(clean_name);
   return id;
@@ -150,7 +126,7 @@ static uint64_t function_id(Export *e, const char *name, const char *file) {
 static uint64_t write_location(Export *e, const TraceReaderLocation *locs, int n, uint64_t code) {
   if (n <= 0) {
     char name[32];
-    snprintf(name, sizeof name, "$%" PRId64, tool_ocaml_int(code));
+    snprintf(name, sizeof name, "$%" PRId64, ocaml_int(code));
     PprofLine line = {function_id(e, name, ""), 0};
     return pprof_writer_location(e->w, e->mapping, &line, 1);
   }
@@ -172,7 +148,7 @@ static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
   uint64_t j = table_slot(&e->location_of, key);
   if (!e->location_of.values[j]) {
     uint64_t loc = write_location(e, locs, n, code);
-    if (loc > UINT32_MAX) out_of_memory();  // 4 G locations: nothing reads that
+    if (loc > UINT32_MAX) xalloc_fail();  // 4 G locations: nothing reads that
     e->location_of.keys[j] = key;
     e->location_of.values[j] = (uint32_t)loc;
     e->location_of.used++;
@@ -186,7 +162,7 @@ static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
 static uint32_t loc_child(Export *e, uint32_t parent, uint32_t location) {
   uint64_t key = (uint64_t)parent << 32 | location, j = table_slot(&e->child_of, key);
   if (e->child_of.values[j]) return e->child_of.values[j] - 1;
-  if (e->n_nodes == UINT32_MAX - 1) out_of_memory();
+  if (e->n_nodes == UINT32_MAX - 1) xalloc_fail();
   if (e->n_nodes == e->cap_nodes)
     e->nodes = xrealloc(e->nodes, (e->cap_nodes = 2 * e->cap_nodes + 1024) * sizeof *e->nodes);
   uint32_t id = e->n_nodes++;
@@ -315,10 +291,10 @@ static bool read_traces(Export *e, const char *const *paths, size_t n) {
   for (size_t i = 0; i < n; i++) {
     ProfileOptions popts = {0};
     Loaded l;
-    if (analysis_load(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
+    if (load_load(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
     add_trace(e, &l, i == 0);
     if (l.partial) fprintf(stderr, "memtrace %s: %s: %s\n", e->usage->name, l.path, l.error);
-    analysis_close(&l);
+    load_close(&l);
   }
   return true;
 }

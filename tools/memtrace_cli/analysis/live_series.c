@@ -6,18 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/xalloc.h"
 #include "output.h"
-
-static void out_of_memory(void) {
-  fputs("memtrace: out of memory\n", stderr);
-  exit(1);
-}
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) out_of_memory();
-  return p;
-}
 
 // ---------------------------------------------------------------- series
 
@@ -54,7 +44,7 @@ static void record(LiveSeries *s, const Profile *p, double time_us) {
   uint32_t n_sites = profile_n_sites(p), k = s->n_points++;
   if (n_sites > s->n_sites) {
     s->of_site = realloc(s->of_site, n_sites * sizeof *s->of_site);
-    if (!s->of_site) out_of_memory();
+    if (!s->of_site) xalloc_fail();
     memset(s->of_site + s->n_sites, 0, (n_sites - s->n_sites) * sizeof *s->of_site);
     s->n_sites = n_sites;
   }
@@ -94,9 +84,9 @@ static char *group_name(const Profile *p, ProfileBy by, ProfileStackId first) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  if (!f) out_of_memory();
+  if (!f) xalloc_fail();
   out_group_key(f, p, by, first);
-  if (fclose(f) != 0 || !text) out_of_memory();
+  if (fclose(f) != 0 || !text) xalloc_fail();
   return text;
 }
 
@@ -150,14 +140,14 @@ static void fill(LiveBands *b, const LiveSeries *s, const double *v, const uint3
 void live_bands_make(LiveBands *b, const Profile *p, const LiveSeries *s, ProfileBy by, uint32_t top) {
   double bytes = profile_sample_bytes(p);
   ProfileGroups *g = profile_group(p, by);
-  if (!g) out_of_memory();
+  if (!g) xalloc_fail();
   double *v = group_series(s, g, bytes);
   *b = (LiveBands){0, s->n_points, xcalloc(s->n_points, sizeof(double)), NULL, NULL};
   uint32_t *order = top_groups(v, g->n, s->n_points, top < g->n ? top : g->n, &b->n_top);
   b->y = xcalloc((size_t)s->n_points * (b->n_top + 1), sizeof *b->y);
   b->names = xcalloc(b->n_top + 1, sizeof *b->names);
   for (uint32_t t = 0; t < b->n_top; t++) b->names[t] = group_name(p, by, g->rows[order[t]].first);
-  if (!(b->names[b->n_top] = strdup("rest"))) out_of_memory();
+  if (!(b->names[b->n_top] = strdup("rest"))) xalloc_fail();
   fill(b, s, v, order, bytes);
   free(order);
   free(v);

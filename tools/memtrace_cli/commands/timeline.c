@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../analysis/live_series.h"
+#include "../analysis/output.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
+#include "../render/gnuplot.h"
 #include "commands.h"
-#include "gnuplot.h"
-#include "live_series.h"
-#include "output.h"
-#include "text.h"
 
 static const ToolUsage usage = {
     "timeline",
@@ -38,11 +39,6 @@ typedef struct Options {
   ProfileBy by;
 } Options;
 
-static void out_of_memory(void) {
-  fputs("memtrace timeline: out of memory\n", stderr);
-  exit(1);
-}
-
 // ---------------------------------------------------------------- options
 
 static int parse_options(int argc, char **argv, Options *o) {
@@ -58,12 +54,12 @@ static int parse_options(int argc, char **argv, Options *o) {
     if (takes_value && i + 1 >= argc) return tool_usage_error(&usage, "%s needs a value", a);
     const char *v = takes_value ? argv[++i] : NULL;
     if (!strcmp(a, "-o")) o->out = v;
-    else if (!strcmp(a, "--top") && (!analysis_parse_count(v, &o->top) || o->top > 1000))
+    else if (!strcmp(a, "--top") && (!load_parse_count(v, &o->top) || o->top > 1000))
       return tool_usage_error(&usage, "--top: '%s' is not a count from 0 to 1000", v);
-    else if (!strcmp(a, "--points") && (!analysis_parse_count(v, &o->max_points) || o->max_points < 4 ||
+    else if (!strcmp(a, "--points") && (!load_parse_count(v, &o->max_points) || o->max_points < 4 ||
                                          o->max_points > 10000))
       return tool_usage_error(&usage, "--points: '%s' is not a count from 4 to 10000", v);
-    else if (!strcmp(a, "--by") && (!analysis_parse_by(v, &o->by) || o->by == PROFILE_BY_STACK))
+    else if (!strcmp(a, "--by") && (!load_parse_by(v, &o->by) || o->by == PROFILE_BY_STACK))
       return tool_usage_error(&usage, "--by: '%s' is not site, function or file", v);
     else if (takes_value) continue;
     else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
@@ -83,7 +79,7 @@ static int parse_options(int argc, char **argv, Options *o) {
 static void put_csv_name(const char *s) {
   size_t n = strlen(s) + 1;
   char *clean = malloc(n);
-  if (!clean) out_of_memory();
+  if (!clean) xalloc_fail();
   text_clean(clean, n, s);
   putchar('"');
   for (const char *c = clean; *c; c++) {
@@ -136,7 +132,7 @@ int cmd_timeline(int argc, char **argv) {
   live_series_init(&s, o.max_points);
   ProfileOptions popts = {.before_event = live_series_hook, .hook_ctx = &s};
   Loaded l;
-  if (analysis_load(&usage, o.file, &popts, NULL, &l) != 0) {
+  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) {
     live_series_free(&s);
     return 1;
   }
@@ -147,7 +143,7 @@ int cmd_timeline(int argc, char **argv) {
   status = o.out ? draw(&o, &b, &l) : 0;
   live_bands_free(&b);
   live_series_free(&s);
-  int trace_status = analysis_status(&usage, &l);
-  analysis_close(&l);
+  int trace_status = load_status(&usage, &l);
+  load_close(&l);
   return status ? status : trace_status;
 }

@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../analysis/output.h"
+#include "../base/hash.h"
+#include "../cli/load.h"
 #include "commands.h"
-#include "output.h"
 
 static const ToolUsage usage = {
     "diff",
@@ -59,10 +60,10 @@ static int parse_options(int argc, char **argv, Options *o) {
     else if (strcmp(a, "--live") == 0) live = true;
     else if (strcmp(a, "--promoted") == 0) promoted = true;
     else if (strcmp(a, "--by") == 0) {
-      if (!analysis_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
+      if (!load_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
       i++;
     } else if (strcmp(a, "-n") == 0) {
-      if (!analysis_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
+      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
       i++;
     } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
     else if (files == 2) return tool_usage_error(&usage, "two trace files expected, got a third: '%s'", a);
@@ -101,12 +102,6 @@ typedef struct Comparison {
   double total_p;
 } Comparison;
 
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 31;
-  h *= 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 29);
-}
-
 static int by_change(const void *a, const void *b) {
   const Pair *x = a, *y = b;
   double cx = fabs(x->change), cy = fabs(y->change);
@@ -124,7 +119,7 @@ static bool compare(Profile *const prof[2], ProfileGroups *const g[2], Metric m,
   for (int side = 0; side < 2; side++) {
     for (uint32_t r = 0; r < g[side]->n; r++) {
       uint64_t key = g[side]->rows[r].key;
-      uint32_t j = (uint32_t)(mix(key) & (slots - 1));
+      uint32_t j = (uint32_t)(hash_mix(key) & (slots - 1));
       while (index[j] && out->pairs[index[j] - 1].key != key) j = (j + 1) & (slots - 1);
       if (!index[j]) {
         out->pairs[out->n] = (Pair){key, {PROFILE_NONE, PROFILE_NONE},
@@ -174,7 +169,7 @@ static void print_side(const char *name, const Loaded *l, Metric m) {
   printf("%s: %s: %llu samples at rate %g, %s of trace, %s %s\n", name, l->path,
          (unsigned long long)profile_totals(p)->samples, profile_rate(p),
          out_duration(a, (double)profile_summary(p)->last_us), out_bytes(b, t.bytes), metric_name(m));
-  analysis_print_partial(stdout, l);
+  load_print_partial(stdout, l);
 }
 
 static const char *p_text(char buf[OUT_TEXT_MAX], double p) {
@@ -282,9 +277,9 @@ int cmd_diff(int argc, char **argv) {
   // Allocated counts need no block's death: no live table (a quarter less time).
   bool allocations_only = o.metric == METRIC_ALLOCATED;
   ProfileOptions popts[2] = {{.allocations_only = allocations_only}, {.allocations_only = allocations_only}};
-  if (analysis_load(&usage, o.path[0], &popts[0], NULL, &l[0])) return 1;
-  if (analysis_load(&usage, o.path[1], &popts[1], NULL, &l[1])) {
-    analysis_close(&l[0]);
+  if (load_load(&usage, o.path[0], &popts[0], NULL, &l[0])) return 1;
+  if (load_load(&usage, o.path[1], &popts[1], NULL, &l[1])) {
+    load_close(&l[0]);
     return 1;
   }
   Sides s = {{&l[0], &l[1]}, {profile_group(l[0].profile, o.by), profile_group(l[1].profile, o.by)}};
@@ -296,13 +291,13 @@ int cmd_diff(int argc, char **argv) {
   } else {
     if (o.json) print_json(&s, &o, &c);
     else print_text(&s, &o, &c);
-    int a = analysis_status(&usage, &l[0]), b = analysis_status(&usage, &l[1]);
+    int a = load_status(&usage, &l[0]), b = load_status(&usage, &l[1]);
     status = a || b;
   }
   free(c.pairs);
   for (int i = 0; i < 2; i++) {
     profile_groups_free(s.g[i]);
-    analysis_close(&l[i]);
+    load_close(&l[i]);
   }
   return status;
 }

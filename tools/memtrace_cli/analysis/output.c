@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "../base/ocaml_int.h"
 
 // ---------------------------------------------------------------- text
 
@@ -35,7 +35,7 @@ static void out_location(FILE *f, const TraceReaderLocation *l) {
 
 void out_site(FILE *f, const ProfileSite *site) {
   if (site->located) out_location(f, &site->loc);
-  else fprintf(f, "$%lld", (long long)tool_ocaml_int(site->code));
+  else fprintf(f, "$%lld", (long long)ocaml_int(site->code));
 }
 
 void out_group_key(FILE *f, const Profile *p, ProfileBy by, ProfileStackId first) {
@@ -56,7 +56,7 @@ void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent
     int last = innermost && count > 0 ? count - 2 : count - 1;
     if (count <= 0 && !innermost) {
       if (printed < max_frames) {
-        fprintf(f, "%scalled from $%lld\n", indent, (long long)tool_ocaml_int(profile_node(p, n)->code));
+        fprintf(f, "%scalled from $%lld\n", indent, (long long)ocaml_int(profile_node(p, n)->code));
         printed++;
       } else {
         left++;
@@ -184,7 +184,7 @@ static void json_location_fields(Json *j, const TraceReaderLocation *l) {
 void json_site_fields(Json *j, const ProfileSite *site) {
   char text[64];
   if (!site->located) {
-    snprintf(text, sizeof text, "$%lld", (long long)tool_ocaml_int(site->code));
+    snprintf(text, sizeof text, "$%lld", (long long)ocaml_int(site->code));
     json_string(j, "site", text);
     const char *names[] = {"function", "file", "line", "start_col", "end_col"};
     for (size_t i = 0; i < 5; i++) json_null(j, names[i]);
@@ -209,7 +209,7 @@ void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
     int count = profile_node_locations(p, n, &locs);
     if (count <= 0) {
       json_object(j, NULL);
-      json_number(j, "code", (double)tool_ocaml_int(profile_node(p, n)->code));
+      json_number(j, "code", (double)ocaml_int(profile_node(p, n)->code));
       json_end_object(j);
     }
     for (int i = count - 1; i >= 0; i--) {

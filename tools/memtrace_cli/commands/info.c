@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "commands.h"
-#include "tool.h"
+#include "../cli/tool.h"
 
 static const ToolUsage usage = {
     "info",

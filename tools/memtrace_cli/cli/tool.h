@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../../trace/reader.h"
+#include "../../../trace/reader.h"
 
 // A subcommand's usage: `text` is its whole help ("usage: memtrace dump
 // FILE\n..."), printed on stdout for --help and on stderr after a usage error.
@@ -33,8 +33,5 @@ TraceReader *tool_open(const ToolUsage *usage, const char *path);
 
 // Prints the reader's error on stderr (after flushing stdout); returns 1.
 int tool_trace_error(const ToolUsage *usage, const char *path, const TraceReader *r);
-
-// A frame code as memtrace prints it: OCaml's 63-bit int, sign included.
-static inline int64_t tool_ocaml_int(uint64_t code) { return (int64_t)(code << 1) >> 1; }
 
 #endif

@@ -1,4 +1,4 @@
-// analysis.h - what the analysing commands (top, lifetimes, leaks, diff and
+// load.h - what the analysing commands (top, lifetimes, leaks, diff and
 // the later ones) share: parsing their common options, reading a trace into
 // a profile (progress on stderr, stdin spooled to a temporary file when the
 // command needs the trace's size or two passes), and partial traces.
@@ -7,13 +7,13 @@
 // 4): the profile holds the events before it, `partial` is set, and the
 // command prints its answer marked as partial, then the reader's message on
 // stderr, and exits with status 1.
-#ifndef MINNOW_MEMTRACE_ANALYSIS_H
-#define MINNOW_MEMTRACE_ANALYSIS_H
+#ifndef MINNOW_MEMTRACE_LOAD_H
+#define MINNOW_MEMTRACE_LOAD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "../analysis/profile.h"
 #include "tool.h"
 
 // A moment of the trace as --at gives it: "1.5s", "200ms", "350us", "2min",
@@ -25,13 +25,13 @@ typedef struct AtTime {
 } AtTime;
 
 // False when `text` is none of those (negative, empty, a bad suffix).
-bool analysis_parse_at(const char *text, AtTime *out);
+bool load_parse_at(const char *text, AtTime *out);
 
 // "site", "function", "file", "stack".
-bool analysis_parse_by(const char *text, ProfileBy *out);
+bool load_parse_by(const char *text, ProfileBy *out);
 
 // A positive count for -n (0 allowed: no limit).
-bool analysis_parse_count(const char *text, uint32_t *out);
+bool load_parse_count(const char *text, uint32_t *out);
 
 typedef struct Loaded {
   const char *path;
@@ -49,15 +49,15 @@ typedef struct Loaded {
 // without samples), the time of the last event for --at P%.
 // Returns 0 (loaded, maybe partial) or 1 (nothing to show: the trace could
 // not be opened, or out of memory; the message is printed).
-int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
+int load_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
 
-void analysis_close(Loaded *l);
+void load_close(Loaded *l);
 
 // After the answer: prints the reader's message on stderr and returns 1 if
 // the trace was partial, else returns 0.
-int analysis_status(const ToolUsage *usage, const Loaded *l);
+int load_status(const ToolUsage *usage, const Loaded *l);
 
 // The line that marks a partial answer in text output ("" when complete).
-void analysis_print_partial(FILE *f, const Loaded *l);
+void load_print_partial(FILE *f, const Loaded *l);
 
 #endif

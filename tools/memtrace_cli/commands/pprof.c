@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "pprof_export.h"
+#include "../cli/pprof_export.h"
 
 static const ToolUsage usage = {
     "pprof",

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../analysis/flame_tree.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
 #include "commands.h"
-#include "flame_tree.h"
-#include "text.h"
 
 static const ToolUsage usage = {
     "flamegraph",
@@ -103,15 +104,6 @@ typedef struct Folded {
   size_t *end_of;
   uint32_t n_end;
 } Folded;
-
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n);
-  if (!p) {
-    fputs("memtrace flamegraph: out of memory\n", stderr);
-    exit(1);
-  }
-  return p;
-}
 
 static void append(Folded *f, const void *s, size_t n) {
   if (f->cap - f->len < n) f->line = xrealloc(f->line, f->cap = 2 * f->cap + n + 4096);
@@ -207,17 +199,17 @@ int cmd_flamegraph(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.allocations_only = !o.live};  // allocated bytes: no live table (profile.h)
   Loaded l;
-  if (analysis_load(&usage, o.file, &popts, NULL, &l) != 0) return 1;
+  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) return 1;
   CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,
                                o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED);
   if (!t) {
     fprintf(stderr, "memtrace flamegraph: %s: out of memory\n", o.file);
-    analysis_close(&l);
+    load_close(&l);
     return 1;
   }
   status = render(&o, &l, t);
   calltree_free(t);
-  int trace_status = analysis_status(&usage, &l);
-  analysis_close(&l);
+  int trace_status = load_status(&usage, &l);
+  load_close(&l);
   return status ? status : trace_status;
 }

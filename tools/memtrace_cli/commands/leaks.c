@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "leak_test.h"
+#include "../cli/load.h"
+#include "../analysis/leak_test.h"
 #include "commands.h"
-#include "output.h"
+#include "../analysis/output.h"
 
 static const ToolUsage usage = {
     "leaks",
@@ -47,11 +47,11 @@ static int parse_options(int argc, char **argv, Options *o) {
     } else if (strcmp(a, "--json") == 0) o->json = true;
     else if (strcmp(a, "--all") == 0) o->all = true;
     else if (strcmp(a, "--by") == 0) {
-      if (!analysis_parse_by(value, &o->by) || o->by == PROFILE_BY_STACK)
+      if (!load_parse_by(value, &o->by) || o->by == PROFILE_BY_STACK)
         return tool_usage_error(&usage, "bad --by '%s' (site, function or file)", value);
       i++;
     } else if (strcmp(a, "-n") == 0) {
-      if (!analysis_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
+      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
       i++;
     } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
     else if (o->path) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->path, a);
@@ -85,7 +85,7 @@ static void print_heading(const Loaded *ld, const Options *o, const LeakAnalysis
   printf("%s: %llu samples at rate %g, %s of trace, %u windows of equal allocation\n", ld->path,
          (unsigned long long)profile_totals(p)->samples, profile_rate(p),
          out_duration(a, (double)profile_summary(p)->last_us), profile_windows(p));
-  analysis_print_partial(stdout, ld);
+  load_print_partial(stdout, ld);
   if (profile_major_collections(p))
     printf("judged up to %s (window %u), the last major collection seen (of %llu): past it, old blocks may be "
            "garbage\n", out_duration(b, (double)profile_checkpoint_time(p, to)), to,
@@ -195,7 +195,7 @@ int cmd_leaks(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.windows = LEAK_WINDOWS};
   Loaded l;
-  if (analysis_load(&usage, o.path, &popts, NULL, &l)) return 1;
+  if (load_load(&usage, o.path, &popts, NULL, &l)) return 1;
   ProfileGroups *g = profile_group(l.profile, o.by);
   LeakAnalysis an = {0};
   if (!g || !leak_analyse(l.profile, g, &an)) {
@@ -204,10 +204,10 @@ int cmd_leaks(int argc, char **argv) {
   } else {
     if (o.json) print_json(&l, &o, &an);
     else print_text(&l, &o, &an);
-    status = analysis_status(&usage, &l);
+    status = load_status(&usage, &l);
   }
   leak_analysis_free(&an);
   profile_groups_free(g);
-  analysis_close(&l);
+  load_close(&l);
   return status;
 }

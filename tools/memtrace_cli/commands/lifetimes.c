@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "lifetime_rows.h"
+#include "../cli/load.h"
+#include "../analysis/lifetime_rows.h"
 #include "commands.h"
-#include "output.h"
+#include "../analysis/output.h"
 
 static const ToolUsage usage = {
     "lifetimes",
@@ -46,11 +46,11 @@ static int parse_options(int argc, char **argv, Options *o) {
       return 0;
     } else if (strcmp(a, "--json") == 0) o->json = true;
     else if (strcmp(a, "--by") == 0) {
-      if (!analysis_parse_by(value, &o->by) || o->by == PROFILE_BY_STACK)
+      if (!load_parse_by(value, &o->by) || o->by == PROFILE_BY_STACK)
         return tool_usage_error(&usage, "bad --by '%s' (site, function or file)", value);
       i++;
     } else if (strcmp(a, "-n") == 0) {
-      if (!analysis_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
+      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
       i++;
     } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
     else if (o->path) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->path, a);
@@ -99,7 +99,7 @@ static void print_table(const Loaded *l, const Options *o, const ProfileGroups *
     printf("minor heap: %llu words (the trace's runtime parameters)\n", (unsigned long long)s->minor_heap_words);
   else
     printf("minor heap: size unknown (not in the trace's runtime parameters): no ~GCs\n");
-  analysis_print_partial(stdout, l);
+  load_print_partial(stdout, l);
   printf("lifetimes by %s, largest allocators first. promoted: share of the sampled blocks born in the minor\n"
          "heap that survived a minor collection [95%% interval]; at end: share of the bytes still alive at the\n"
          "end; quantiles of the bytes' lifetime in time, in bytes allocated meanwhile by the program, and that\n"
@@ -195,7 +195,7 @@ int cmd_lifetimes(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.lifetimes = true};
   Loaded l;
-  if (analysis_load(&usage, o.path, &popts, NULL, &l)) return 1;
+  if (load_load(&usage, o.path, &popts, NULL, &l)) return 1;
   ProfileGroups *g = profile_group(l.profile, o.by);
   LifetimeRow *rows = g ? lifetime_rows(l.profile, g) : NULL;
   if (!rows) {
@@ -204,10 +204,10 @@ int cmd_lifetimes(int argc, char **argv) {
   } else {
     if (o.json) print_json(&l, &o, g, rows);
     else print_table(&l, &o, g, rows);
-    status = analysis_status(&usage, &l);
+    status = load_status(&usage, &l);
   }
   free(rows);
   profile_groups_free(g);
-  analysis_close(&l);
+  load_close(&l);
   return status;
 }

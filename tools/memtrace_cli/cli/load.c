@@ -1,6 +1,6 @@
-// analysis.c - shared options and trace loading of the analysing commands
-// (analysis.h).
-#include "analysis.h"
+// load.c - shared options and trace loading of the analysing commands
+// (load.h).
+#include "load.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "../base/progress.h"
 
 // ---------------------------------------------------------------- options
 
-bool analysis_parse_at(const char *text, AtTime *out) {
+bool load_parse_at(const char *text, AtTime *out) {
   char *end;
   errno = 0;
   double v = strtod(text, &end);
@@ -32,7 +32,7 @@ bool analysis_parse_at(const char *text, AtTime *out) {
   return false;
 }
 
-bool analysis_parse_by(const char *text, ProfileBy *out) {
+bool load_parse_by(const char *text, ProfileBy *out) {
   static const struct { const char *name; ProfileBy by; } names[] = {
       {"site", PROFILE_BY_SITE}, {"function", PROFILE_BY_FUNCTION}, {"file", PROFILE_BY_FILE},
       {"stack", PROFILE_BY_STACK},
@@ -42,7 +42,7 @@ bool analysis_parse_by(const char *text, ProfileBy *out) {
   return false;
 }
 
-bool analysis_parse_count(const char *text, uint32_t *out) {
+bool load_parse_count(const char *text, uint32_t *out) {
   char *end;
   errno = 0;
   unsigned long v = strtoul(text, &end, 10);
@@ -109,7 +109,7 @@ static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progres
   return lseek(fd, 0, SEEK_SET) == 0;
 }
 
-int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
+int load_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
   *out = (Loaded){.path = path};
   bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
   int fd = open_input(usage, path, two_pass, &out->file_bytes);
@@ -129,14 +129,14 @@ int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts
   if (!(out->reader = open_reader(usage, path, fd))) return 1;
   if (!(out->profile = profile_new(out->reader, opts))) {
     fprintf(stderr, "memtrace %s: out of memory\n", usage->name);
-    analysis_close(out);
+    load_close(out);
     return 1;
   }
   TraceReaderStatus s = profile_read(out->profile, &progress);
   progress_done(&progress);
   if (!profile_ok(out->profile)) {
     fprintf(stderr, "memtrace %s: %s: out of memory\n", usage->name, path);
-    analysis_close(out);
+    load_close(out);
     return 1;
   }
   profile_finish(out->profile);
@@ -147,14 +147,14 @@ int analysis_load(const ToolUsage *usage, const char *path, ProfileOptions *opts
   return 0;
 }
 
-void analysis_close(Loaded *l) {
+void load_close(Loaded *l) {
   profile_free(l->profile);
   trace_reader_close(l->reader);
   l->profile = NULL;
   l->reader = NULL;
 }
 
-int analysis_status(const ToolUsage *usage, const Loaded *l) {
+int load_status(const ToolUsage *usage, const Loaded *l) {
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
     return 1;
@@ -164,7 +164,7 @@ int analysis_status(const ToolUsage *usage, const Loaded *l) {
   return 1;
 }
 
-void analysis_print_partial(FILE *f, const Loaded *l) {
+void load_print_partial(FILE *f, const Loaded *l) {
   if (l->partial)
     fprintf(f, "PARTIAL: the trace stops at damage (%s); the figures are of the events before it\n", l->error);
 }

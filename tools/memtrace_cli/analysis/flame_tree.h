@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "calltree.h"
-#include "flame_svg.h"
+#include "../render/flame_svg.h"
 
 // Writes the SVG to `out`: 0, or -1 when out of memory or writing failed.
 // by_function: the tree was built with CALLTREE_BY_FUNCTION.

@@ -90,7 +90,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../trace/reader.h"
+#include "../../../trace/reader.h"
 #include "stats.h"
 
 typedef uint32_t ProfileNodeId;   // 0: the root

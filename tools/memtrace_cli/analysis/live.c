@@ -4,10 +4,9 @@
 
 #include <stdlib.h>
 
-static uint64_t slot_of(uint64_t id, uint64_t mask) {
-  uint64_t h = id * 0x9e3779b97f4a7c15ull;
-  return (h ^ (h >> 29)) & mask;
-}
+#include "../base/hash.h"
+
+static uint64_t slot_of(uint64_t id, uint64_t mask) { return hash_mix(id) & mask; }
 
 static LiveEntry *empty_slots(uint64_t n) {
   LiveEntry *s = malloc(n * sizeof *s);

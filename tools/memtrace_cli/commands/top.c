@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "ranking.h"
+#include "../cli/load.h"
+#include "../analysis/ranking.h"
 #include "commands.h"
-#include "output.h"
+#include "../analysis/output.h"
 
 static const ToolUsage usage = {
     "top",
@@ -64,13 +64,13 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
     else if (strcmp(a, "--json") == 0) o->json = true;
     else if (strcmp(a, "--follow") == 0) o->follow = true;
     else if (strcmp(a, "--at") == 0) {
-      if (!analysis_parse_at(value, &o->at)) return tool_usage_error(&usage, "bad --at '%s'", value);
+      if (!load_parse_at(value, &o->at)) return tool_usage_error(&usage, "bad --at '%s'", value);
       i++;
     } else if (strcmp(a, "--by") == 0) {
-      if (!analysis_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
+      if (!load_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
       i++;
     } else if (strcmp(a, "-n") == 0) {
-      if (!analysis_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
+      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
       i++;
     } else if (strcmp(a, "--idle") == 0) {
       char *end;
@@ -100,7 +100,7 @@ static void print_heading(const Loaded *l, const TopOptions *o, uint64_t at_us) 
   printf("%s: %llu samples at rate %g (a sample per %.0f words of %u bytes), %s of trace\n", l->path,
          (unsigned long long)profile_totals(p)->samples, profile_rate(p), 1 / profile_rate(p), profile_word_bytes(p),
          out_duration(a, (double)s->last_us));
-  analysis_print_partial(stdout, l);
+  load_print_partial(stdout, l);
   const char *what = o->metric == RANK_LIVE ? "bytes live" : o->metric == RANK_PROMOTED ? "bytes promoted"
                                                                                              : "bytes allocated";
   printf("%s by %s", what, out_by_name(o->by));
@@ -331,7 +331,7 @@ static int follow(const TopOptions *o) {
   ProfileOptions popts = {.allocations_only = o->metric == RANK_ALLOCATED};
   if (!(l.profile = profile_new(l.reader, &popts))) {
     fprintf(stderr, "memtrace top: out of memory\n");
-    analysis_close(&l);
+    load_close(&l);
     return 1;
   }
   const TraceReaderInfo *info = trace_reader_info(l.reader);
@@ -361,11 +361,11 @@ static int follow(const TopOptions *o) {
   if (profile_ok(l.profile)) {
     profile_finish(l.profile);
     redraw(&l, o, w, true);
-    status = analysis_status(&usage, &l);
+    status = load_status(&usage, &l);
   } else {
     fprintf(stderr, "memtrace top: %s: out of memory\n", o->path);
   }
-  analysis_close(&l);
+  load_close(&l);
   return status;
 }
 
@@ -379,9 +379,9 @@ int cmd_top(int argc, char **argv) {
   // Bytes allocated need no block's death: no live table (profile.h).
   ProfileOptions popts = {.allocations_only = o.metric == RANK_ALLOCATED};
   Loaded l;
-  if (analysis_load(&usage, o.path, &popts, &o.at, &l)) return 1;
+  if (load_load(&usage, o.path, &popts, &o.at, &l)) return 1;
   status = show(&l, &o, true, popts.at_us);
-  if (status == 0) status = analysis_status(&usage, &l);
-  analysis_close(&l);
+  if (status == 0) status = load_status(&usage, &l);
+  load_close(&l);
   return status;
 }

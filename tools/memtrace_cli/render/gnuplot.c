@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "text.h"
+#include "../base/text.h"
 
 enum { LEGEND_BYTES = 64 };
 

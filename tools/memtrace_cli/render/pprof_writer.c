@@ -13,6 +13,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../base/hash.h"
+#include "../base/xalloc.h"
+
 // Field numbers of profile.proto.
 enum {
   PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
@@ -28,15 +31,6 @@ enum {
 };
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
-
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) {
-    fputs("memtrace: out of memory\n", stderr);
-    exit(1);
-  }
-  return p;
-}
 
 // ---------------------------------------------------------------- encoding
 
@@ -105,19 +99,6 @@ typedef struct Table {
   Slot *slots;
   size_t n_slots, n_used;
 } Table;
-
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-  return mix(h);
-}
 
 static void table_grow(Table *t) {
   size_t n_slots = t->n_slots ? 2 * t->n_slots : 256;
@@ -260,7 +241,7 @@ uint64_t pprof_writer_mapping(PprofWriter *w, const char *file) {
 
 uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *file, int64_t start_line) {
   uint64_t a = (uint64_t)pprof_writer_string(w, name), b = (uint64_t)pprof_writer_string(w, file);
-  uint64_t c = (uint64_t)start_line, h = mix(a * 0x9E3779B97F4A7C15ull ^ mix(b + 0x632BE59BD9B4E019ull) ^ c);
+  uint64_t c = (uint64_t)start_line, h = hash_combine(hash_combine(hash_mix(a), b), c);
   if (2 * (w->functions.n_used + 1) > w->functions.n_slots) table_grow(&w->functions);
   size_t mask = w->functions.n_slots - 1, j = h & mask;
   for (Slot *e; (e = &w->functions.slots[j])->id; j = (j + 1) & mask)

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
+#include "../base/progress.h"
 #include "live.h"
-#include "progress.h"
 
 // ---------------------------------------------------------------- types
 
@@ -91,35 +92,18 @@ struct Profile {
 
 // ---------------------------------------------------------------- hashing
 
-static uint64_t mix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
-
-static uint64_t combine(uint64_t h, uint64_t v) { return mix64(h * 0x9e3779b97f4a7c15ull + v + 1); }
-
-static uint64_t hash_string(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return mix64(h);
-}
-
 static uint64_t hash_location(const TraceReaderLocation *l) {
-  uint64_t h = combine(hash_string(l->function), hash_string(l->file));
-  return combine(combine(combine(h, l->line), l->start_col), l->end_col);
+  uint64_t h = hash_combine(hash_string(l->function), hash_string(l->file));
+  return hash_combine(hash_combine(hash_combine(h, l->line), l->start_col), l->end_col);
 }
 
 // The key of a frame: its locations, or its code when it has none.
 static uint64_t hash_code(const TraceReader *r, uint64_t code) {
   const TraceReaderLocation *locs;
   int n = trace_reader_locations(r, code, &locs);
-  if (n <= 0) return combine(0x5eed, code);
+  if (n <= 0) return hash_combine(0x5eed, code);
   uint64_t h = 0x10c;
-  for (int i = 0; i < n; i++) h = combine(h, hash_location(&locs[i]));
+  for (int i = 0; i < n; i++) h = hash_combine(h, hash_location(&locs[i]));
   return h;
 }
 
@@ -147,7 +131,7 @@ static bool id_table_init(IdTable *t, uint32_t slots) {
 
 // ---------------------------------------------------------------- trie
 
-static uint64_t node_hash(ProfileNodeId parent, uint64_t code) { return mix64(code ^ ((uint64_t)parent << 40 | parent)); }
+static uint64_t node_hash(ProfileNodeId parent, uint64_t code) { return hash_mix(code ^ ((uint64_t)parent << 40 | parent)); }
 
 static bool code_keys_grow(Profile *p) {
   uint32_t n = 2 * (p->code_mask + 1);
@@ -155,7 +139,7 @@ static bool code_keys_grow(Profile *p) {
   if (!t) return p->ok = false;
   for (uint32_t i = 0; i <= p->code_mask; i++) {
     if (!p->code_keys[i].used) continue;
-    uint64_t j = mix64(p->code_keys[i].code) & (n - 1);
+    uint64_t j = hash_mix(p->code_keys[i].code) & (n - 1);
     while (t[j].used) j = (j + 1) & (n - 1);
     t[j] = p->code_keys[i];
   }
@@ -166,7 +150,7 @@ static bool code_keys_grow(Profile *p) {
 }
 
 static uint64_t code_key(Profile *p, uint64_t code) {
-  uint64_t j = mix64(code) & p->code_mask;
+  uint64_t j = hash_mix(code) & p->code_mask;
   for (; p->code_keys[j].used; j = (j + 1) & p->code_mask)
     if (p->code_keys[j].code == code) return p->code_keys[j].key;
   uint64_t key = hash_code(p->reader, code);
@@ -215,7 +199,7 @@ static ProfileNodeId new_node(Profile *p, ProfileNodeId parent, uint64_t code) {
   p->kids = kids;
   ProfileNodeId id = p->n_nodes++;
   const ProfileNode *up = &nodes[parent];
-  nodes[id] = (ProfileNode){code, parent, up->depth + 1, combine(up->stack_key, code_key(p, code)),
+  nodes[id] = (ProfileNode){code, parent, up->depth + 1, hash_combine(up->stack_key, code_key(p, code)),
                             PROFILE_NONE};
   stack_of[id] = PROFILE_NONE;
   for (int i = 0; i < KIDS; i++) kids[id].id[i] = PROFILE_NONE;
@@ -278,9 +262,9 @@ static SiteKey site_key_of(const Profile *p, uint64_t code) {
 
 // Names are interned by the reader: equal strings are equal pointers.
 static uint64_t site_key_hash(const SiteKey *k) {
-  if (!k->located) return mix64(k->code ^ 0x51e);
-  uint64_t h = combine((uint64_t)(uintptr_t)k->loc.function, (uint64_t)(uintptr_t)k->loc.file);
-  return combine(combine(combine(h, k->loc.line), k->loc.start_col), k->loc.end_col);
+  if (!k->located) return hash_mix(k->code ^ 0x51e);
+  uint64_t h = hash_combine((uint64_t)(uintptr_t)k->loc.function, (uint64_t)(uintptr_t)k->loc.file);
+  return hash_combine(hash_combine(hash_combine(h, k->loc.line), k->loc.start_col), k->loc.end_col);
 }
 
 static bool site_matches(const ProfileSite *s, const SiteKey *k) {
@@ -309,12 +293,12 @@ static bool site_table_grow(Profile *p) {
 static void fill_site(ProfileSite *s, const SiteKey *k, uint64_t code) {
   *s = (ProfileSite){.loc = k->loc, .located = k->located, .code = code};
   if (!k->located) {
-    s->key_site = s->key_function = s->key_file = combine(0x5eed, code);
+    s->key_site = s->key_function = s->key_file = hash_combine(0x5eed, code);
     return;
   }
   s->key_site = hash_location(&k->loc);
   s->key_file = hash_string(k->loc.file);
-  s->key_function = combine(hash_string(k->loc.function), s->key_file);
+  s->key_function = hash_combine(hash_string(k->loc.function), s->key_file);
 }
 
 static ProfileSiteId site_of(Profile *p, uint64_t code) {
@@ -768,7 +752,7 @@ ProfileGroups *profile_group(const Profile *p, ProfileBy by) {
   for (uint32_t i = 0; i < p->n_sites; i++) g->of_site[i] = PROFILE_NONE;
   for (ProfileStackId s = 0; s < p->n_stacks; s++) {
     uint64_t key = profile_stack_key(p, s, by);
-    uint32_t j = (uint32_t)(mix64(key) & (slots - 1));
+    uint32_t j = (uint32_t)(hash_mix(key) & (slots - 1));
     while (index[j] && g->rows[index[j] - 1].key != key) j = (j + 1) & (slots - 1);
     if (!index[j]) {
       g->rows[g->n] = (ProfileGroup){key, s, 0, {0}};

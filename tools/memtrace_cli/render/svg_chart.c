@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "text.h"
+#include "../base/text.h"
 
 enum { LEFT = 92, RIGHT = 24, TOP = 34, AXIS_GAP = 56, LEGEND_LINE = 18, NAME_CHARS = 150 };
 

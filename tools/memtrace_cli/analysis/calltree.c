@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "../base/hash.h"
+#include "../base/ocaml_int.h"
 
 typedef struct Node {
   CallTreeNode pub;
@@ -31,17 +32,9 @@ struct CallTree {
   size_t pool_len, pool_cap;
 };
 
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
-}
-
 static uint64_t key_hash(uint32_t parent, const char *function, const char *file, uint64_t line) {
-  uint64_t h = mix((uint64_t)parent * 0x9e3779b97f4a7c15ull + (uint64_t)(uintptr_t)function);
-  return mix(h ^ ((uint64_t)(uintptr_t)file * 0xc2b2ae3d27d4eb4full) ^ (line + 0x165667b19e3779f9ull));
+  uint64_t h = hash_mix((uint64_t)parent * 0x9e3779b97f4a7c15ull + (uint64_t)(uintptr_t)function);
+  return hash_mix(h ^ ((uint64_t)(uintptr_t)file * 0xc2b2ae3d27d4eb4full) ^ (line + 0x165667b19e3779f9ull));
 }
 
 // ---------------------------------------------------------------- building
@@ -88,7 +81,7 @@ static uint32_t child(CallTree *t, uint32_t parent, const char *function, const 
 
 static bool pool_add_code(CallTree *t, Node *n) {
   char text[32];
-  size_t len = (size_t)snprintf(text, sizeof text, "$%lld", (long long)tool_ocaml_int(n->key_line)) + 1;
+  size_t len = (size_t)snprintf(text, sizeof text, "$%lld", (long long)ocaml_int(n->key_line)) + 1;
   if (t->pool_len + len > t->pool_cap) {
     size_t cap = 2 * t->pool_cap + len + 256;
     char *pool = realloc(t->pool, cap);

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/ocaml_int.h"
+#include "../base/xalloc.h"
+#include "../cli/tool.h"
 #include "commands.h"
-#include "tool.h"
 
 static const ToolUsage usage = {
     "dump",
@@ -80,15 +82,6 @@ typedef struct FrameTexts {
 
 static size_t text_slot(uint64_t code, size_t n_slots) { return (code * 0x9E3779B97F4A7C15ull >> 17) & (n_slots - 1); }
 
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n);
-  if (!p) {
-    fputs("memtrace dump: out of memory\n", stderr);
-    exit(1);
-  }
-  return p;
-}
-
 static void pool_add(FrameTexts *t, const char *s, size_t n) {
   if (t->pool_cap - t->pool_len < n) {
     t->pool_cap = 2 * t->pool_cap + n + 4096;
@@ -112,7 +105,7 @@ static void render(FrameTexts *t, const TraceReader *r, uint64_t code) {
   int n = trace_reader_locations(r, code, &locs);
   if (n <= 0) {
     pool_add_str(t, " $");
-    pool_add_int(t, tool_ocaml_int(code));
+    pool_add_int(t, ocaml_int(code));
   }
   for (int i = 0; i < n; i++) {
     pool_add_str(t, " ");

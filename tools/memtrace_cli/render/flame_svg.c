@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
 
 enum {
   FRAME_HEIGHT = 16,     // px per level, 1 px of it a gap
@@ -39,15 +40,6 @@ struct FlameSvg {
   char *pool;
   size_t pool_len, pool_cap;
 };
-
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) {
-    fputs("memtrace: out of memory\n", stderr);
-    exit(1);
-  }
-  return p;
-}
 
 static size_t pool_add(FlameSvg *f, const char *s) {
   size_t n = strlen(s) + 1, at = f->pool_len;

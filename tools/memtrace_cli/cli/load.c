@@ -14,7 +14,7 @@
 
 // ---------------------------------------------------------------- options
 
-bool load_parse_at(const char *text, AtTime *out) {
+bool load_parse_at(const ToolOption *o, const char *text) {
   char *end;
   errno = 0;
   double v = strtod(text, &end);
@@ -26,29 +26,17 @@ bool load_parse_at(const char *text, AtTime *out) {
     if (strcmp(end, units[i].suffix) != 0) continue;
     bool percent = units[i].us == 0;
     if (percent && v > 100) return false;
-    *out = (AtTime){true, percent, percent ? v : v * units[i].us};
+    *(AtTime *)o->target = (AtTime){true, percent, percent ? v : v * units[i].us};
     return true;
   }
   return false;
 }
 
-bool load_parse_by(const char *text, ProfileBy *out) {
-  static const struct { const char *name; ProfileBy by; } names[] = {
-      {"site", PROFILE_BY_SITE}, {"function", PROFILE_BY_FUNCTION}, {"file", PROFILE_BY_FILE},
-      {"stack", PROFILE_BY_STACK},
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(text, names[i].name) == 0) return *out = names[i].by, true;
+bool load_parse_by(const ToolOption *o, const char *text) {
+  static const char *const names[] = {"site", "function", "file", "stack"};
+  for (int by = (int)o->min; by <= (int)o->max; by++)
+    if (strcmp(text, names[by]) == 0) return *(ProfileBy *)o->target = (ProfileBy)by, true;
   return false;
-}
-
-bool load_parse_count(const char *text, uint32_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long v = strtoul(text, &end, 10);
-  if (end == text || *end || errno || text[0] == '-' || v > UINT32_MAX) return false;
-  *out = (uint32_t)v;
-  return true;
 }
 
 // ---------------------------------------------------------------- input
@@ -109,7 +97,7 @@ static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progres
   return lseek(fd, 0, SEEK_SET) == 0;
 }
 
-int load_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
+int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
   *out = (Loaded){.path = path};
   bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
   int fd = open_input(usage, path, two_pass, &out->file_bytes);
@@ -155,10 +143,7 @@ void load_close(Loaded *l) {
 }
 
 int load_status(const ToolUsage *usage, const Loaded *l) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
-    return 1;
-  }
+  if (tool_finish_output(usage) != 0) return 1;
   if (!l->partial) return 0;
   fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, l->path, l->error);
   return 1;

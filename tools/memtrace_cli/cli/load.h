@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../analysis/profile.h"
+#include "options.h"
 #include "tool.h"
 
 // A moment of the trace as --at gives it: "1.5s", "200ms", "350us", "2min",
@@ -24,14 +25,17 @@ typedef struct AtTime {
   double value;   // µs, or a percentage
 } AtTime;
 
-// False when `text` is none of those (negative, empty, a bad suffix).
-bool load_parse_at(const char *text, AtTime *out);
+// Option parsers (options.h) for the analysing commands: --at TIME into an
+// AtTime (refused: negative, empty, a bad suffix, above 100%), and --by KEY
+// into a ProfileBy from o->min to o->max (site, function, file, stack).
+ToolOptionParse load_parse_at, load_parse_by;
 
-// "site", "function", "file", "stack".
-bool load_parse_by(const char *text, ProfileBy *out);
-
-// A positive count for -n (0 allowed: no limit).
-bool load_parse_count(const char *text, uint32_t *out);
+#define LOAD_OPTION_AT(target) \
+  {"--at", "TIME", (target), load_parse_at, "a time (1.5s, 250ms, 800us, 2min, seconds, or P%)", 0, 0}
+#define LOAD_OPTION_BY(target) \
+  {"--by", "KEY", (target), load_parse_by, "site, function, file or stack", PROFILE_BY_SITE, PROFILE_BY_STACK}
+#define LOAD_OPTION_BY_NO_STACK(target) \
+  {"--by", "KEY", (target), load_parse_by, "site, function or file", PROFILE_BY_SITE, PROFILE_BY_FILE}
 
 typedef struct Loaded {
   const char *path;
@@ -49,7 +53,7 @@ typedef struct Loaded {
 // without samples), the time of the last event for --at P%.
 // Returns 0 (loaded, maybe partial) or 1 (nothing to show: the trace could
 // not be opened, or out of memory; the message is printed).
-int load_load(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
+int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
 
 void load_close(Loaded *l);
 

@@ -291,12 +291,20 @@ static bool read_traces(Export *e, const char *const *paths, size_t n) {
   for (size_t i = 0; i < n; i++) {
     ProfileOptions popts = {0};
     Loaded l;
-    if (load_load(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
+    if (load_trace(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
     add_trace(e, &l, i == 0);
     if (l.partial) fprintf(stderr, "memtrace %s: %s: %s\n", e->usage->name, l.path, l.error);
     load_close(&l);
   }
   return true;
+}
+
+bool pprof_export_output_ok(const ToolUsage *usage, const char **out) {
+  if (!*out) *out = "-";
+  if (strcmp(*out, "-") != 0 || !isatty(1)) return true;
+  fprintf(stderr, "memtrace %s: stdout is a terminal: a gzipped profile goes to a file (-o OUT.pb.gz) or a pipe\n",
+          usage->name);
+  return false;
 }
 
 int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out) {

@@ -20,9 +20,15 @@
 #ifndef MINNOW_PPROF_EXPORT_H
 #define MINNOW_PPROF_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tool.h"
+
+// The output of -o: *out NULL becomes "-" (stdout). False (after printing
+// why on stderr) when that is stdout and stdout is a terminal: gzip data is
+// not for a screen.
+bool pprof_export_output_ok(const ToolUsage *usage, const char **out);
 
 // Reads paths[0 .. n) in turn and writes the profile to `out` ("-":
 // stdout). Returns the exit status: 0; 1 when a trace could not be read

@@ -1,6 +1,7 @@
 // tool.c - shared helpers of the memtrace subcommands (tool.h).
 #include "tool.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,20 +16,17 @@ int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) {
   return 2;
 }
 
-int tool_one_file(int argc, char **argv, const ToolUsage *usage, const char **file) {
-  *file = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage->text, stdout);
-      return 0;
-    }
-    if (a[0] == '-' && a[1] != '\0') return tool_usage_error(usage, "unknown option '%s'", a);
-    if (*file) return tool_usage_error(usage, "one trace file expected, got '%s' and '%s'", *file, a);
-    *file = a;
-  }
-  if (!*file) return tool_usage_error(usage, "no trace file given");
-  return TOOL_CONTINUE;
+bool tool_output_to(const ToolUsage *usage, const char *path) {
+  if (!path || strcmp(path, "-") == 0) return true;
+  if (freopen(path, "w", stdout)) return true;
+  fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(errno));
+  return false;
+}
+
+int tool_finish_output(const ToolUsage *usage) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
+  return 1;
 }
 
 TraceReader *tool_open(const ToolUsage *usage, const char *path) {

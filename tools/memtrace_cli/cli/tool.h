@@ -1,6 +1,6 @@
-// tool.h - what the subcommands of `memtrace` share: argument checks, usage
-// messages, opening a trace and reporting its errors in one format
-// ("memtrace CMD: FILE: byte N: what"), buffered output.
+// tool.h - what the subcommands of `memtrace` share: usage messages, the
+// output (-o), opening a trace and reporting its errors in one format
+// ("memtrace CMD: FILE: byte N: what"). Options are parsed by options.h.
 #ifndef MINNOW_MEMTRACE_TOOL_H
 #define MINNOW_MEMTRACE_TOOL_H
 
@@ -17,12 +17,8 @@ typedef struct ToolUsage {
   const char *text;
 } ToolUsage;
 
+// What a parse step returns when the command goes on (else: the exit status).
 enum { TOOL_CONTINUE = -1 };
-
-// For subcommands taking one FILE and no options: sets *file and returns
-// TOOL_CONTINUE, or returns the exit status (0 after --help, 2 after a
-// usage error, whose message it printed).
-int tool_one_file(int argc, char **argv, const ToolUsage *usage, const char **file);
 
 // Prints "memtrace NAME: MESSAGE" and the usage on stderr; returns 2.
 int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -30,6 +26,15 @@ int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) __attribute__
 // Opens `path` ("-" is stdin); on failure prints "memtrace NAME: PATH: what"
 // on stderr and returns NULL.
 TraceReader *tool_open(const ToolUsage *usage, const char *path);
+
+// -o OUT: sends stdout to OUT (NULL or "-": stdout stays), created before the
+// trace is read so that a bad name fails at once. False after printing
+// "memtrace NAME: cannot create OUT: reason".
+bool tool_output_to(const ToolUsage *usage, const char *path);
+
+// Flushes stdout; returns 0, or 1 after printing "memtrace NAME: error
+// writing the output" (a full disk, a closed pipe).
+int tool_finish_output(const ToolUsage *usage);
 
 // Prints the reader's error on stderr (after flushing stdout); returns 1.
 int tool_trace_error(const ToolUsage *usage, const char *path, const TraceReader *r);

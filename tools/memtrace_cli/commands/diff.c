@@ -21,7 +21,7 @@
 
 static const ToolUsage usage = {
     "diff",
-    "usage: memtrace diff [--live | --promoted] [--by KEY] [-n N] [--json] A B\n"
+    "usage: memtrace diff [--live | --promoted] [--by KEY] [-n N] [--json] [-o OUT] A B\n"
     "Compares the traces A and B (\"-\" for one of them: stdin) site by site: the\n"
     "estimated bytes allocated in each (95 % intervals), the change B - A, the\n"
     "ratio, and p, the chance that sampling alone gives a difference at least this\n"
@@ -32,7 +32,8 @@ static const ToolUsage usage = {
     "  --promoted   bytes promoted\n"
     "  --by KEY     site (default), function, file or stack\n"
     "  -n N         show N rows (default 20; 0: all)\n"
-    "  --json       JSON (schema: tools/memtrace_cli/README.md)\n",
+    "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  -o OUT       write to OUT instead of stdout\n",
 };
 
 typedef enum Metric { METRIC_ALLOCATED, METRIC_LIVE, METRIC_PROMOTED } Metric;
@@ -48,33 +49,25 @@ typedef struct Options {
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.metric = METRIC_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20};
   bool live = false, promoted = false;
-  int files = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((strcmp(a, "--by") == 0 || strcmp(a, "-n") == 0) && !value)
-      return tool_usage_error(&usage, "%s needs a value", a);
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage.text, stdout);
-      return 0;
-    } else if (strcmp(a, "--json") == 0) o->json = true;
-    else if (strcmp(a, "--live") == 0) live = true;
-    else if (strcmp(a, "--promoted") == 0) promoted = true;
-    else if (strcmp(a, "--by") == 0) {
-      if (!load_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
-      i++;
-    } else if (strcmp(a, "-n") == 0) {
-      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
-      i++;
-    } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (files == 2) return tool_usage_error(&usage, "two trace files expected, got a third: '%s'", a);
-    else o->path[files++] = a;
-  }
-  if (files < 2) return tool_usage_error(&usage, "two trace files expected");
+  const char *out = NULL;
+  const ToolOption options[] = {
+      {"--live", NULL, &live, NULL, NULL, 0, 0},
+      {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
+      LOAD_OPTION_BY(&o->by),
+      TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_OUTPUT(&out),
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 2, 2, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->path[0] = args.files[0];
+  o->path[1] = args.files[1];
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   o->metric = live ? METRIC_LIVE : promoted ? METRIC_PROMOTED : METRIC_ALLOCATED;
-  return TOOL_CONTINUE;
+  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
 
 static const char *metric_name(Metric m) {
@@ -277,8 +270,8 @@ int cmd_diff(int argc, char **argv) {
   // Allocated counts need no block's death: no live table (a quarter less time).
   bool allocations_only = o.metric == METRIC_ALLOCATED;
   ProfileOptions popts[2] = {{.allocations_only = allocations_only}, {.allocations_only = allocations_only}};
-  if (load_load(&usage, o.path[0], &popts[0], NULL, &l[0])) return 1;
-  if (load_load(&usage, o.path[1], &popts[1], NULL, &l[1])) {
+  if (load_trace(&usage, o.path[0], &popts[0], NULL, &l[0])) return 1;
+  if (load_trace(&usage, o.path[1], &popts[1], NULL, &l[1])) {
     load_close(&l[0]);
     return 1;
   }

@@ -11,15 +11,16 @@
 
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
-#include "../cli/tool.h"
+#include "../cli/options.h"
 #include "commands.h"
 
 static const ToolUsage usage = {
     "dump",
-    "usage: memtrace dump FILE\n"
+    "usage: memtrace dump [-o OUT] FILE\n"
     "Prints every event of the trace FILE (\"-\": stdin), one per line, exactly as\n"
     "memtrace's dump_trace prints them. On a damaged or truncated trace: the events\n"
-    "before the damage, then the error on stderr with its byte offset; exit status 1.\n",
+    "before the damage, then the error on stderr with its byte offset; exit status 1.\n"
+    "  -o OUT   write to OUT instead of stdout\n",
 };
 
 // ---------------------------------------------------------------- output
@@ -179,9 +180,13 @@ static void dump_event(Out *o, FrameTexts *texts, const TraceReader *r, const Tr
 }
 
 int cmd_dump(int argc, char **argv) {
-  const char *path;
-  int status = tool_one_file(argc, argv, &usage, &path);
+  const char *out_path = NULL;
+  const ToolOption options[] = {TOOL_OPTION_OUTPUT(&out_path)};
+  ToolArgs args = {&usage, options, 1, 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
+  const char *path = args.files[0];
+  if (!tool_output_to(&usage, out_path)) return 1;
   TraceReader *r = tool_open(&usage, path);
   if (!r) return 1;
   static Out out;
@@ -196,10 +201,7 @@ int cmd_dump(int argc, char **argv) {
   if (stats.skipped_packets)
     fprintf(stderr, "memtrace dump: %s: skipped %llu packets of other processes than pid %llu\n", path,
             (unsigned long long)stats.skipped_packets, (unsigned long long)trace_reader_info(r)->pid);
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "memtrace dump: error writing the output\n");
-    status = 1;
-  }
+  if (tool_finish_output(&usage) != 0) status = 1;
   free(texts.slots);
   free(texts.pool);
   trace_reader_close(r);

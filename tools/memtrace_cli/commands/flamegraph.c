@@ -9,7 +9,9 @@
 #include "../analysis/flame_tree.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"
+#include "../analysis/output.h"
 #include "../cli/load.h"
+#include "../cli/options.h"
 #include "commands.h"
 
 static const ToolUsage usage = {
@@ -29,59 +31,34 @@ static const ToolUsage usage = {
     "  --title TEXT    the SVG's title\n"
     "  --width PX      the SVG's width (default 1200)\n"
     "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1)\n"
+    "  --json          the stacks as JSON (schema: tools/memtrace_cli/README.md)\n"
     "On a damaged or truncated trace: the stacks of the events before the damage\n"
     "(the SVG's subtitle says PARTIAL), then the error on stderr; exit status 1.\n",
 };
 
 typedef struct Options {
   const char *file, *out, *title;
-  bool live, functions;
-  unsigned width;
-  double min_width;
+  bool live, functions, json;
+  double width, min_width;
 } Options;
 
 // ---------------------------------------------------------------- options
 
-static bool parse_number(const char *text, double min, double max, double *out) {
-  char *end;
-  double v = strtod(text, &end);
-  if (end == text || *end || !(v >= min && v <= max)) return false;
-  *out = v;
-  return true;
-}
-
-// The value of option argv[*i] (argv[*i + 1]); NULL after a usage error.
-static const char *value_of(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) {
-    tool_usage_error(&usage, "%s needs a value", argv[*i]);
-    return NULL;
-  }
-  return argv[++*i];
-}
-
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.width = 1200, .min_width = 0.1};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    double d;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return fputs(usage.text, stdout), 0;
-    if (strcmp(a, "--live") == 0) o->live = true;
-    else if (strcmp(a, "--functions") == 0) o->functions = true;
-    else if (strcmp(a, "-o") == 0 || strcmp(a, "--title") == 0) {
-      if (!(v = value_of(argc, argv, &i))) return 2;
-      *(a[1] == 'o' ? &o->out : &o->title) = v;
-    } else if (strcmp(a, "--width") == 0 || strcmp(a, "--min-width") == 0) {
-      if (!(v = value_of(argc, argv, &i))) return 2;
-      bool width = a[3] == 'i';
-      if (!parse_number(v, width ? 100 : 0, width ? 100000 : 1000, &d))
-        return tool_usage_error(&usage, "%s: '%s' is not a number in range", a, v);
-      if (width) o->width = (unsigned)d;
-      else o->min_width = d;
-    } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (o->file) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->file, a);
-    else o->file = a;
-  }
-  if (!o->file) return tool_usage_error(&usage, "no trace file given");
+  const ToolOption options[] = {
+      TOOL_OPTION_OUTPUT(&o->out),
+      {"--live", NULL, &o->live, NULL, NULL, 0, 0},
+      {"--functions", NULL, &o->functions, NULL, NULL, 0, 0},
+      TOOL_OPTION_JSON(&o->json),
+      {"--title", "TEXT", &o->title, NULL, NULL, 0, 0},
+      {"--width", "PX", &o->width, tool_parse_number, "a number from 100 to 100000", 100, 100000},
+      {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0 to 1000", 0, 1000},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->file = args.files[0];
   return TOOL_CONTINUE;
 }
 
@@ -149,6 +126,55 @@ static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode
   return true;
 }
 
+// ---------------------------------------------------------------- JSON
+
+static bool visit_json(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
+  Json *j = ctx;
+  if (!(node->self > 0)) return true;
+  json_object(j, NULL);
+  json_array(j, "frames");
+  for (uint32_t d = 0; d <= node->depth; d++) {
+    json_object(j, NULL);
+    json_string(j, "function", path[d]->function);
+    json_string(j, "file", path[d]->file);
+    json_uint(j, "line", path[d]->line);
+    json_end_object(j);
+  }
+  json_end_array(j);
+  json_number(j, "bytes", node->self);
+  json_end_object(j);
+  return true;
+}
+
+// The stacks of the folded text as one document: "stacks": [{"frames":
+// [outermost first], "bytes"}], an empty callstack as "frames": [].
+static int write_json(const Options *o, const Loaded *l, const CallTree *t, FILE *out) {
+  Json j;
+  json_init(&j, out);
+  json_object(&j, NULL);
+  json_string(&j, "command", "flamegraph");
+  json_trace(&j, l->path, l->profile);
+  json_bool(&j, "partial", l->partial);
+  if (l->partial) json_string(&j, "error", l->error);
+  else json_null(&j, "error");
+  json_string(&j, "metric", o->live ? "live" : "allocated");
+  json_string(&j, "frames_by", o->functions ? "function" : "line");
+  json_number(&j, "total_bytes", calltree_total(t));
+  json_array(&j, "stacks");
+  if (calltree_root(t)->self > 0) {
+    json_object(&j, NULL);
+    json_array(&j, "frames");
+    json_end_array(&j);
+    json_number(&j, "bytes", calltree_root(t)->self);
+    json_end_object(&j);
+  }
+  bool ok = calltree_walk(t, visit_json, &j);
+  json_end_array(&j);
+  json_end_object(&j);
+  json_finish(&j);
+  return ok ? 0 : -1;
+}
+
 // ---------------------------------------------------------------- SVG
 
 static void svg_subtitle(char *buf, size_t size, const Options *o, const Loaded *l) {
@@ -167,7 +193,7 @@ static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE 
   char subtitle[1024];
   svg_subtitle(subtitle, sizeof subtitle, o, l);
   const char *title = o->title ? o->title : o->live ? "Live bytes at the end (estimated)" : "Allocated bytes (estimated)";
-  FlameSvgOptions fo = {title, subtitle, "bytes", calltree_total(t), o->width, o->min_width, false};
+  FlameSvgOptions fo = {title, subtitle, "bytes", calltree_total(t), (unsigned)o->width, o->min_width, false};
   return flame_tree_svg(t, &fo, o->functions, out);
 }
 
@@ -181,6 +207,7 @@ static int render(const Options *o, const Loaded *l, const CallTree *t) {
   }
   int status = 0;
   if (wants_svg(o)) status = write_svg(o, l, t, out);
+  else if (o->json) status = write_json(o, l, t, out);
   else {
     Folded f = {out, o->functions, NULL, 0, 0, NULL, 0};
     status = calltree_walk(t, visit_folded, &f) ? 0 : -1;
@@ -199,7 +226,7 @@ int cmd_flamegraph(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.allocations_only = !o.live};  // allocated bytes: no live table (profile.h)
   Loaded l;
-  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) return 1;
+  if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) return 1;
   CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,
                                o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED);
   if (!t) {

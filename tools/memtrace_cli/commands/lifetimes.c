@@ -14,7 +14,7 @@
 
 static const ToolUsage usage = {
     "lifetimes",
-    "usage: memtrace lifetimes [--by site|function|file] [-n N] [--json] FILE\n"
+    "usage: memtrace lifetimes [--by site|function|file] [-n N] [--json] [-o OUT] FILE\n"
     "Per allocation site of the trace FILE (\"-\": stdin), largest first: bytes\n"
     "allocated, sampled blocks, the share of sampled blocks born in the minor heap\n"
     "that were promoted (survived a minor collection; 95 % Wilson interval), the\n"
@@ -25,7 +25,8 @@ static const ToolUsage usage = {
     "through. \"alive\": longer than the trace (still alive at its end).\n"
     "  --by KEY   site (default), function or file\n"
     "  -n N       show N rows (default 20; 0: all)\n"
-    "  --json     JSON (schema: tools/memtrace_cli/README.md)\n",
+    "  --json     JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  -o OUT     write to OUT instead of stdout\n",
 };
 
 typedef struct Options {
@@ -37,27 +38,18 @@ typedef struct Options {
 
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.by = PROFILE_BY_SITE, .rows = 20};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((strcmp(a, "--by") == 0 || strcmp(a, "-n") == 0) && !value)
-      return tool_usage_error(&usage, "%s needs a value", a);
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage.text, stdout);
-      return 0;
-    } else if (strcmp(a, "--json") == 0) o->json = true;
-    else if (strcmp(a, "--by") == 0) {
-      if (!load_parse_by(value, &o->by) || o->by == PROFILE_BY_STACK)
-        return tool_usage_error(&usage, "bad --by '%s' (site, function or file)", value);
-      i++;
-    } else if (strcmp(a, "-n") == 0) {
-      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
-      i++;
-    } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (o->path) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->path, a);
-    else o->path = a;
-  }
-  if (!o->path) return tool_usage_error(&usage, "no trace file given");
-  return TOOL_CONTINUE;
+  const char *out = NULL;
+  const ToolOption options[] = {
+      LOAD_OPTION_BY_NO_STACK(&o->by),
+      TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_OUTPUT(&out),
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->path = args.files[0];
+  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
 
 // ---------------------------------------------------------------- text
@@ -195,7 +187,7 @@ int cmd_lifetimes(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.lifetimes = true};
   Loaded l;
-  if (load_load(&usage, o.path, &popts, NULL, &l)) return 1;
+  if (load_trace(&usage, o.path, &popts, NULL, &l)) return 1;
   ProfileGroups *g = profile_group(l.profile, o.by);
   LifetimeRow *rows = g ? lifetime_rows(l.profile, g) : NULL;
   if (!rows) {

@@ -34,6 +34,7 @@
 #include "../base/text.h"
 #include "../base/xalloc.h"
 #include "../cli/load.h"
+#include "../cli/options.h"
 #include "../render/svg_chart.h"
 #include "commands.h"
 
@@ -73,23 +74,16 @@ typedef struct Page {
 
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.rows = 20, .top = 8};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return fputs(usage.text, stdout), 0;
-    bool takes_value = !strcmp(a, "-o") || !strcmp(a, "-n") || !strcmp(a, "--top") || !strcmp(a, "--title");
-    if (takes_value && i + 1 >= argc) return tool_usage_error(&usage, "%s needs a value", a);
-    const char *v = takes_value ? argv[++i] : NULL;
-    if (!strcmp(a, "-o")) o->out = v;
-    else if (!strcmp(a, "--title")) o->title = v;
-    else if (!strcmp(a, "-n") && !load_parse_count(v, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", v);
-    else if (!strcmp(a, "--top") && (!load_parse_count(v, &o->top) || o->top > 100))
-      return tool_usage_error(&usage, "--top: '%s' is not a count from 0 to 100", v);
-    else if (takes_value) continue;
-    else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (o->file) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->file, a);
-    else o->file = a;
-  }
-  if (!o->file) return tool_usage_error(&usage, "no trace file given");
+  const ToolOption options[] = {
+      TOOL_OPTION_OUTPUT(&o->out),
+      TOOL_OPTION_ROWS(&o->rows),
+      {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 100", 0, 100},
+      {"--title", "T", &o->title, NULL, NULL, 0, 0},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->file = args.files[0];
   return TOOL_CONTINUE;
 }
 
@@ -590,7 +584,7 @@ int cmd_report(int argc, char **argv) {
   ProfileOptions popts = {.lifetimes = true, .windows = LEAK_WINDOWS, .before_event = live_series_hook,
                           .hook_ctx = &series};
   Loaded l;
-  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) {
+  if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) {
     live_series_free(&series);
     if (!to_stdout) fclose(out), unlink(o.out);
     return 1;

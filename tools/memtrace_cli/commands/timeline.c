@@ -11,6 +11,7 @@
 #include "../base/text.h"
 #include "../base/xalloc.h"
 #include "../cli/load.h"
+#include "../cli/options.h"
 #include "../render/gnuplot.h"
 #include "commands.h"
 
@@ -21,9 +22,11 @@ static const ToolUsage usage = {
     "spaced moments, the bytes of the blocks allocated and not yet collected\n"
     "(samples x word bytes / sampling rate, headers included), for the top N sites\n"
     "by peak and the rest together.\n"
-    "  -o OUT        draw it with gnuplot into OUT, ending in .svg or .png\n"
-    "  --csv         print the series as CSV on stdout: time_s, one column per top\n"
-    "                site (bytes), rest, total (the default without -o)\n"
+    "  -o OUT        OUT ending in .svg or .png: draw the chart with gnuplot; in\n"
+    "                .csv (or .json): write the series there instead of stdout\n"
+    "  --csv         with a chart: the series as CSV on stdout too: time_s, one\n"
+    "                column per top site (bytes), rest, total (the default output)\n"
+    "  --json        the series as JSON (schema: tools/memtrace_cli/README.md)\n"
     "  --top N       bands for the N groups of highest peak (default 8)\n"
     "  --by WHAT     group by site (default), function or file\n"
     "  --points N    at most N moments (default 400; 4 to 10000)\n"
@@ -33,44 +36,45 @@ static const ToolUsage usage = {
 };
 
 typedef struct Options {
-  const char *file, *out;
-  bool csv;
+  const char *file, *chart;
+  bool csv, json;
   uint32_t top, max_points;
   ProfileBy by;
 } Options;
 
 // ---------------------------------------------------------------- options
 
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.top = 8, .max_points = 400, .by = PROFILE_BY_SITE};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return fputs(usage.text, stdout), 0;
-    if (strcmp(a, "--csv") == 0) {
-      o->csv = true;
-      continue;
-    }
-    bool takes_value = !strcmp(a, "-o") || !strcmp(a, "--top") || !strcmp(a, "--by") || !strcmp(a, "--points");
-    if (takes_value && i + 1 >= argc) return tool_usage_error(&usage, "%s needs a value", a);
-    const char *v = takes_value ? argv[++i] : NULL;
-    if (!strcmp(a, "-o")) o->out = v;
-    else if (!strcmp(a, "--top") && (!load_parse_count(v, &o->top) || o->top > 1000))
-      return tool_usage_error(&usage, "--top: '%s' is not a count from 0 to 1000", v);
-    else if (!strcmp(a, "--points") && (!load_parse_count(v, &o->max_points) || o->max_points < 4 ||
-                                         o->max_points > 10000))
-      return tool_usage_error(&usage, "--points: '%s' is not a count from 4 to 10000", v);
-    else if (!strcmp(a, "--by") && (!load_parse_by(v, &o->by) || o->by == PROFILE_BY_STACK))
-      return tool_usage_error(&usage, "--by: '%s' is not site, function or file", v);
-    else if (takes_value) continue;
-    else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (o->file) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->file, a);
-    else o->file = a;
+  const char *out = NULL;
+  const ToolOption options[] = {
+      TOOL_OPTION_OUTPUT(&out),
+      {"--csv", NULL, &o->csv, NULL, NULL, 0, 0},
+      TOOL_OPTION_JSON(&o->json),
+      {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 1000", 0, 1000},
+      LOAD_OPTION_BY_NO_STACK(&o->by),
+      {"--points", "N", &o->max_points, tool_parse_count, "a count from 4 to 10000", 4, 10000},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->file = args.files[0];
+  if (out && gnuplot_format(out)) {
+    o->chart = out;
+    out = NULL;
+  } else if (out && strcmp(out, "-") != 0 && !ends_with(out, ".csv") && !ends_with(out, ".json")) {
+    return tool_usage_error(&usage, "option -o: '%s' is not a chart (.svg, .png) nor a series (.csv, .json)", out);
   }
-  if (!o->file) return tool_usage_error(&usage, "no trace file given");
-  if (o->out && !gnuplot_format(o->out)) return tool_usage_error(&usage, "-o %s: the chart must be .svg or .png", o->out);
-  if (!o->out) o->csv = true;
+  if (out && ends_with(out, ".json")) o->json = true;
+  if (o->json && o->csv) return tool_usage_error(&usage, "--csv and --json exclude each other");
+  if (!o->chart && !o->json) o->csv = true;
   if (o->max_points % 2) o->max_points++;  // halving keeps the even points: an even capacity
-  return TOOL_CONTINUE;
+  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
 
 // ---------------------------------------------------------------- output
@@ -107,6 +111,39 @@ static void print_csv(const LiveBands *b, const Loaded *l) {
   if (l->partial) printf("# PARTIAL: the trace is damaged (%s); the series stops there\n", l->error);
 }
 
+static void print_json(const Options *o, const LiveBands *b, const Loaded *l) {
+  Json j;
+  json_init(&j, stdout);
+  json_object(&j, NULL);
+  json_string(&j, "command", "timeline");
+  json_trace(&j, l->path, l->profile);
+  json_bool(&j, "partial", l->partial);
+  if (l->partial) json_string(&j, "error", l->error);
+  else json_null(&j, "error");
+  json_string(&j, "by", out_by_name(o->by));
+  json_array(&j, "bands");
+  for (uint32_t t = 0; t <= b->n_top; t++) json_string(&j, NULL, b->names[t]);
+  json_end_array(&j);
+  json_array(&j, "points");
+  uint32_t width = b->n_top + 1;
+  for (uint32_t k = 0; k < b->n_points; k++) {
+    json_object(&j, NULL);
+    json_number(&j, "time_s", b->x_s[k]);
+    json_array(&j, "bytes");
+    double total = 0;
+    for (uint32_t t = 0; t < width; t++) {
+      total += b->y[(size_t)k * width + t];
+      json_number(&j, NULL, b->y[(size_t)k * width + t]);
+    }
+    json_end_array(&j);
+    json_number(&j, "total_bytes", total);
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
 static int draw(const Options *o, const LiveBands *b, const Loaded *l) {
   char title[512 + TRACE_READER_ERROR_MAX];
   const Profile *p = l->profile;
@@ -119,7 +156,7 @@ static int draw(const Options *o, const LiveBands *b, const Loaded *l) {
   StackedChart c = {title, "time since the trace's start (s)", "live bytes", b->n_points, b->n_top + 1,
                     b->x_s, b->y, (const char *const *)b->names, true};
   char err[512];
-  if (gnuplot_stacked(&c, o->out, err, sizeof err) == 0) return 0;
+  if (gnuplot_stacked(&c, o->chart, err, sizeof err) == 0) return 0;
   fprintf(stderr, "memtrace timeline: %s\n", err);
   return 1;
 }
@@ -132,7 +169,7 @@ int cmd_timeline(int argc, char **argv) {
   live_series_init(&s, o.max_points);
   ProfileOptions popts = {.before_event = live_series_hook, .hook_ctx = &s};
   Loaded l;
-  if (load_load(&usage, o.file, &popts, NULL, &l) != 0) {
+  if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) {
     live_series_free(&s);
     return 1;
   }
@@ -140,7 +177,8 @@ int cmd_timeline(int argc, char **argv) {
   LiveBands b;
   live_bands_make(&b, l.profile, &s, o.by, o.top);
   if (o.csv) print_csv(&b, &l);
-  status = o.out ? draw(&o, &b, &l) : 0;
+  if (o.json) print_json(&o, &b, &l);
+  status = o.chart ? draw(&o, &b, &l) : 0;
   live_bands_free(&b);
   live_series_free(&s);
   int trace_status = load_status(&usage, &l);

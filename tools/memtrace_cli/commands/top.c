@@ -29,6 +29,7 @@ static const ToolUsage usage = {
     "                file, or stack (the whole callstack)\n"
     "  -n N          show N rows (default 20; 0: all)\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
+    "  -o OUT        write to OUT instead of stdout\n"
     "  --follow      the trace is being written: redraw every second until the\n"
     "                writer is gone (its pid, on this host), or until the file\n"
     "                stopped growing for --idle seconds when that cannot be told\n"
@@ -52,42 +53,28 @@ typedef struct TopOptions {
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
   bool live = false, promoted = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-    bool takes = strcmp(a, "--at") == 0 || strcmp(a, "--by") == 0 || strcmp(a, "-n") == 0 || strcmp(a, "--idle") == 0;
-    if (takes && !value) return tool_usage_error(&usage, "%s needs a value", a);
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage.text, stdout);
-      return 0;
-    } else if (strcmp(a, "--live") == 0) live = true;
-    else if (strcmp(a, "--promoted") == 0) promoted = true;
-    else if (strcmp(a, "--json") == 0) o->json = true;
-    else if (strcmp(a, "--follow") == 0) o->follow = true;
-    else if (strcmp(a, "--at") == 0) {
-      if (!load_parse_at(value, &o->at)) return tool_usage_error(&usage, "bad --at '%s'", value);
-      i++;
-    } else if (strcmp(a, "--by") == 0) {
-      if (!load_parse_by(value, &o->by)) return tool_usage_error(&usage, "bad --by '%s'", value);
-      i++;
-    } else if (strcmp(a, "-n") == 0) {
-      if (!load_parse_count(value, &o->rows)) return tool_usage_error(&usage, "bad -n '%s'", value);
-      i++;
-    } else if (strcmp(a, "--idle") == 0) {
-      char *end;
-      o->idle_s = strtod(value, &end);
-      if (end == value || *end || !(o->idle_s > 0)) return tool_usage_error(&usage, "bad --idle '%s'", value);
-      i++;
-    } else if (a[0] == '-' && a[1] != '\0') return tool_usage_error(&usage, "unknown option '%s'", a);
-    else if (o->path) return tool_usage_error(&usage, "one trace file expected, got '%s' and '%s'", o->path, a);
-    else o->path = a;
-  }
-  if (!o->path) return tool_usage_error(&usage, "no trace file given");
+  const char *out = NULL;
+  const ToolOption options[] = {
+      {"--live", NULL, &live, NULL, NULL, 0, 0},
+      {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
+      LOAD_OPTION_AT(&o->at),
+      LOAD_OPTION_BY(&o->by),
+      TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_OUTPUT(&out),
+      {"--follow", NULL, &o->follow, NULL, NULL, 0, 0},
+      {"--idle", "S", &o->idle_s, tool_parse_number, "a number of seconds above 0", 1e-9, 1e9},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->path = args.files[0];
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
   o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
-  return TOOL_CONTINUE;
+  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
 
 // ---------------------------------------------------------------- text
@@ -379,7 +366,7 @@ int cmd_top(int argc, char **argv) {
   // Bytes allocated need no block's death: no live table (profile.h).
   ProfileOptions popts = {.allocations_only = o.metric == RANK_ALLOCATED};
   Loaded l;
-  if (load_load(&usage, o.path, &popts, &o.at, &l)) return 1;
+  if (load_trace(&usage, o.path, &popts, &o.at, &l)) return 1;
   status = show(&l, &o, true, popts.at_us);
   if (status == 0) status = load_status(&usage, &l);
   load_close(&l);

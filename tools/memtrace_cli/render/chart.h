@@ -16,8 +16,18 @@ typedef struct StackedChart {
   const double *x;
   const double *y;
   const char *const *names;             // n_bands legend entries
-  bool y_bytes;                         // y counts bytes: axis labelled "1.5 MB"
+  bool y_bytes;                         // y counts bytes: axis labelled "1.5 MiB" (chart_bytes_unit)
 } StackedChart;
+
+// The unit an axis shows its values in: value / scale, then the suffix.
+typedef struct ChartUnit {
+  double scale;
+  const char *suffix;   // with its leading space: " MiB"
+} ChartUnit;
+
+// Bytes in binary units, the tool's one convention (B, KiB, MiB, GiB, TiB,
+// PiB: powers of 1024): the largest unit that `max` holds at least once.
+ChartUnit chart_bytes_unit(double max);
 
 // The colour of band b of n ("#rrggbb"): a palette bottom up; the last band
 // of several (the rest) grey.

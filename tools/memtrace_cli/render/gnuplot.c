@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "../base/text.h"
+#include "../base/xalloc.h"
 
 enum { LEGEND_BYTES = 64 };
 
@@ -28,11 +29,7 @@ const char *gnuplot_format(const char *path) {
 // cleaned (text.h) and cut to fewer than max_bytes bytes.
 static void put_quoted(FILE *out, const char *s, size_t max_bytes) {
   size_t n = strlen(s) + 1;  // cleaning never lengthens a string
-  char *clean = malloc(n < max_bytes ? n : max_bytes);
-  if (!clean) {
-    fputs("memtrace: out of memory\n", stderr);
-    exit(1);
-  }
+  char *clean = xrealloc(NULL, n < max_bytes ? n : max_bytes);
   text_clean(clean, n < max_bytes ? n : max_bytes, s);
   putc('\'', out);
   for (const char *p = clean; *p; p++) {
@@ -67,7 +64,21 @@ static void put_terminal(FILE *out, const char *format, const char *path) {
   putc('\n', out);
 }
 
-static void put_settings(FILE *out, const StackedChart *c) {
+// The y values' unit: binary units for bytes (chart_bytes_unit) by the
+// highest stack, so that tick labels read "1.5 MiB" as every other output of
+// the tool does; the data is written divided by its scale.
+static ChartUnit y_unit(const StackedChart *c) {
+  if (!c->y_bytes) return (ChartUnit){1, ""};
+  double max = 0;
+  for (size_t i = 0; i < c->n_points; i++) {
+    double sum = 0;
+    for (size_t b = 0; b < c->n_bands; b++) sum += c->y[i * c->n_bands + b];
+    if (sum > max) max = sum;
+  }
+  return chart_bytes_unit(max);
+}
+
+static void put_settings(FILE *out, const StackedChart *c, ChartUnit u) {
   fputs("set title ", out);
   put_quoted(out, c->title ? c->title : "", SIZE_MAX);
   fputs("\nset xlabel ", out);
@@ -78,18 +89,18 @@ static void put_settings(FILE *out, const StackedChart *c) {
         "set grid ytics\n"
         "set style fill solid 0.9 noborder\n"
         "set yrange [0:*]\n", out);
-  if (c->y_bytes) fputs("set format y '%.1s %cB'\n", out);
+  if (c->y_bytes) fprintf(out, "set format y '%%g%s'\n", u.suffix);
   fprintf(out, "set xrange [%.17g:%.17g]\n", c->x[0], c->x[c->n_points - 1]);
 }
 
-static void put_data(FILE *out, const StackedChart *c) {
+static void put_data(FILE *out, const StackedChart *c, ChartUnit u) {
   fputs("$data << EOD\n", out);
   for (size_t i = 0; i < c->n_points; i++) {
     fprintf(out, "%.17g", c->x[i]);
     double sum = 0;
     for (size_t b = 0; b < c->n_bands; b++) {
       sum += c->y[i * c->n_bands + b];
-      fprintf(out, " %.17g", sum);
+      fprintf(out, " %.17g", sum / u.scale);
     }
     putc('\n', out);
   }
@@ -138,8 +149,9 @@ int gnuplot_stacked(const StackedChart *chart, const char *path, char *err, size
   }
   void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);  // gnuplot missing or dying: a write error, not a signal
   put_terminal(gp, format, path);
-  put_settings(gp, chart);
-  put_data(gp, chart);
+  ChartUnit u = y_unit(chart);
+  put_settings(gp, chart, u);
+  put_data(gp, chart, u);
   put_plot(gp, chart);
   fputs("unset output\n", gp);
   int write_failed = fflush(gp) != 0 || ferror(gp);

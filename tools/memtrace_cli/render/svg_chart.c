@@ -16,31 +16,18 @@ static double nice_step(double span, double ticks) {
   return (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * mag;
 }
 
-// The unit an axis shows its values in: value / scale, then the suffix.
-typedef struct Unit {
-  double scale;
-  const char *suffix;
-} Unit;
-
-static Unit bytes_unit(double max) {
-  static const char *const names[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB"};
-  Unit u = {1, names[0]};
-  for (size_t i = 1; i < sizeof names / sizeof names[0] && max >= 1024 * u.scale; i++) u.scale *= 1024, u.suffix = names[i];
-  return u;
-}
-
-static Unit time_unit(double span_s) {
-  if (span_s < 1e-3) return (Unit){1e-6, " us"};
-  if (span_s < 1) return (Unit){1e-3, " ms"};
-  return (Unit){1, " s"};
+static ChartUnit time_unit(double span_s) {
+  if (span_s < 1e-3) return (ChartUnit){1e-6, " us"};
+  if (span_s < 1) return (ChartUnit){1e-3, " ms"};
+  return (ChartUnit){1, " s"};
 }
 
 // A tick's value: exact in the axis' unit (ticks are round numbers of it).
-static void put_value(FILE *out, double v, Unit u) { fprintf(out, "%g%s", round(v / u.scale * 1e6) / 1e6, u.suffix); }
+static void put_value(FILE *out, double v, ChartUnit u) { fprintf(out, "%g%s", round(v / u.scale * 1e6) / 1e6, u.suffix); }
 
 // A measured value: three significant digits, in its own unit.
 static void put_measure(FILE *out, const StackedChart *c, double v) {
-  Unit u = c->y_bytes ? bytes_unit(v) : (Unit){1, ""};
+  ChartUnit u = c->y_bytes ? chart_bytes_unit(v) : (ChartUnit){1, ""};
   fprintf(out, "%.3g%s", v / u.scale, u.suffix);
 }
 
@@ -60,7 +47,7 @@ static double px_x(const Frame *f, double x) { return f->left + (x - f->x0) / (f
 static double px_y(const Frame *f, double y) { return f->top + f->h - y / f->ymax * f->h; }
 
 static void put_axes(FILE *out, const StackedChart *c, const Frame *f) {
-  Unit yu = c->y_bytes ? bytes_unit(f->ymax) : (Unit){1, ""};
+  ChartUnit yu = c->y_bytes ? chart_bytes_unit(f->ymax) : (ChartUnit){1, ""};
   double ystep = f->ystep;
   fprintf(out, "<g class=\"axis\" stroke=\"#ddd\" stroke-width=\"1\">\n");
   for (double v = 0; v <= f->ymax * (1 + 1e-9); v += ystep)
@@ -72,7 +59,7 @@ static void put_axes(FILE *out, const StackedChart *c, const Frame *f) {
     put_value(out, v, yu);
     fputs("</text>\n", out);
   }
-  Unit xu = time_unit(f->x1 - f->x0);
+  ChartUnit xu = time_unit(f->x1 - f->x0);
   double xstep = nice_step((f->x1 - f->x0) / xu.scale, 8) * xu.scale;
   fputs("</g>\n<g class=\"ticks\" text-anchor=\"middle\">\n", out);
   for (double v = ceil(f->x0 / xstep) * xstep; v <= f->x1 * (1 + 1e-9) + 1e-12; v += xstep) {
@@ -160,7 +147,7 @@ int svg_chart_write(const StackedChart *c, const SvgChartOptions *opt, FILE *out
   for (size_t i = 0; i < c->n_points; i++)
     if (stacked(c, i, c->n_bands - 1) > top) top = stacked(c, i, c->n_bands - 1);
   if (!(top > 0)) top = 1;
-  Unit yu = c->y_bytes ? bytes_unit(top) : (Unit){1, ""};
+  ChartUnit yu = c->y_bytes ? chart_bytes_unit(top) : (ChartUnit){1, ""};
   f.ystep = nice_step(top / yu.scale, 5) * yu.scale;
   f.ymax = ceil(top / f.ystep * (1 - 1e-12)) * f.ystep;
   unsigned height = (unsigned)(TOP + plot_h + AXIS_GAP + LEGEND_LINE * c->n_bands + 6);

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "calltree.h"
 #include "../render/flame_svg.h"
+#include "calltree.h"
 
 // Writes the SVG to `out`: 0, or -1 when out of memory or writing failed.
 // by_function: the tree was built with CALLTREE_BY_FUNCTION.

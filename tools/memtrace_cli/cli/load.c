@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../base/progress.h"
+#include "../base/xalloc.h"
 
 // ---------------------------------------------------------------- options
 
@@ -37,6 +38,19 @@ bool load_parse_by(const ToolOption *o, const char *text) {
   for (int by = (int)o->min; by <= (int)o->max; by++)
     if (strcmp(text, names[by]) == 0) return *(ProfileBy *)o->target = (ProfileBy)by, true;
   return false;
+}
+
+int load_parse_rows(const ToolUsage *usage, int argc, char **argv, uint32_t rows, bool with_all, RowOptions *o) {
+  *o = (RowOptions){.by = PROFILE_BY_SITE, .rows = rows};
+  const char *out = NULL;
+  const ToolOption options[] = {
+      LOAD_OPTION_BY_NO_STACK(&o->by), TOOL_OPTION_ROWS(&o->rows), TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_OUTPUT(&out),        {"--all", NULL, &o->all, NULL, NULL, 0, 0},
+  };
+  ToolArgs args = {usage, options, sizeof options / sizeof options[0] - !with_all, 1, 1, NULL, 0};
+  int status = tool_parse_output(&args, argc, argv, &out);
+  o->path = args.files[0];  // argv[1]: read only when status is TOOL_CONTINUE
+  return status;
 }
 
 // ---------------------------------------------------------------- input
@@ -142,6 +156,20 @@ void load_close(Loaded *l) {
   l->reader = NULL;
 }
 
+int load_grouped(const ToolUsage *usage, const char *path, ProfileOptions *opts, ProfileBy by, Loaded *out,
+                 ProfileGroups **groups) {
+  if (load_trace(usage, path, opts, NULL, out) != 0) return 1;
+  if (!(*groups = profile_group(out->profile, by))) xalloc_fail();
+  return 0;
+}
+
+int load_finish_grouped(const ToolUsage *usage, Loaded *l, ProfileGroups *groups) {
+  int status = load_status(usage, l);
+  profile_groups_free(groups);
+  load_close(l);
+  return status;
+}
+
 int load_status(const ToolUsage *usage, const Loaded *l) {
   if (tool_finish_output(usage) != 0) return 1;
   if (!l->partial) return 0;
@@ -152,4 +180,14 @@ int load_status(const ToolUsage *usage, const Loaded *l) {
 void load_print_partial(FILE *f, const Loaded *l) {
   if (l->partial)
     fprintf(f, "PARTIAL: the trace stops at damage (%s); the figures are of the events before it\n", l->error);
+}
+
+void load_json_begin(Json *j, FILE *f, const char *command, const Loaded *l) {
+  json_init(j, f);
+  json_object(j, NULL);
+  json_string(j, "command", command);
+  json_trace(j, l->path, l->profile);
+  json_bool(j, "partial", l->partial);
+  if (l->partial) json_string(j, "error", l->error);
+  else json_null(j, "error");
 }

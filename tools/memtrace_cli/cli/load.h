@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../analysis/output.h"
 #include "../analysis/profile.h"
 #include "options.h"
 #include "tool.h"
@@ -37,6 +38,20 @@ ToolOptionParse load_parse_at, load_parse_by;
 #define LOAD_OPTION_BY_NO_STACK(target) \
   {"--by", "KEY", (target), load_parse_by, "site, function or file", PROFILE_BY_SITE, PROFILE_BY_FILE}
 
+// The options of the commands that print rows of groups of one trace
+// (lifetimes, leaks): --by KEY (site, function or file), -n N, --json, -o
+// OUT (stdout is sent there), and --all when `all` is not NULL.
+typedef struct RowOptions {
+  ProfileBy by;
+  uint32_t rows;
+  bool json, all;
+  const char *path;
+} RowOptions;
+
+// Sets *o to the defaults (by site, `rows` rows), then parses argv. Returns
+// TOOL_CONTINUE or the exit status (options.h).
+int load_parse_rows(const ToolUsage *usage, int argc, char **argv, uint32_t rows, bool with_all, RowOptions *o);
+
 typedef struct Loaded {
   const char *path;
   TraceReader *reader;
@@ -57,9 +72,22 @@ int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, c
 
 void load_close(Loaded *l);
 
+// load_trace, then the profile's rows grouped `by` into *groups (out of
+// memory: xalloc_fail). Returns 0, or 1 when nothing could be loaded.
+int load_grouped(const ToolUsage *usage, const char *path, ProfileOptions *opts, ProfileBy by, Loaded *out,
+                 ProfileGroups **groups);
+
+// After the answer: load_status, then frees the groups and closes `l`.
+// Returns the exit status.
+int load_finish_grouped(const ToolUsage *usage, Loaded *l, ProfileGroups *groups);
+
 // After the answer: prints the reader's message on stderr and returns 1 if
 // the trace was partial, else returns 0.
 int load_status(const ToolUsage *usage, const Loaded *l);
+
+// Starts a command's JSON document on f: its object and the members every
+// command has: "command", "trace" (json_trace), "partial", "error".
+void load_json_begin(Json *j, FILE *f, const char *command, const Loaded *l);
 
 // The line that marks a partial answer in text output ("" when complete).
 void load_print_partial(FILE *f, const Loaded *l);

@@ -104,3 +104,15 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
                             a->n_files);
   return TOOL_CONTINUE;
 }
+
+int tool_parse_output(ToolArgs *args, int argc, char **argv, const char *const *out) {
+  int status = tool_parse_args(args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  return tool_output_to(args->usage, *out) ? TOOL_CONTINUE : 1;
+}
+
+int tool_parse_and_open(ToolArgs *args, int argc, char **argv, const char *const *out, TraceReader **r) {
+  int status = tool_parse_output(args, argc, argv, out);
+  if (status != TOOL_CONTINUE) return status;
+  return (*r = tool_open(args->usage, args->files[0])) ? TOOL_CONTINUE : 1;
+}

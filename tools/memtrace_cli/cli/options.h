@@ -62,4 +62,14 @@ typedef struct ToolArgs {
 // exit status: 0 after --help, 2 after a refusal (printed).
 int tool_parse_args(ToolArgs *args, int argc, char **argv);
 
+// tool_parse_args, then stdout to *out (-o, as parsed: tool_output_to).
+// Returns TOOL_CONTINUE or the exit status.
+int tool_parse_output(ToolArgs *args, int argc, char **argv, const char *const *out);
+
+// For the commands that read one trace straight through the reader (dump,
+// info): tool_parse_args (args wants one file), then stdout to *out (-o, as
+// parsed) and the trace opened into *r (args->files[0]). Returns
+// TOOL_CONTINUE, or the exit status (messages printed).
+int tool_parse_and_open(ToolArgs *args, int argc, char **argv, const char *const *out, TraceReader **r);
+
 #endif

@@ -183,12 +183,10 @@ int cmd_dump(int argc, char **argv) {
   const char *out_path = NULL;
   const ToolOption options[] = {TOOL_OPTION_OUTPUT(&out_path)};
   ToolArgs args = {&usage, options, 1, 1, 1, NULL, 0};
-  int status = tool_parse_args(&args, argc, argv);
+  TraceReader *r;
+  int status = tool_parse_and_open(&args, argc, argv, &out_path, &r);
   if (status != TOOL_CONTINUE) return status;
   const char *path = args.files[0];
-  if (!tool_output_to(&usage, out_path)) return 1;
-  TraceReader *r = tool_open(&usage, path);
-  if (!r) return 1;
   static Out out;
   FrameTexts texts = {0};
   TraceEvent ev;

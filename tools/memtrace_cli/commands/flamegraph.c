@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../analysis/flame_tree.h"
+#include "../analysis/output.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"
-#include "../analysis/output.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
 #include "commands.h"
@@ -150,13 +150,7 @@ static bool visit_json(void *ctx, const CallTreeNode *node, const CallTreeNode *
 // [outermost first], "bytes"}], an empty callstack as "frames": [].
 static int write_json(const Options *o, const Loaded *l, const CallTree *t, FILE *out) {
   Json j;
-  json_init(&j, out);
-  json_object(&j, NULL);
-  json_string(&j, "command", "flamegraph");
-  json_trace(&j, l->path, l->profile);
-  json_bool(&j, "partial", l->partial);
-  if (l->partial) json_string(&j, "error", l->error);
-  else json_null(&j, "error");
+  load_json_begin(&j, out, "flamegraph", l);
   json_string(&j, "metric", o->live ? "live" : "allocated");
   json_string(&j, "frames_by", o->functions ? "function" : "line");
   json_number(&j, "total_bytes", calltree_total(t));

@@ -168,12 +168,10 @@ int cmd_info(int argc, char **argv) {
   bool json = false;
   const ToolOption options[] = {TOOL_OPTION_JSON(&json), TOOL_OPTION_OUTPUT(&out_path)};
   ToolArgs args = {&usage, options, 2, 1, 1, NULL, 0};
-  int status = tool_parse_args(&args, argc, argv);
+  TraceReader *r;
+  int status = tool_parse_and_open(&args, argc, argv, &out_path, &r);
   if (status != TOOL_CONTINUE) return status;
   const char *path = args.files[0];
-  if (!tool_output_to(&usage, out_path)) return 1;
-  TraceReader *r = tool_open(&usage, path);
-  if (!r) return 1;
   EventTally tally = {{0}, 0};
   TraceEvent ev;
   TraceReaderStatus s;

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/load.h"
 #include "../analysis/leak_test.h"
-#include "commands.h"
 #include "../analysis/output.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
+#include "commands.h"
 
 static const ToolUsage usage = {
     "leaks",
@@ -29,33 +30,9 @@ static const ToolUsage usage = {
     "  -o OUT     write to OUT instead of stdout\n",
 };
 
-typedef struct Options {
-  ProfileBy by;
-  uint32_t rows;
-  bool json, all;
-  const char *path;
-} Options;
-
-static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.by = PROFILE_BY_SITE, .rows = 10};
-  const char *out = NULL;
-  const ToolOption options[] = {
-      LOAD_OPTION_BY_NO_STACK(&o->by),
-      TOOL_OPTION_ROWS(&o->rows),
-      {"--all", NULL, &o->all, NULL, NULL, 0, 0},
-      TOOL_OPTION_JSON(&o->json),
-      TOOL_OPTION_OUTPUT(&out),
-  };
-  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
-  int status = tool_parse_args(&args, argc, argv);
-  if (status != TOOL_CONTINUE) return status;
-  o->path = args.files[0];
-  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
-}
-
 // ---------------------------------------------------------------- output
 
-static void print_leak(const Profile *p, const Options *o, const Leak *l, uint32_t rank) {
+static void print_leak(const Profile *p, const RowOptions *o, const Leak *l, uint32_t rank) {
   char a[OUT_TEXT_MAX];
   uint32_t to = leak_last_judged(p);
   printf("%3u. keeps %.3g%% of the bytes allocated [%.3g%%, %.3g%%] (%s/s), z = %.1f; thirds: %.3g%% %.3g%% %.3g%%\n    ",
@@ -70,7 +47,7 @@ static void print_leak(const Profile *p, const Options *o, const Leak *l, uint32
   putchar('\n');
 }
 
-static void print_heading(const Loaded *ld, const Options *o, const LeakAnalysis *an) {
+static void print_heading(const Loaded *ld, const RowOptions *o, const LeakAnalysis *an) {
   const Profile *p = ld->profile;
   char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
   uint32_t to = leak_last_judged(p);
@@ -95,7 +72,7 @@ static void print_heading(const Loaded *ld, const Options *o, const LeakAnalysis
            "each third of it\n\n", an->n_leaking, out_by_name(o->by), an->n_leaking > 1 ? "s" : "", an->n);
 }
 
-static void print_text(const Loaded *ld, const Options *o, const LeakAnalysis *an) {
+static void print_text(const Loaded *ld, const RowOptions *o, const LeakAnalysis *an) {
   const Profile *p = ld->profile;
   print_heading(ld, o, an);
   uint32_t shown = o->rows && o->rows < an->n_leaking ? o->rows : an->n_leaking;
@@ -120,7 +97,7 @@ static void json_trend(Json *j, const char *key, const LeakTrend *t) {
   json_end_object(j);
 }
 
-static void json_leak(Json *j, const Profile *p, const Options *o, const Leak *l, uint32_t rank) {
+static void json_leak(Json *j, const Profile *p, const RowOptions *o, const Leak *l, uint32_t rank) {
   uint32_t to = leak_last_judged(p);
   json_object(j, NULL);
   json_uint(j, "rank", rank);
@@ -139,16 +116,10 @@ static void json_leak(Json *j, const Profile *p, const Options *o, const Leak *l
   json_end_object(j);
 }
 
-static void print_json(const Loaded *ld, const Options *o, const LeakAnalysis *an) {
+static void print_json(const Loaded *ld, const RowOptions *o, const LeakAnalysis *an) {
   const Profile *p = ld->profile;
   Json j;
-  json_init(&j, stdout);
-  json_object(&j, NULL);
-  json_string(&j, "command", "leaks");
-  json_trace(&j, ld->path, p);
-  json_bool(&j, "partial", ld->partial);
-  if (ld->partial) json_string(&j, "error", ld->error);
-  else json_null(&j, "error");
+  load_json_begin(&j, stdout, "leaks", ld);
   json_string(&j, "by", out_by_name(o->by));
   json_uint(&j, "windows", profile_windows(p));
   json_array(&j, "checkpoints_s");
@@ -182,24 +153,16 @@ static void print_json(const Loaded *ld, const Options *o, const LeakAnalysis *a
 }
 
 int cmd_leaks(int argc, char **argv) {
-  Options o;
-  int status = parse_options(argc, argv, &o);
+  RowOptions o;
+  int status = load_parse_rows(&usage, argc, argv, 10, true, &o);
   if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {.windows = LEAK_WINDOWS};
   Loaded l;
-  if (load_trace(&usage, o.path, &popts, NULL, &l)) return 1;
-  ProfileGroups *g = profile_group(l.profile, o.by);
+  ProfileGroups *g;
+  if (load_grouped(&usage, o.path, &popts, o.by, &l, &g) != 0) return 1;
   LeakAnalysis an = {0};
-  if (!g || !leak_analyse(l.profile, g, &an)) {
-    fprintf(stderr, "memtrace leaks: out of memory\n");
-    status = 1;
-  } else {
-    if (o.json) print_json(&l, &o, &an);
-    else print_text(&l, &o, &an);
-    status = load_status(&usage, &l);
-  }
+  if (!leak_analyse(l.profile, g, &an)) xalloc_fail();
+  (o.json ? print_json : print_text)(&l, &o, &an);
   leak_analysis_free(&an);
-  profile_groups_free(g);
-  load_close(&l);
-  return status;
+  return load_finish_grouped(&usage, &l, g);
 }

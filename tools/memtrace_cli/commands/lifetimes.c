@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/load.h"
 #include "../analysis/lifetime_rows.h"
-#include "commands.h"
 #include "../analysis/output.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
+#include "commands.h"
 
 static const ToolUsage usage = {
     "lifetimes",
@@ -28,29 +29,6 @@ static const ToolUsage usage = {
     "  --json     JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT     write to OUT instead of stdout\n",
 };
-
-typedef struct Options {
-  ProfileBy by;
-  uint32_t rows;
-  bool json;
-  const char *path;
-} Options;
-
-static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.by = PROFILE_BY_SITE, .rows = 20};
-  const char *out = NULL;
-  const ToolOption options[] = {
-      LOAD_OPTION_BY_NO_STACK(&o->by),
-      TOOL_OPTION_ROWS(&o->rows),
-      TOOL_OPTION_JSON(&o->json),
-      TOOL_OPTION_OUTPUT(&out),
-  };
-  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
-  int status = tool_parse_args(&args, argc, argv);
-  if (status != TOOL_CONTINUE) return status;
-  o->path = args.files[0];
-  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
-}
 
 // ---------------------------------------------------------------- text
 
@@ -81,7 +59,7 @@ static void print_gcs(double gcs) {
   else printf(" %5.0f", gcs);
 }
 
-static void print_table(const Loaded *l, const Options *o, const ProfileGroups *g, const LifetimeRow *rows) {
+static void print_table(const Loaded *l, const RowOptions *o, const ProfileGroups *g, const LifetimeRow *rows) {
   const Profile *p = l->profile;
   const ProfileSummary *s = profile_summary(p);
   char a[OUT_TEXT_MAX];
@@ -137,16 +115,10 @@ static void json_quantiles(Json *j, const char *key, const double v[3]) {
   json_end_object(j);
 }
 
-static void print_json(const Loaded *l, const Options *o, const ProfileGroups *g, const LifetimeRow *rows) {
+static void print_json(const Loaded *l, const RowOptions *o, const ProfileGroups *g, const LifetimeRow *rows) {
   const Profile *p = l->profile;
   Json j;
-  json_init(&j, stdout);
-  json_object(&j, NULL);
-  json_string(&j, "command", "lifetimes");
-  json_trace(&j, l->path, p);
-  json_bool(&j, "partial", l->partial);
-  if (l->partial) json_string(&j, "error", l->error);
-  else json_null(&j, "error");
+  load_json_begin(&j, stdout, "lifetimes", l);
   json_string(&j, "by", out_by_name(o->by));
   uint64_t minor = profile_summary(p)->minor_heap_words;
   if (minor) json_uint(&j, "minor_heap_words", minor);
@@ -182,24 +154,16 @@ static void print_json(const Loaded *l, const Options *o, const ProfileGroups *g
 }
 
 int cmd_lifetimes(int argc, char **argv) {
-  Options o;
-  int status = parse_options(argc, argv, &o);
-  if (status != TOOL_CONTINUE) return status;
-  ProfileOptions popts = {.lifetimes = true};
+  ProfileOptions popts = {.lifetimes = true};  // the histograms of profile.h
+  RowOptions o;
   Loaded l;
-  if (load_trace(&usage, o.path, &popts, NULL, &l)) return 1;
-  ProfileGroups *g = profile_group(l.profile, o.by);
-  LifetimeRow *rows = g ? lifetime_rows(l.profile, g) : NULL;
-  if (!rows) {
-    fprintf(stderr, "memtrace lifetimes: out of memory\n");
-    status = 1;
-  } else {
-    if (o.json) print_json(&l, &o, g, rows);
-    else print_table(&l, &o, g, rows);
-    status = load_status(&usage, &l);
-  }
+  ProfileGroups *g;
+  int status = load_parse_rows(&usage, argc, argv, 20, false, &o);
+  if (status != TOOL_CONTINUE) return status;
+  if (load_grouped(&usage, o.path, &popts, o.by, &l, &g) != 0) return 1;
+  LifetimeRow *rows = lifetime_rows(l.profile, g);
+  if (!rows) xalloc_fail();
+  (o.json ? print_json : print_table)(&l, &o, g, rows);
   free(rows);
-  profile_groups_free(g);
-  load_close(&l);
-  return status;
+  return load_finish_grouped(&usage, &l, g);
 }

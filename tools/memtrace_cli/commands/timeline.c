@@ -113,13 +113,7 @@ static void print_csv(const LiveBands *b, const Loaded *l) {
 
 static void print_json(const Options *o, const LiveBands *b, const Loaded *l) {
   Json j;
-  json_init(&j, stdout);
-  json_object(&j, NULL);
-  json_string(&j, "command", "timeline");
-  json_trace(&j, l->path, l->profile);
-  json_bool(&j, "partial", l->partial);
-  if (l->partial) json_string(&j, "error", l->error);
-  else json_null(&j, "error");
+  load_json_begin(&j, stdout, "timeline", l);
   json_string(&j, "by", out_by_name(o->by));
   json_array(&j, "bands");
   for (uint32_t t = 0; t <= b->n_top; t++) json_string(&j, NULL, b->names[t]);

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/load.h"
-#include "../analysis/ranking.h"
-#include "commands.h"
 #include "../analysis/output.h"
+#include "../analysis/ranking.h"
+#include "../cli/load.h"
+#include "commands.h"
 
 static const ToolUsage usage = {
     "top",
@@ -150,13 +150,7 @@ static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t 
 static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t at_us, const Ranking *r) {
   const Profile *p = l->profile;
   Json j;
-  json_init(&j, stdout);
-  json_object(&j, NULL);
-  json_string(&j, "command", "top");
-  json_trace(&j, l->path, p);
-  json_bool(&j, "partial", l->partial);
-  if (l->partial) json_string(&j, "error", l->error);
-  else json_null(&j, "error");
+  load_json_begin(&j, stdout, "top", l);
   json_string(&j, "metric", rank_metric_name(o->metric));
   json_string(&j, "by", out_by_name(o->by));
   if (o->metric == RANK_LIVE && o->at.set) json_number(&j, "at_s", (double)at_us / 1e6);

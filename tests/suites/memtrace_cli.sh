@@ -8,7 +8,8 @@
 #   2. `memtrace help CMD` and `memtrace CMD --help` print that command's
 #      usage on stdout (exit 0), `--version` the version;
 #   3. --json on every command that prints figures (info, top, lifetimes,
-#      leaks, diff, timeline, flamegraph), each read by python3 -m json.tool;
+#      leaks, diff, timeline, flamegraph), each read by python3 -m json.tool
+#      and checked against its schema (tests/tools/tools_check.py);
 #   4. -o: every command writes to stdout by default and to the file -o names,
 #      the same bytes; pprof and merge on stdout (a pipe) give the profile -o
 #      gives, and refuse a terminal (when `script` can make one);
@@ -108,8 +109,9 @@ EOF
       "$tool" $args >"$tmp/j.json" 2>"$tmp/err"
       status=$?
       command=${args%% *}
-      check "$tool $args: JSON that python3 -m json.tool reads, command '$command' (exit $status)" \
-        '[ $status = 0 ] && python3 -m json.tool "$tmp/j.json" >/dev/null && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d[\"command\"] != sys.argv[2])" "$tmp/j.json" "$command"'
+      out=$(python3 tests/tools/tools_check.py schema "$command" "$tmp/j.json")
+      check "$tool $args: JSON that python3 -m json.tool reads, of $command's schema (exit $status: $out)" \
+        '[ $status = 0 ] && python3 -m json.tool "$tmp/j.json" >/dev/null && [[ "$out" == ok* ]]'
     done
     "$tool" timeline --json "$a" >"$tmp/t.json"
     "$tool" timeline "$a" >"$tmp/t.csv"

@@ -1,8 +1,9 @@
 // commands.h - the subcommands of `memtrace` (tools/memtrace_cli/README.md).
-// Adding one: write NAME.c with `int cmd_NAME(int argc, char **argv)`
-// (argv[0] is the subcommand's name; returns the exit status: 0 done, 1 bad
-// or unreadable trace, 2 bad usage) and add one line here and one line to
-// the table in main.c.
+// Adding one: write commands/NAME.c with `int cmd_NAME(int argc, char
+// **argv)` (argv[0] is the subcommand's name; options through the table of
+// cli/options.h; returns the exit status: 0 done, 1 bad or unreadable trace
+// or output, 2 bad usage) and add one line here and one line to the table
+// in main.c.
 #ifndef MINNOW_MEMTRACE_COMMANDS_H
 #define MINNOW_MEMTRACE_COMMANDS_H
 

@@ -4,7 +4,7 @@
 // heap over time, a flame graph, lifetimes per site and the leak suspects.
 //
 // One read (two passes: the leak windows need the allocation clock's total
-// first, analysis.h) builds one profile with lifetimes and leak windows while
+// first, load.h) builds one profile with lifetimes and leak windows while
 // live_series.h records the live heap; each section then calls the module
 // its command uses: ranking.h (top), live_series.h and svg_chart.h
 // (timeline; drawn by the tool itself, so the page is the same whether

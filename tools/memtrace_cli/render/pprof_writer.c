@@ -177,7 +177,7 @@ PprofWriter *pprof_writer_open(const char *path, char *err, size_t err_size) {
 
 int64_t pprof_writer_string(PprofWriter *w, const char *s) {
   size_t n = strlen(s);
-  uint64_t h = hash_bytes(s, n);
+  uint64_t h = hash_memory(s, n);
   if (2 * (w->strings.n_used + 1) > w->strings.n_slots) table_grow(&w->strings);
   size_t mask = w->strings.n_slots - 1, j = h & mask;
   for (Slot *e; (e = &w->strings.slots[j])->id; j = (j + 1) & mask)

@@ -78,7 +78,7 @@ vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 DEBUG_UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/debug_*.c))
 # test_tool_*.c test the trace tool's modules: they link its objects too.
-MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c)
+MEMTRACE_SRC := $(wildcard tools/memtrace_cli/*.c tools/memtrace_cli/*/*.c)
 unit_tool_src = $(if $(filter test_tool_%,$(1)),$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)))
 build/%/unit/test_%: ;
 build/%/unit/debug_%: ;

@@ -265,7 +265,7 @@ for cmd in "flamegraph" "pprof -o $tmp/x.pb.gz" "merge -o $tmp/x.pb.gz" "timelin
   else bad "$cmd on a missing file: status $status: $(head -1 "$tmp/err")"; fi
 done
 [ ! -e "$tmp/x.pb.gz" ] && ok || bad "pprof left an output for an unreadable trace"
-for args in "flamegraph" "flamegraph --width x $tmp/one.ctf" "pprof $tmp/one.ctf" "merge $tmp/one.ctf" \
+for args in "flamegraph" "flamegraph --width x $tmp/one.ctf" "pprof" "merge -o $tmp/x.pb.gz" \
             "merge - - -o $tmp/x.pb.gz" "timeline -o $tmp/x.pdf $tmp/one.ctf" "timeline --by stack $tmp/one.ctf" \
             "timeline --points 2 $tmp/one.ctf" "flamegraph --bogus $tmp/one.ctf"; do
   # shellcheck disable=SC2086

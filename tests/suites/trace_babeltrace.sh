@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trace_babeltrace.sh - the CTF metadata memprof/memtrace-v2.tsdl and
+# trace_babeltrace.sh - the CTF metadata trace/memtrace-v2.tsdl and
 # memtrace-v3.tsdl, read by babeltrace2 (a generic CTF reader) on memtrace's
 # own traces (tests/fixtures/memtrace) and on traces of our writer
 # (build/release/tests/trace_synth). For each trace, babeltrace2 must decode
@@ -83,8 +83,8 @@ check_trace() {
   fi
 }
 
-v2=memprof/memtrace-v2.tsdl
-v3=memprof/memtrace-v3.tsdl
+v2=trace/memtrace-v2.tsdl
+v3=trace/memtrace-v3.tsdl
 gunzip -c "$fixtures/bintrees-1e-5.dump.gz" >"$tmp/bintrees.dump"
 gunzip -c "$fixtures/listmap-1e-6.dump.gz" >"$tmp/listmap.dump"
 check_trace "memtrace's bintrees (v2)" "$fixtures/bintrees-1e-5.ctf" "$v2" "$tmp/bintrees.dump"

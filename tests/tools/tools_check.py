@@ -61,6 +61,21 @@ SCHEMAS = {
                  rows=[{"rank": "int", "key": KEY, "a": SIDE, "b": SIDE, "change_bytes": "num",
                         "ratio": ("num", "null"), "p": "num", "significant": "bool"}],
                  rows_omitted="int"),
+    "info": dict(COMMON, file="str", format_version="int", executable="str", host="str", pid="int",
+                 runtime_params="str", context="str", word_bits="int", sample_rate="num", start_us="int",
+                 duration_s=("num", "null"), first_event_s=("num", "null"),
+                 events={"total": "int", "allocations": "int", "promotions": "int", "collections": "int"},
+                 allocations={"minor": "int", "major": "int", "external": "int", "samples": "int",
+                              "sampled_words": "int", "words_estimate": "num"},
+                 backtraces={"deepest": "int", "mean_depth": "num", "new_frames_per_allocation": "num"},
+                 locations={"codes": "int", "events": "int"},
+                 packets={"count": "int", "skipped": "int", "skipped_bytes": "int"},
+                 bytes={"total": "int", "headers": "int", "trace_info": "int", "locations": "int",
+                        "backtraces": "int", "events": "int"}),
+    "timeline": dict(COMMON, trace=TRACE, by="str", bands=["str"],
+                     points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
+    "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",
+                       stacks=[{"frames": [{"function": "str", "file": "str", "line": "int"}], "bytes": "num"}]),
 }
 
 

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live.h"
-#include "profile.h"
-#include "stats.h"
+#include "analysis/live.h"
+#include "analysis/profile.h"
+#include "analysis/stats.h"
 #include "../../trace/reader.h"
 #include "../../trace/writer.h"
 

@@ -19,11 +19,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "flame_svg.h"
-#include "gnuplot.h"
-#include "pprof_writer.h"
-#include "svg_chart.h"
-#include "text.h"
+#include "render/flame_svg.h"
+#include "render/gnuplot.h"
+#include "render/pprof_writer.h"
+#include "render/svg_chart.h"
+#include "base/text.h"
 
 // ================================================================ protobuf decoding
 

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "../../trace/format.h"
+#include "base/xalloc.h"
+#include "commands/commands.h"
 
 typedef struct Command {
   const char *name;
@@ -25,13 +27,24 @@ static const Command commands[] = {
     {"report", cmd_report, "one self-contained HTML page: summary, top sites, live heap, flame graph, leaks"},
 };
 
+// The tool's own version, apart from the trace format's (format.h).
+#define MEMTRACE_TOOL_VERSION "1.0"
+
+static const size_t n_commands = sizeof commands / sizeof commands[0];
+
 static void usage(FILE *out) {
   fputs("usage: memtrace COMMAND [OPTIONS] FILE...\n"
         "Reads memtrace traces (CTF, format versions 1 to 3), as ./vm --memtrace or\n"
         "OCaml's memtrace write them.\n\ncommands:\n", out);
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fputs("\n`memtrace COMMAND --help` describes each.\n", out);
+  for (size_t i = 0; i < n_commands; i++) fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fputs("\n`memtrace help COMMAND` or `memtrace COMMAND --help` describes each.\n"
+        "`memtrace --version` prints the version.\n", out);
+}
+
+static const Command *find(const char *name) {
+  for (size_t i = 0; i < n_commands; i++)
+    if (strcmp(name, commands[i].name) == 0) return &commands[i];
+  return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -40,13 +53,33 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+  const char *word = argv[1];
+  if (strcmp(word, "--version") == 0) {
+    printf("memtrace %s (Minnow's trace tool; memtrace CTF format versions %d to %d)\n", MEMTRACE_TOOL_VERSION,
+           TRACE_VERSION_MIN, TRACE_VERSION_MAX);
+    return 0;
+  }
+  if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0 || (strcmp(word, "help") == 0 && argc == 2)) {
     usage(stdout);
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "memtrace: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  if (strcmp(word, "help") == 0) {
+    const Command *c = find(argv[2]);
+    if (!c || argc > 3) {
+      fprintf(stderr, argc > 3 ? "memtrace help: one command expected\n" : "memtrace help: unknown command '%s'\n",
+              argv[2]);
+      usage(stderr);
+      return 2;
+    }
+    char *help_argv[] = {argv[2], "--help", NULL};
+    return c->run(2, help_argv);
+  }
+  const Command *c = find(word);
+  if (!c) {
+    fprintf(stderr, "memtrace: unknown command '%s'\n", word);
+    usage(stderr);
+    return 2;
+  }
+  xalloc_name(c->name);
+  return c->run(argc - 1, argv + 1);
 }

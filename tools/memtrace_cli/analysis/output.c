@@ -1,0 +1,253 @@
+// output.c - text and JSON output of the analysing commands (output.h).
+#include "output.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/ocaml_int.h"
+
+// ---------------------------------------------------------------- text
+
+const char *out_bytes(char buf[OUT_TEXT_MAX], double bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = fabs(bytes);
+  unsigned u = 0;
+  while (v >= 1023.5 && u + 1 < sizeof units / sizeof units[0]) v /= 1024, u++;
+  const char *sign = bytes < 0 && v >= 0.5 ? "-" : "";
+  if (u == 0) snprintf(buf, OUT_TEXT_MAX, "%s%.0f B", sign, v);
+  else snprintf(buf, OUT_TEXT_MAX, "%s%.*f %s", sign, v < 9.995 ? 2 : v < 99.95 ? 1 : 0, v, units[u]);
+  return buf;
+}
+
+const char *out_duration(char buf[OUT_TEXT_MAX], double us) {
+  if (isinf(us)) snprintf(buf, OUT_TEXT_MAX, "alive");
+  else if (us < 999.5) snprintf(buf, OUT_TEXT_MAX, "%.0f us", us);
+  else if (us < 999500) snprintf(buf, OUT_TEXT_MAX, "%.3g ms", us / 1e3);
+  else if (us < 120e6) snprintf(buf, OUT_TEXT_MAX, "%.3g s", us / 1e6);
+  else snprintf(buf, OUT_TEXT_MAX, "%.3g min", us / 60e6);
+  return buf;
+}
+
+static void out_location(FILE *f, const TraceReaderLocation *l) {
+  fprintf(f, "%s %s:%u:%u-%u", l->function, l->file, l->line, l->start_col, l->end_col);
+}
+
+void out_site(FILE *f, const ProfileSite *site) {
+  if (site->located) out_location(f, &site->loc);
+  else fprintf(f, "$%lld", (long long)ocaml_int(site->code));
+}
+
+void out_group_key(FILE *f, const Profile *p, ProfileBy by, ProfileStackId first) {
+  const ProfileSite *site = profile_site(p, profile_stack(p, first)->site);
+  if (!site->located || by == PROFILE_BY_SITE || by == PROFILE_BY_STACK) out_site(f, site);
+  else if (by == PROFILE_BY_FUNCTION) fprintf(f, "%s (%s)", site->loc.function, site->loc.file);
+  else fputs(site->loc.file, f);
+}
+
+void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames) {
+  ProfileNodeId n = profile_stack(p, s)->leaf;
+  uint32_t printed = 0, left = 0;
+  bool innermost = true;
+  for (; n != 0 && n != PROFILE_NONE; n = profile_node(p, n)->parent) {
+    const TraceReaderLocation *locs;
+    int count = profile_node_locations(p, n, &locs);
+    // The leaf's innermost location is the site itself: skip it.
+    int last = innermost && count > 0 ? count - 2 : count - 1;
+    if (count <= 0 && !innermost) {
+      if (printed < max_frames) {
+        fprintf(f, "%scalled from $%lld\n", indent, (long long)ocaml_int(profile_node(p, n)->code));
+        printed++;
+      } else {
+        left++;
+      }
+    }
+    for (int i = last; i >= 0; i--) {
+      if (printed >= max_frames) {
+        left++;
+        continue;
+      }
+      fprintf(f, "%s%s ", indent, innermost ? "inlined in" : "called from");
+      out_location(f, &locs[i]);
+      fputc('\n', f);
+      printed++;
+    }
+    innermost = false;
+  }
+  if (left) fprintf(f, "%s... %u more frames\n", indent, left);
+}
+
+const char *out_by_name(ProfileBy by) {
+  switch (by) {
+    case PROFILE_BY_SITE: return "site";
+    case PROFILE_BY_FUNCTION: return "function";
+    case PROFILE_BY_FILE: return "file";
+    case PROFILE_BY_STACK: break;
+  }
+  return "stack";
+}
+
+// ---------------------------------------------------------------- JSON
+
+void json_init(Json *j, FILE *f) {
+  j->f = f;
+  j->depth = 0;
+  j->first[0] = true;
+}
+
+static void json_raw_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c == '\n') fputs("\\n", f);
+    else if (c == '\t') fputs("\\t", f);
+    else if (c < 0x20 || c == 0x7f) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+// The separator and key before a value.
+static void json_member(Json *j, const char *key) {
+  if (j->depth > 0 && !j->first[j->depth]) fputc(',', j->f);
+  j->first[j->depth] = false;
+  if (key) {
+    json_raw_string(j->f, key);
+    fputc(':', j->f);
+  }
+}
+
+static void json_open(Json *j, const char *key, char c) {
+  json_member(j, key);
+  fputc(c, j->f);
+  if (j->depth + 1 < sizeof j->first) j->depth++;
+  j->first[j->depth] = true;
+}
+
+void json_object(Json *j, const char *key) { json_open(j, key, '{'); }
+void json_array(Json *j, const char *key) { json_open(j, key, '['); }
+
+void json_end_object(Json *j) {
+  fputc('}', j->f);
+  if (j->depth) j->depth--;
+}
+
+void json_end_array(Json *j) {
+  fputc(']', j->f);
+  if (j->depth) j->depth--;
+}
+
+void json_string(Json *j, const char *key, const char *value) {
+  json_member(j, key);
+  json_raw_string(j->f, value);
+}
+
+void json_number(Json *j, const char *key, double value) {
+  json_member(j, key);
+  if (isfinite(value)) fprintf(j->f, "%.17g", value);
+  else fputs("null", j->f);
+}
+
+void json_uint(Json *j, const char *key, uint64_t value) {
+  json_member(j, key);
+  fprintf(j->f, "%llu", (unsigned long long)value);
+}
+
+void json_bool(Json *j, const char *key, bool value) {
+  json_member(j, key);
+  fputs(value ? "true" : "false", j->f);
+}
+
+void json_null(Json *j, const char *key) {
+  json_member(j, key);
+  fputs("null", j->f);
+}
+
+void json_finish(Json *j) { fputc('\n', j->f); }
+
+void json_interval(Json *j, const char *key, double lo, double hi) {
+  json_object(j, key);
+  json_number(j, "lo", lo);
+  json_number(j, "hi", hi);
+  json_end_object(j);
+}
+
+static void json_location_fields(Json *j, const TraceReaderLocation *l) {
+  json_string(j, "function", l->function);
+  json_string(j, "file", l->file);
+  json_uint(j, "line", l->line);
+  json_uint(j, "start_col", l->start_col);
+  json_uint(j, "end_col", l->end_col);
+}
+
+void json_site_fields(Json *j, const ProfileSite *site) {
+  char text[64];
+  if (!site->located) {
+    snprintf(text, sizeof text, "$%lld", (long long)ocaml_int(site->code));
+    json_string(j, "site", text);
+    const char *names[] = {"function", "file", "line", "start_col", "end_col"};
+    for (size_t i = 0; i < 5; i++) json_null(j, names[i]);
+    return;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (m) {
+    out_site(m, site);
+    fclose(m);
+  }
+  json_string(j, "site", buf ? buf : "");
+  free(buf);
+  json_location_fields(j, &site->loc);
+}
+
+void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
+  json_array(j, key);
+  for (ProfileNodeId n = profile_stack(p, s)->leaf; n != 0 && n != PROFILE_NONE; n = profile_node(p, n)->parent) {
+    const TraceReaderLocation *locs;
+    int count = profile_node_locations(p, n, &locs);
+    if (count <= 0) {
+      json_object(j, NULL);
+      json_number(j, "code", (double)ocaml_int(profile_node(p, n)->code));
+      json_end_object(j);
+    }
+    for (int i = count - 1; i >= 0; i--) {
+      json_object(j, NULL);
+      json_location_fields(j, &locs[i]);
+      json_end_object(j);
+    }
+  }
+  json_end_array(j);
+}
+
+void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId first) {
+  const ProfileSite *site = profile_site(p, profile_stack(p, first)->site);
+  json_object(j, "key");
+  if (by == PROFILE_BY_SITE || by == PROFILE_BY_STACK || !site->located) json_site_fields(j, site);
+  else if (by == PROFILE_BY_FUNCTION) {
+    json_string(j, "function", site->loc.function);
+    json_string(j, "file", site->loc.file);
+  } else {
+    json_string(j, "file", site->loc.file);
+  }
+  if (by == PROFILE_BY_STACK) json_stack(j, "stack", p, first);
+  json_end_object(j);
+}
+
+void json_trace(Json *j, const char *path, const Profile *p) { json_trace_as(j, "trace", path, p); }
+
+void json_trace_as(Json *j, const char *key, const char *path, const Profile *p) {
+  const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
+  const ProfileSummary *s = profile_summary(p);
+  json_object(j, key);
+  json_string(j, "file", path);
+  json_string(j, "executable", info->executable);
+  json_uint(j, "format_version", info->version);
+  json_number(j, "sample_rate", info->sample_rate);
+  json_uint(j, "word_bytes", profile_word_bytes(p));
+  json_number(j, "duration_s", (double)s->last_us / 1e6);
+  json_uint(j, "events", s->allocs + s->promotes + s->collects);
+  json_uint(j, "samples", profile_totals(p)->samples);
+  json_end_object(j);
+}

@@ -1,0 +1,118 @@
+// options.c - the command-line parser of every memtrace command (options.h).
+#include "options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool tool_parse_count(const ToolOption *o, const char *text) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (end == text || *end || errno || text[0] == '-' || text[0] == '+' || (double)v < o->min || (double)v > o->max)
+    return false;
+  *(uint32_t *)o->target = (uint32_t)v;
+  return true;
+}
+
+bool tool_parse_number(const ToolOption *o, const char *text) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || errno || !isfinite(v) || v < o->min || v > o->max) return false;
+  *(double *)o->target = v;
+  return true;
+}
+
+// The option `word` names (up to '=' for a long one; its first two bytes for
+// a short one), or NULL.
+static const ToolOption *find(const ToolArgs *a, const char *word) {
+  bool is_long = word[1] == '-';
+  size_t n = is_long ? strcspn(word, "=") : 2;
+  for (size_t i = 0; i < a->n_options; i++) {
+    const char *name = a->options[i].name;
+    if (strlen(name) == n && strncmp(name, word, n) == 0) return &a->options[i];
+  }
+  return NULL;
+}
+
+// Takes the option at argv[*i]; false after a refusal (printed).
+static bool take(const ToolArgs *a, int argc, char **argv, int *i) {
+  const char *word = argv[*i];
+  const ToolOption *o = find(a, word);
+  if (!o) {
+    tool_usage_error(a->usage, "unknown option '%s'", word);
+    return false;
+  }
+  size_t n = strlen(o->name);
+  const char *attached = word[n] == '\0' ? NULL : word[n] == '=' ? word + n + 1 : o->name[1] != '-' ? word + n : NULL;
+  if (!o->value) {
+    if (attached) {
+      tool_usage_error(a->usage, "option %s takes no value (got '%s')", o->name, word);
+      return false;
+    }
+    *(bool *)o->target = true;
+    return true;
+  }
+  const char *text = attached;
+  if (!text) {
+    if (*i + 1 >= argc) {
+      tool_usage_error(a->usage, "option %s needs a value (%s)", o->name, o->value);
+      return false;
+    }
+    text = argv[++*i];
+  }
+  if (!o->parse) {
+    *(const char **)o->target = text;
+    return true;
+  }
+  if (o->parse(o, text)) return true;
+  tool_usage_error(a->usage, "option %s: '%s' is not %s", o->name, text, o->expected);
+  return false;
+}
+
+static const char *const count_words[] = {"no", "one", "two"};
+
+static const char *count_word(unsigned n) { return n < 3 ? count_words[n] : "several"; }
+
+int tool_parse_args(ToolArgs *a, int argc, char **argv) {
+  a->files = argv + 1;
+  a->n_files = 0;
+  bool only_files = false;
+  for (int i = 1; i < argc; i++) {
+    char *word = argv[i];
+    if (only_files || word[0] != '-' || word[1] == '\0') {
+      argv[1 + a->n_files++] = word;  // never past i: the files move to the front
+      continue;
+    }
+    if (strcmp(word, "--") == 0) {
+      only_files = true;
+    } else if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
+      fputs(a->usage->text, stdout);
+      return 0;
+    } else if (!take(a, argc, argv, &i)) {
+      return 2;
+    }
+  }
+  unsigned min = a->min_files, max = a->max_files;
+  if (a->n_files == 0 && min > 0) return tool_usage_error(a->usage, "no trace file given");
+  if (max == 1 && a->n_files > 1)
+    return tool_usage_error(a->usage, "one trace file expected, got '%s' and '%s'", a->files[0], a->files[1]);
+  if ((max && a->n_files > max) || a->n_files < min)
+    return tool_usage_error(a->usage, "%s trace files expected, got %u", count_word(min == max ? min : max),
+                            a->n_files);
+  return TOOL_CONTINUE;
+}
+
+int tool_parse_output(ToolArgs *args, int argc, char **argv, const char *const *out) {
+  int status = tool_parse_args(args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  return tool_output_to(args->usage, *out) ? TOOL_CONTINUE : 1;
+}
+
+int tool_parse_and_open(ToolArgs *args, int argc, char **argv, const char *const *out, TraceReader **r) {
+  int status = tool_parse_output(args, argc, argv, out);
+  if (status != TOOL_CONTINUE) return status;
+  return (*r = tool_open(args->usage, args->files[0])) ? TOOL_CONTINUE : 1;
+}

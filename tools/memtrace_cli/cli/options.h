@@ -1,0 +1,75 @@
+// options.h - the one command-line parser of every memtrace command. A
+// command describes its options in a table of ToolOption and its trace files
+// by a count (ToolArgs); tool_parse_args reads argv against them. Accepted:
+//   --name VALUE, --name=VALUE    an option that takes a value
+//   -x VALUE, -xVALUE             the same, for a one-letter option
+//   --flag, -f                    an option without value (--flag=V is refused)
+//   -h, --help                    the command's usage on stdout; status 0
+//   --                            what follows is files, even "-x"
+//   -                             a file: standard input
+// An option's value is the next word whatever it starts with ("--at -1s"
+// reads "-1s" and refuses it as a time). Options and files mix in any order;
+// an option given twice keeps its last value. Every refusal prints one line
+// "memtrace CMD: WHAT" naming the option and what is wrong, then the usage,
+// on stderr, and gives status 2.
+#ifndef MINNOW_MEMTRACE_OPTIONS_H
+#define MINNOW_MEMTRACE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tool.h"
+
+typedef struct ToolOption ToolOption;
+
+// Reads `text` into o->target; false when it is not a good value.
+typedef bool ToolOptionParse(const ToolOption *o, const char *text);
+
+struct ToolOption {
+  const char *name;         // "--by", "-n": two dashes, or one dash and one letter
+  const char *value;        // NULL: a flag (target is bool *); else its name in the usage ("N")
+  void *target;
+  ToolOptionParse *parse;   // NULL: the text itself (target is const char **)
+  const char *expected;     // with parse: what a good value is ("'x' is not EXPECTED")
+  double min, max;          // the range of the numeric parsers
+};
+
+// The options every command that prints shares: its output file ("-" or
+// none: stdout) and JSON instead of text.
+#define TOOL_OPTION_OUTPUT(target) {"-o", "OUT", (target), NULL, NULL, 0, 0}
+#define TOOL_OPTION_JSON(target) {"--json", NULL, (target), NULL, NULL, 0, 0}
+// -n N: rows to show, 0 for all.
+#define TOOL_OPTION_ROWS(target) {"-n", "N", (target), tool_parse_count, "a count (0: all)", 0, UINT32_MAX}
+
+// A count from min to max into a uint32_t (no sign, decimal).
+ToolOptionParse tool_parse_count;
+// A finite number from min to max into a double.
+ToolOptionParse tool_parse_number;
+
+typedef struct ToolArgs {
+  const ToolUsage *usage;
+  const ToolOption *options;
+  size_t n_options;
+  unsigned min_files, max_files;  // max_files 0: no limit
+  // Filled by tool_parse_args: the files in order (pointers into argv).
+  char **files;
+  unsigned n_files;
+} ToolArgs;
+
+// Parses argv[1 .. argc) (argv[0] is the command's name; argv's order is
+// changed: the files are moved to its front). Returns TOOL_CONTINUE, or the
+// exit status: 0 after --help, 2 after a refusal (printed).
+int tool_parse_args(ToolArgs *args, int argc, char **argv);
+
+// tool_parse_args, then stdout to *out (-o, as parsed: tool_output_to).
+// Returns TOOL_CONTINUE or the exit status.
+int tool_parse_output(ToolArgs *args, int argc, char **argv, const char *const *out);
+
+// For the commands that read one trace straight through the reader (dump,
+// info): tool_parse_args (args wants one file), then stdout to *out (-o, as
+// parsed) and the trace opened into *r (args->files[0]). Returns
+// TOOL_CONTINUE, or the exit status (messages printed).
+int tool_parse_and_open(ToolArgs *args, int argc, char **argv, const char *const *out, TraceReader **r);
+
+#endif

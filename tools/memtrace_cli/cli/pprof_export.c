@@ -1,0 +1,332 @@
+// pprof_export.c - traces to a pprof profile (pprof_export.h). Per trace:
+// load its profile, give each trie node the pprof location of its frame
+// (made on first use, shared across traces by a key hashed from the
+// frame's locations) and its node in the location trie (a node per distinct
+// path of pprof locations from the root, shared by every trace), and add
+// each stack's unbiased values to its leaf's sample. Samples are written once
+// every trace is read, each its path of locations walked up from its node.
+// Memory: location-trie nodes (16 bytes and a table slot each) and samples,
+// never a location list per stack (10,000-frame stacks made those 400 MB).
+#include "pprof_export.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/stats.h"
+#include "../base/hash.h"
+#include "../base/ocaml_int.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../render/pprof_writer.h"
+#include "load.h"
+
+enum { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE, N_VALUES };
+
+// Open addressing on 64-bit keys, linear probing, at most half full.
+typedef struct KeyTable {
+  uint64_t *keys;
+  uint32_t *values;   // value + 1; 0: empty slot
+  uint64_t mask;
+  uint64_t used;
+} KeyTable;
+
+// The location trie. Node 0 is the root (no location); a node's parent has
+// a smaller index; `sample` indexes `samples` (UINT32_MAX: none yet).
+typedef struct LocNode {
+  uint32_t parent, location, depth, sample;
+} LocNode;
+
+typedef struct Sample {
+  uint32_t node;
+  double values[N_VALUES];
+} Sample;
+
+typedef struct Export {
+  const ToolUsage *usage;
+  PprofWriter *w;
+  uint64_t mapping;
+  uint64_t no_backtrace;  // the location of empty callstacks, 0 until needed
+  KeyTable location_of;   // frame key -> pprof location id
+  KeyTable child_of;      // parent node << 32 | location -> location-trie node
+  LocNode *nodes;
+  uint32_t n_nodes, cap_nodes;
+  Sample *samples;
+  uint32_t n_samples, cap_samples;
+  char *clean;            // scratch for cleaned strings
+  size_t clean_cap;
+  uint64_t first_us, last_us;  // since the epoch: earliest start, latest last event
+  bool any_time, partial;
+} Export;
+
+// ---------------------------------------------------------------- tables
+
+static void table_grow(KeyTable *t) {
+  uint64_t n = t->keys ? 2 * (t->mask + 1) : 1024;
+  KeyTable bigger = {xrealloc(NULL, n * sizeof(uint64_t)), xrealloc(NULL, n * sizeof(uint32_t)), n - 1, t->used};
+  memset(bigger.values, 0, n * sizeof(uint32_t));
+  for (uint64_t i = 0; t->keys && i <= t->mask; i++) {
+    if (!t->values[i]) continue;
+    uint64_t j = hash_mix(t->keys[i]) & bigger.mask;
+    while (bigger.values[j]) j = (j + 1) & bigger.mask;
+    bigger.keys[j] = t->keys[i], bigger.values[j] = t->values[i];
+  }
+  free(t->keys);
+  free(t->values);
+  *t = bigger;
+}
+
+// The slot of `key`: holding it, or the empty one where it goes.
+static uint64_t table_slot(KeyTable *t, uint64_t key) {
+  if (2 * (t->used + 1) > (t->keys ? t->mask + 1 : 0)) table_grow(t);
+  uint64_t j = hash_mix(key) & t->mask;
+  while (t->values[j] && t->keys[j] != key) j = (j + 1) & t->mask;
+  return j;
+}
+
+static void table_free(KeyTable *t) {
+  free(t->keys);
+  free(t->values);
+}
+
+// ---------------------------------------------------------------- locations
+
+// A frame's key: its locations as pprof shows them (function, file, line;
+// not the columns, which pprof has no field for), or its code.
+static uint64_t frame_key(const TraceReaderLocation *locs, int n, uint64_t code) {
+  if (n <= 0) return hash_combine(0xc0de, code);
+  uint64_t h = 0x10c;
+  for (int i = 0; i < n; i++) {
+    h = hash_combine(h, hash_string(locs[i].function));
+    h = hash_combine(h, hash_string(locs[i].file));
+    h = hash_combine(h, locs[i].line);
+  }
+  return h;
+}
+
+static const char *cleaned(Export *e, const char *s) {
+  size_t n = strlen(s) + 1;
+  if (n > e->clean_cap) e->clean = xrealloc(e->clean, e->clean_cap = 2 * n);
+  return text_clean(e->clean, n, s);
+}
+
+static uint64_t function_id(Export *e, const char *name, const char *file) {
+  char *clean_name = strdup(cleaned(e, name));
+  if (!clean_name) xalloc_fail();
+  uint64_t id = pprof_writer_function(e->w, clean_name, cleaned(e, file), 0);
+  free(clean_name);
+  return id;
+}
+
+// Writes the location of a frame: pprof lines innermost first, the reverse
+// of the trace's order; a code without location is a function "$CODE".
+static uint64_t write_location(Export *e, const TraceReaderLocation *locs, int n, uint64_t code) {
+  if (n <= 0) {
+    char name[32];
+    snprintf(name, sizeof name, "$%" PRId64, ocaml_int(code));
+    PprofLine line = {function_id(e, name, ""), 0};
+    return pprof_writer_location(e->w, e->mapping, &line, 1);
+  }
+  PprofLine *lines = xrealloc(NULL, (size_t)n * sizeof *lines);
+  for (int i = 0; i < n; i++) {
+    const TraceReaderLocation *l = &locs[n - 1 - i];
+    lines[i] = (PprofLine){function_id(e, l->function, l->file), l->line};
+  }
+  uint64_t id = pprof_writer_location(e->w, e->mapping, lines, (size_t)n);
+  free(lines);
+  return id;
+}
+
+// The location id of trie node `id` (not the root).
+static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
+  const TraceReaderLocation *locs;
+  int n = profile_node_locations(p, id, &locs);
+  uint64_t code = profile_node(p, id)->code, key = frame_key(locs, n, code);
+  uint64_t j = table_slot(&e->location_of, key);
+  if (!e->location_of.values[j]) {
+    uint64_t loc = write_location(e, locs, n, code);
+    if (loc > UINT32_MAX) xalloc_fail();  // 4 G locations: nothing reads that
+    e->location_of.keys[j] = key;
+    e->location_of.values[j] = (uint32_t)loc;
+    e->location_of.used++;
+  }
+  return e->location_of.values[j];
+}
+
+// ---------------------------------------------------------------- stacks
+
+// The location-trie child of `parent` at `location`, made if new.
+static uint32_t loc_child(Export *e, uint32_t parent, uint32_t location) {
+  uint64_t key = (uint64_t)parent << 32 | location, j = table_slot(&e->child_of, key);
+  if (e->child_of.values[j]) return e->child_of.values[j] - 1;
+  if (e->n_nodes == UINT32_MAX - 1) xalloc_fail();
+  if (e->n_nodes == e->cap_nodes)
+    e->nodes = xrealloc(e->nodes, (e->cap_nodes = 2 * e->cap_nodes + 1024) * sizeof *e->nodes);
+  uint32_t id = e->n_nodes++;
+  e->nodes[id] = (LocNode){parent, location, e->nodes[parent].depth + 1, UINT32_MAX};
+  e->child_of.keys[j] = key;
+  e->child_of.values[j] = id + 1;
+  e->child_of.used++;
+  return id;
+}
+
+static Sample *sample_of(Export *e, uint32_t node) {
+  LocNode *n = &e->nodes[node];
+  if (n->sample != UINT32_MAX) return &e->samples[n->sample];
+  if (e->n_samples == e->cap_samples)
+    e->samples = xrealloc(e->samples, (e->cap_samples = 2 * e->cap_samples + 256) * sizeof *e->samples);
+  n->sample = e->n_samples;
+  e->samples[e->n_samples] = (Sample){node, {0}};
+  return &e->samples[e->n_samples++];
+}
+
+// inuse_objects: the live blocks weighted as the stack's blocks are on
+// average; exact when the stack's blocks all have one size.
+static void add_stack(Export *e, const Profile *p, ProfileStackId s, const uint32_t *node_of) {
+  const ProfileCounts *c = &profile_stack(p, s)->counts;
+  if (!c->samples) return;
+  Sample *m = sample_of(e, node_of[profile_stack(p, s)->leaf]);
+  double bytes = profile_sample_bytes(p);
+  m->values[ALLOC_OBJECTS] += c->objects;
+  m->values[ALLOC_SPACE] += (double)c->samples * bytes;
+  m->values[INUSE_OBJECTS] += c->blocks ? c->objects * (double)c->live_blocks / (double)c->blocks : 0;
+  m->values[INUSE_SPACE] += (double)c->live_samples * bytes;
+}
+
+// Each trie node's location-trie node (parents come first in the trie),
+// then each stack's values into its leaf's sample.
+static void add_stacks(Export *e, const Profile *p) {
+  uint32_t n = profile_n_nodes(p);
+  uint32_t *node_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *node_of);
+  node_of[0] = 0;
+  for (ProfileNodeId id = 1; id < n; id++)
+    node_of[id] = loc_child(e, node_of[profile_node(p, id)->parent], node_location(e, p, id));
+  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) add_stack(e, p, s, node_of);
+  free(node_of);
+}
+
+// ---------------------------------------------------------------- traces
+
+static void add_comment(Export *e, const Loaded *l) {
+  const Profile *p = l->profile;
+  char text[512 + TRACE_READER_ERROR_MAX];
+  int n = snprintf(text, sizeof text, "memtrace trace %s: rate %g, %u-byte words, %" PRIu64 " samples of %" PRIu64
+                   " allocations", l->path, profile_rate(p), profile_word_bytes(p), profile_totals(p)->samples,
+                   profile_summary(p)->allocs);
+  if (l->partial && n > 0 && (size_t)n < sizeof text)
+    snprintf(text + n, sizeof text - (size_t)n, "; PARTIAL: the trace is damaged (%s)", l->error);
+  pprof_writer_comment(e->w, cleaned(e, text));
+}
+
+static void note_times(Export *e, const Profile *p) {
+  const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
+  uint64_t start = info->start_time_us, end = start + profile_summary(p)->last_us;
+  if (!e->any_time || start < e->first_us) e->first_us = start;
+  if (!e->any_time || end > e->last_us) e->last_us = end;
+  e->any_time = true;
+}
+
+static void add_trace(Export *e, const Loaded *l, bool first) {
+  const Profile *p = l->profile;
+  if (first) {
+    e->mapping = pprof_writer_mapping(e->w, cleaned(e, trace_reader_info(profile_reader(p))->executable));
+    pprof_writer_period(e->w, "space", "bytes", llround(profile_sample_bytes(p)));
+  }
+  add_comment(e, l);
+  note_times(e, p);
+  add_stacks(e, p);
+  e->partial |= l->partial;
+}
+
+// A sample's locations leaf first; the root's (empty callstacks, which
+// pprof would drop): a location "(no backtrace)".
+static size_t sample_path(Export *e, uint32_t node, uint64_t *ids) {
+  size_t n = 0;
+  for (; node != 0; node = e->nodes[node].parent) ids[n++] = e->nodes[node].location;
+  if (n == 0) {
+    if (!e->no_backtrace) {
+      PprofLine line = {function_id(e, "(no backtrace)", ""), 0};
+      e->no_backtrace = pprof_writer_location(e->w, e->mapping, &line, 1);
+    }
+    ids[n++] = e->no_backtrace;
+  }
+  return n;
+}
+
+static void write_samples(Export *e) {
+  uint32_t max_depth = 0;
+  for (uint32_t i = 0; i < e->n_samples; i++)
+    if (e->nodes[e->samples[i].node].depth > max_depth) max_depth = e->nodes[e->samples[i].node].depth;
+  uint64_t *ids = xrealloc(NULL, ((size_t)max_depth + 1) * sizeof *ids);
+  int64_t values[N_VALUES];
+  for (uint32_t i = 0; i < e->n_samples; i++) {
+    const Sample *m = &e->samples[i];
+    bool any = false;
+    for (int k = 0; k < N_VALUES; k++) any |= (values[k] = llround(m->values[k])) != 0;
+    if (any) pprof_writer_sample(e->w, ids, sample_path(e, m->node, ids), values, N_VALUES);
+  }
+  free(ids);
+}
+
+static void header(Export *e) {
+  static const char *const types[N_VALUES][2] = {
+      {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+  for (int k = 0; k < N_VALUES; k++) pprof_writer_sample_type(e->w, types[k][0], types[k][1]);
+  pprof_writer_default_sample_type(e->w, "alloc_space");
+}
+
+static void free_export(Export *e) {
+  table_free(&e->location_of);
+  table_free(&e->child_of);
+  free(e->nodes);
+  free(e->samples);
+  free(e->clean);
+}
+
+// Reads every trace into e; false when one could not be read at all.
+static bool read_traces(Export *e, const char *const *paths, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    ProfileOptions popts = {0};
+    Loaded l;
+    if (load_trace(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
+    add_trace(e, &l, i == 0);
+    if (l.partial) fprintf(stderr, "memtrace %s: %s: %s\n", e->usage->name, l.path, l.error);
+    load_close(&l);
+  }
+  return true;
+}
+
+bool pprof_export_output_ok(const ToolUsage *usage, const char **out) {
+  if (!*out) *out = "-";
+  if (strcmp(*out, "-") != 0 || !isatty(1)) return true;
+  fprintf(stderr, "memtrace %s: stdout is a terminal: a gzipped profile goes to a file (-o OUT.pb.gz) or a pipe\n",
+          usage->name);
+  return false;
+}
+
+int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out) {
+  char err[512];
+  Export e = {.usage = usage};
+  e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
+  e.cap_nodes = 1024;
+  e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
+  if (!(e.w = pprof_writer_open(out, err, sizeof err))) {
+    fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
+    free_export(&e);
+    return 1;
+  }
+  header(&e);
+  bool ok = read_traces(&e, paths, n);
+  if (ok) {
+    write_samples(&e);
+    pprof_writer_times(e.w, (int64_t)e.first_us * 1000, (int64_t)(e.last_us - e.first_us) * 1000);
+  }
+  int status = pprof_writer_close(e.w, err, sizeof err);
+  free_export(&e);
+  if (status != 0) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, out, err);
+  if (!ok && strcmp(out, "-") != 0) unlink(out);
+  return !ok || status != 0 || e.partial ? 1 : 0;
+}

@@ -1,0 +1,43 @@
+// tool.c - shared helpers of the memtrace subcommands (tool.h).
+#include "tool.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "memtrace %s: ", usage->name);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n%s", usage->text);
+  va_end(ap);
+  return 2;
+}
+
+bool tool_output_to(const ToolUsage *usage, const char *path) {
+  if (!path || strcmp(path, "-") == 0) return true;
+  if (freopen(path, "w", stdout)) return true;
+  fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(errno));
+  return false;
+}
+
+int tool_finish_output(const ToolUsage *usage) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
+  return 1;
+}
+
+TraceReader *tool_open(const ToolUsage *usage, const char *path) {
+  TraceReaderError err;
+  TraceReader *r = strcmp(path, "-") == 0 ? trace_reader_open_fd(dup(0), &err) : trace_reader_open(path, &err);
+  if (!r) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, err.message);
+  return r;
+}
+
+int tool_trace_error(const ToolUsage *usage, const char *path, const TraceReader *r) {
+  fflush(stdout);
+  fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, trace_reader_error(r)->message);
+  return 1;
+}

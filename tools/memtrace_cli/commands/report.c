@@ -1,0 +1,607 @@
+// report.c - `memtrace report FILE -o OUT.html`: one static, self-contained
+// HTML page of a trace (its CSS, SVGs and the flame graph's script inline;
+// nothing fetched, no server): a summary, the top allocation sites, the live
+// heap over time, a flame graph, lifetimes per site and the leak suspects.
+//
+// One read (two passes: the leak windows need the allocation clock's total
+// first, load.h) builds one profile with lifetimes and leak windows while
+// live_series.h records the live heap; each section then calls the module
+// its command uses: ranking.h (top), live_series.h and svg_chart.h
+// (timeline; drawn by the tool itself, so the page is the same whether
+// gnuplot is installed or not), calltree.h and flame_tree.h (flamegraph),
+// lifetime_rows.h (lifetimes), leak_test.h (leaks).
+//
+// Every string from the trace (names of functions and files, the executable,
+// host, runtime parameters, context) is written through text_put_xml: a
+// trace is untrusted input, and nothing in it can open markup or a script.
+// A partial trace gives the whole page for the events before the damage,
+// under a banner naming the reader's message (and so the byte offset); the
+// message follows on stderr and the exit status is 1.
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analysis/calltree.h"
+#include "../analysis/flame_tree.h"
+#include "../analysis/leak_test.h"
+#include "../analysis/lifetime_rows.h"
+#include "../analysis/live_series.h"
+#include "../analysis/output.h"
+#include "../analysis/ranking.h"
+#include "../base/text.h"
+#include "../base/xalloc.h"
+#include "../cli/load.h"
+#include "../cli/options.h"
+#include "../render/svg_chart.h"
+#include "commands.h"
+
+static const ToolUsage usage = {
+    "report",
+    "usage: memtrace report [OPTIONS] FILE\n"
+    "Writes one self-contained HTML page about the trace FILE (\"-\": stdin): a\n"
+    "summary (program, duration, sampling rate, samples, estimated bytes allocated,\n"
+    "live at the end and at the peak, with 95 % intervals), the top allocation sites,\n"
+    "the estimated live heap over time (top sites stacked, drawn as inline SVG), a\n"
+    "flame graph of the bytes allocated (click a frame to zoom), lifetimes per site\n"
+    "and the leak suspects. Everything is inline: it opens from a file in any\n"
+    "browser, offline.\n"
+    "  -o OUT      write the page to OUT (default: stdout)\n"
+    "  -n N        rows of the sites and lifetimes tables (default 20; 0: all)\n"
+    "  --top N     sites of their own in the live heap chart (default 8)\n"
+    "  --title T   the page's heading (default: the traced program)\n"
+    "On a damaged or truncated trace: the page of the events before the damage,\n"
+    "under a PARTIAL banner naming the byte offset, the error on stderr; exit status 1.\n",
+};
+
+typedef struct Options {
+  const char *file, *out, *title;
+  uint32_t rows, top;
+} Options;
+
+// What the sections share.
+typedef struct Page {
+  FILE *out;
+  const Options *o;
+  const Loaded *l;
+  const Profile *p;
+  const LiveSeries *series;
+} Page;
+
+// ---------------------------------------------------------------- options
+
+static int parse_options(int argc, char **argv, Options *o) {
+  *o = (Options){.rows = 20, .top = 8};
+  const ToolOption options[] = {
+      TOOL_OPTION_OUTPUT(&o->out),
+      TOOL_OPTION_ROWS(&o->rows),
+      {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 100", 0, 100},
+      {"--title", "T", &o->title, NULL, NULL, 0, 0},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->file = args.files[0];
+  return TOOL_CONTINUE;
+}
+
+// ---------------------------------------------------------------- HTML text
+
+// Text from anywhere (the trace, the command line), escaped.
+static void put(FILE *out, const char *s) { text_put_xml(out, s, SIZE_MAX); }
+
+// What a printer of output.h writes, captured to be escaped.
+typedef struct Captured {
+  char *text;
+  size_t len;
+  FILE *f;
+} Captured;
+
+static FILE *capture(Captured *c) {
+  *c = (Captured){0};
+  if (!(c->f = open_memstream(&c->text, &c->len))) xalloc_fail();
+  return c->f;
+}
+
+static char *captured(Captured *c) {
+  if (fclose(c->f) != 0 || !c->text) xalloc_fail();
+  return c->text;
+}
+
+// A group's name (out_group_key), escaped.
+static void put_group(FILE *out, const Profile *p, ProfileBy by, ProfileStackId first) {
+  Captured c;
+  out_group_key(capture(&c), p, by, first);
+  char *text = captured(&c);
+  put(out, text);
+  free(text);
+}
+
+// A stack's callers (out_callers) as list items, innermost first.
+static void put_callers(FILE *out, const Profile *p, ProfileStackId s, uint32_t max_frames) {
+  Captured c;
+  out_callers(capture(&c), p, s, "", max_frames);
+  char *text = captured(&c), *line = text;
+  fputs("<ul class=\"stack\">", out);
+  for (char *end; *line; line = end + 1) {
+    if (!(end = strchr(line, '\n'))) end = line + strlen(line) - 1;
+    else *end = 0;
+    fputs("<li>", out);
+    put(out, line);
+    fputs("</li>", out);
+  }
+  fputs("</ul>", out);
+  free(text);
+}
+
+static void put_bytes(FILE *out, double bytes) {
+  char b[OUT_TEXT_MAX];
+  put(out, out_bytes(b, bytes));
+}
+
+static void put_interval(FILE *out, Interval iv) {
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
+  fprintf(out, "[%s, %s]", out_bytes(a, iv.lo), out_bytes(b, iv.hi));
+}
+
+// An estimate of bytes from samples with its interval: "1.2 MiB [1.1 MiB, 1.3 MiB]".
+static void put_estimate(FILE *out, const Profile *p, uint64_t samples) {
+  Tally t = profile_tally(p, samples);
+  put_bytes(out, t.bytes);
+  fputs(" <span class=\"iv\">", out);
+  put_interval(out, tally_interval(&t));
+  fputs("</span>", out);
+}
+
+static void put_duration(FILE *out, double us) {
+  char b[OUT_TEXT_MAX];
+  fputs(out_duration(b, us), out);
+}
+
+static void row_start(FILE *out, const char *label) { fprintf(out, "<tr><th>%s</th><td>", label); }
+static void row_end(FILE *out) { fputs("</td></tr>\n", out); }
+
+static void row_text(FILE *out, const char *label, const char *value) {
+  row_start(out, label);
+  put(out, value);
+  row_end(out);
+}
+
+// ---------------------------------------------------------------- page
+
+static const char STYLE[] =
+    "<style>\n"
+    "body { font-family: sans-serif; font-size: 14px; color: #222; background: #fff; margin: 0 auto;"
+    " padding: 0 16px 32px; max-width: 1240px; }\n"
+    "h1 { font-size: 22px; margin: 18px 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px;"
+    " border-bottom: 1px solid #ccc; padding-bottom: 4px; }\n"
+    "p.sub, .note { color: #555; } .iv { color: #666; font-size: 12px; }\n"
+    "nav a { margin-right: 14px; }\n"
+    ".partial { background: #fde2e1; border: 2px solid #c00; color: #700; padding: 8px 12px; margin: 12px 0;"
+    " font-weight: bold; }\n"
+    "table { border-collapse: collapse; margin: 6px 0; }\n"
+    "table.kv th { text-align: left; padding: 3px 16px 3px 0; font-weight: normal; color: #555;"
+    " vertical-align: top; white-space: nowrap; }\n"
+    "table.kv td { padding: 3px 0; }\n"
+    "table.rows th, table.rows td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right;"
+    " white-space: nowrap; vertical-align: top; }\n"
+    "table.rows th { background: #f3f3f3; border-bottom: 1px solid #ccc; }\n"
+    "table.rows td.site, table.rows th.site { text-align: left; white-space: normal; font-family: monospace;"
+    " word-break: break-all; }\n"
+    ".bar { display: inline-block; height: 9px; background: #4e79a7; vertical-align: middle; margin-right: 4px; }\n"
+    "details summary { cursor: pointer; }\n"
+    "ul.stack { margin: 2px 0 4px; padding-left: 18px; font-size: 12px; color: #444; }\n"
+    "ol.leaks > li { margin-bottom: 14px; } .leaksite { font-family: monospace; font-weight: bold;"
+    " word-break: break-all; }\n"
+    "svg.chart text { font-family: sans-serif; font-size: 11px; fill: #222; }\n"
+    "svg.chart text.title { font-size: 14px; } svg.chart text.legend { font-family: monospace; }\n"
+    ".figure { overflow-x: auto; }\n"
+    "footer { margin-top: 32px; color: #666; font-size: 12px; border-top: 1px solid #ccc; padding-top: 8px; }\n"
+    "</style>\n";
+
+static void put_head(const Page *pg) {
+  FILE *out = pg->out;
+  const TraceReaderInfo *info = trace_reader_info(pg->l->reader);
+  fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"generator\" content=\"memtrace report\">\n<title>memtrace report: ", out);
+  put(out, pg->o->title ? pg->o->title : *info->context ? info->context : info->executable);
+  fputs("</title>\n", out);
+  fputs(STYLE, out);
+  fputs("</head>\n<body>\n<header>\n<h1>", out);
+  if (pg->o->title) put(out, pg->o->title);
+  else {  // Minnow's context is the script; OCaml's a name the program gave
+    fputs("Memory profile of ", out);
+    put(out, *info->context ? info->context : *info->executable ? info->executable : "(unnamed program)");
+  }
+  fputs("</h1>\n<p class=\"sub\">trace ", out);
+  put(out, pg->o->file);
+  fprintf(out, ", estimated from %llu samples at rate %g; figures in bytes include block headers, "
+          "each with its 95%% interval where one applies</p>\n</header>\n",
+          (unsigned long long)profile_totals(pg->p)->samples, profile_rate(pg->p));
+  if (pg->l->partial) {
+    fputs("<div class=\"partial\" id=\"partial\" role=\"alert\">PARTIAL: the trace stops at damage (", out);
+    put(out, pg->l->error);
+    fputs("); every figure below is of the events before it.</div>\n", out);
+  }
+  fputs("<nav><a href=\"#summary\">Summary</a><a href=\"#top-sites\">Top sites</a><a href=\"#live-heap\">Live "
+        "heap</a><a href=\"#flame-graph\">Flame graph</a><a href=\"#lifetimes\">Lifetimes</a><a "
+        "href=\"#leak-suspects\">Leak suspects</a></nav>\n", out);
+}
+
+// ---------------------------------------------------------------- summary
+
+static void put_start_time(FILE *out, uint64_t us) {
+  time_t secs = (time_t)(us / 1000000);
+  struct tm tm;
+  char text[64];
+  if (gmtime_r(&secs, &tm) && strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm))
+    fprintf(out, "%s.%06u UTC", text, (unsigned)(us % 1000000));
+  else
+    fprintf(out, "%llu us since the epoch", (unsigned long long)us);
+}
+
+static void put_summary(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  const TraceReaderInfo *info = trace_reader_info(pg->l->reader);
+  const ProfileSummary *s = profile_summary(p);
+  const ProfileCounts *t = profile_totals(p);
+  char a[OUT_TEXT_MAX];
+  fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<table class=\"kv\">\n", out);
+  row_text(out, "trace", pg->o->file);
+  row_text(out, "program", *info->executable ? info->executable : "(not recorded)");
+  row_start(out, "host, pid");
+  put(out, info->host);
+  fprintf(out, ", pid %llu", (unsigned long long)info->pid);
+  row_end(out);
+  row_start(out, "format");
+  fprintf(out, "memtrace CTF version %u, %u-bit words", info->version, info->word_size);
+  row_end(out);
+  if (*info->context) row_text(out, "context", info->context);
+  if (*info->runtime_params) row_text(out, "runtime parameters", info->runtime_params);
+  row_start(out, "start");
+  put_start_time(out, info->start_time_us);
+  row_end(out);
+  row_start(out, "duration");
+  put_duration(out, (double)s->last_us);
+  fputs(" to the last event", out);
+  row_end(out);
+  row_start(out, "sampling rate");
+  fprintf(out, "%g: one sample per %.0f words on average; a sample stands for %s", profile_rate(p),
+          1 / profile_rate(p), out_bytes(a, profile_sample_bytes(p)));
+  row_end(out);
+  row_start(out, "events");
+  fprintf(out, "%llu allocations, %llu promotions, %llu collections", (unsigned long long)s->allocs,
+          (unsigned long long)s->promotes, (unsigned long long)s->collects);
+  row_end(out);
+  row_start(out, "samples");
+  fprintf(out, "%llu, of %llu sampled blocks", (unsigned long long)t->samples, (unsigned long long)t->blocks);
+  row_end(out);
+  row_start(out, "allocated (estimated)");
+  put_estimate(out, p, t->samples);
+  fprintf(out, " in about %.0f blocks", t->objects);
+  if (s->last_us > 0) fprintf(out, "; %s/s", out_bytes(a, (double)t->samples * profile_sample_bytes(p) / (double)s->last_us * 1e6));
+  row_end(out);
+  row_start(out, "promoted (estimated)");
+  put_estimate(out, p, t->promoted_samples);
+  row_end(out);
+  row_start(out, "peak live (estimated)");
+  const LiveSeries *ls = pg->series;
+  if (ls->n_points) {
+    uint32_t k = live_series_peak(ls);
+    put_estimate(out, p, (uint64_t)ls->total[k]);
+    fprintf(out, " at %s <span class=\"note\">(the largest of the %u moments of the chart below, with that "
+            "moment's interval; a spike between two moments is missed)</span>",
+            out_duration(a, ls->times_us[k]), ls->n_points);
+  } else {
+    fputs("(no events)", out);
+  }
+  row_end(out);
+  row_start(out, "live at the end (estimated)");
+  put_estimate(out, p, t->live_samples);
+  fputs(" <span class=\"note\">(not collected when the trace ends: garbage included until a collection "
+        "reclaims it)</span>", out);
+  row_end(out);
+  row_start(out, "major collections seen");
+  fprintf(out, "%llu", (unsigned long long)profile_major_collections(p));
+  row_end(out);
+  fputs("</table>\n</section>\n", out);
+}
+
+// ---------------------------------------------------------------- top sites
+
+static uint32_t shown_rows(uint32_t limit, uint32_t n) { return limit && limit < n ? limit : n; }
+
+static void put_top_sites(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  Ranking r;
+  if (!ranking_make(p, PROFILE_BY_SITE, RANK_ALLOCATED, true, &r)) xalloc_fail();
+  uint64_t total = profile_totals(p)->samples;
+  fputs("<section id=\"top-sites\">\n<h2>Top allocation sites</h2>\n", out);
+  fputs("<p class=\"note\">Sites (the innermost frame's location) by estimated bytes allocated; live: of their "
+        "blocks not collected at the end of the trace. Open a site for its callers (of its largest callstack).</p>\n",
+        out);
+  if (r.n_ranked == 0) fputs("<p>(no samples)</p>\n", out);
+  else {
+    fputs("<table class=\"rows\" id=\"top-sites-table\">\n<tr><th>#</th><th>allocated</th><th>95% interval</th>"
+          "<th>share</th><th>samples</th><th>blocks</th><th>live at end</th><th class=\"site\">site</th></tr>\n", out);
+    uint32_t shown = shown_rows(pg->o->rows, r.n_ranked);
+    for (uint32_t i = 0; i < shown; i++) {
+      const ProfileGroup *g = &r.groups->rows[r.order[i]];
+      Tally t = profile_tally(p, g->counts.samples);
+      double share = total ? (double)g->counts.samples / (double)total : 0;
+      fprintf(out, "<tr><td>%u</td><td>", i + 1);
+      put_bytes(out, t.bytes);
+      fputs("</td><td class=\"iv\">", out);
+      put_interval(out, tally_interval(&t));
+      fprintf(out, "</td><td><span class=\"bar\" style=\"width:%.0fpx\"></span>%.1f%%</td><td>%llu</td><td>%.0f</td><td>",
+              60 * share, 100 * share, (unsigned long long)g->counts.samples, g->counts.objects);
+      put_bytes(out, profile_tally(p, g->counts.at_samples).bytes);
+      fputs("</td><td class=\"site\"><details><summary>", out);
+      put_group(out, p, PROFILE_BY_SITE, g->first);
+      fputs("</summary>", out);
+      put_callers(out, p, g->first, 24);
+      fputs("</details></td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+    if (shown < r.n_ranked) fprintf(out, "<p class=\"note\">%u more sites (-n 0 shows all).</p>\n", r.n_ranked - shown);
+  }
+  fputs("</section>\n", out);
+  ranking_free(&r);
+}
+
+// ---------------------------------------------------------------- live heap
+
+static void put_live_heap(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  LiveBands b;
+  live_bands_make(&b, p, pg->series, PROFILE_BY_SITE, pg->o->top);
+  fputs("<section id=\"live-heap\">\n<h2>Live heap over time</h2>\n", out);
+  fprintf(out, "<p class=\"note\">Estimated bytes of the blocks allocated and not yet collected, at %u evenly "
+          "spaced moments; the %u site%s of highest peak stacked, the rest grey. Hover a band for its site.</p>\n",
+          b.n_points, b.n_top, b.n_top == 1 ? "" : "s");
+  char title[256], label[2 * OUT_TEXT_MAX + 32], a[OUT_TEXT_MAX], t[OUT_TEXT_MAX];
+  snprintf(title, sizeof title, "Live heap (estimated), top %u site%s%s", b.n_top, b.n_top == 1 ? "" : "s",
+           pg->l->partial ? " - PARTIAL: up to the damage" : "");
+  StackedChart c = {title, "time since the trace's start", "live bytes", b.n_points, b.n_top + 1, b.x_s, b.y,
+                    (const char *const *)b.names, true};
+  SvgChartOptions so = {1180, 300, "chart", false, 0, NULL};
+  if (pg->series->n_points) {
+    uint32_t k = live_series_peak(pg->series);
+    snprintf(label, sizeof label, "peak %s at %s", out_bytes(a, pg->series->total[k] * profile_sample_bytes(p)),
+             out_duration(t, pg->series->times_us[k]));
+    so.marker = true;
+    so.marker_x = pg->series->times_us[k] / 1e6;
+    so.marker_label = label;
+  }
+  fputs("<div class=\"figure\">", out);
+  svg_chart_write(&c, &so, out);
+  fputs("</div>\n</section>\n", out);
+  live_bands_free(&b);
+}
+
+// ---------------------------------------------------------------- flame graph
+
+static void put_flame_graph(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED);
+  if (!t) xalloc_fail();
+  fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
+        "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "
+        "for its file, line and bytes; click it to zoom in, \"Reset zoom\" (top left) or the bottom frame to zoom "
+        "out.</p>\n<div class=\"figure\">\n", out);
+  char subtitle[512];
+  snprintf(subtitle, sizeof subtitle, "estimated from %llu samples (rate %g, %u-byte words)%s",
+           (unsigned long long)profile_totals(p)->samples, profile_rate(p), profile_word_bytes(p),
+           pg->l->partial ? " - PARTIAL: up to the damage" : "");
+  FlameSvgOptions fo = {"Allocated bytes (estimated)", subtitle, "bytes", calltree_total(t), 1200, 0.1, true};
+  if (flame_tree_svg(t, &fo, false, out) != 0 && !ferror(out)) xalloc_fail();  // a write error: reported at the end
+  fputs("</div>\n</section>\n", out);
+  calltree_free(t);
+}
+
+// ---------------------------------------------------------------- lifetimes
+
+static void put_quantile_time(FILE *out, double us) {
+  if (isnan(us)) fputs("-", out);
+  else put_duration(out, us);
+}
+
+static void put_quantile_alloc(FILE *out, const Profile *p, double bytes) {
+  char b[OUT_TEXT_MAX];
+  if (isnan(bytes)) fputs("-", out);
+  else if (isinf(bytes)) fputs("alive", out);
+  else if (bytes == 0) fprintf(out, "&lt;%s", out_bytes(b, profile_sample_bytes(p)));
+  else put_bytes(out, bytes);
+}
+
+static void put_quantile_gcs(FILE *out, double gcs) {
+  if (isnan(gcs)) fputs("-", out);
+  else if (isinf(gcs)) fputs("alive", out);
+  else fprintf(out, "%.0f", gcs);
+}
+
+static void put_share(FILE *out, double share) {
+  if (isnan(share)) fputs("-", out);
+  else fprintf(out, "%.0f%%", 100 * share);
+}
+
+static void put_lifetimes(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
+  LifetimeRow *rows = g ? lifetime_rows(p, g) : NULL;
+  if (!rows) xalloc_fail();
+  const ProfileSummary *s = profile_summary(p);
+  fputs("<section id=\"lifetimes\">\n<h2>Lifetimes per site</h2>\n<p class=\"note\">Largest allocators first. "
+        "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Wilson "
+        "interval]; at end: share of the bytes still alive when the trace ends; quantiles of the bytes' lifetime in "
+        "time, in bytes the whole program allocated meanwhile, and that over the minor heap's size (~GCs: about how "
+        "many minor collections they lived through", out);
+  if (s->minor_heap_words) fprintf(out, "; minor heap %llu words", (unsigned long long)s->minor_heap_words);
+  else fputs("; the minor heap's size is not in the trace: no ~GCs", out);
+  fputs("). alive: longer than the trace.</p>\n", out);
+  if (g->n == 0) fputs("<p>(no samples)</p>\n", out);
+  else {
+    fputs("<table class=\"rows\" id=\"lifetimes-table\">\n<tr><th>#</th><th>allocated</th><th>sampled</th>"
+          "<th>promoted [95%]</th><th>at end</th><th>time p50</th><th>p90</th><th>alloc p50</th><th>p90</th>"
+          "<th>~GCs p50</th><th>p90</th><th class=\"site\">site</th></tr>\n", out);
+    uint32_t shown = shown_rows(pg->o->rows, g->n);
+    for (uint32_t i = 0; i < shown; i++) {
+      const LifetimeRow *r = &rows[i];
+      LifetimeFigures f = lifetime_figures(p, r);
+      fprintf(out, "<tr><td>%u</td><td>", i + 1);
+      put_bytes(out, profile_tally(p, r->group->counts.samples).bytes);
+      fprintf(out, "</td><td>%llu</td><td>", (unsigned long long)r->group->counts.blocks);
+      put_share(out, f.promoted_share);
+      if (f.minor_blocks)
+        fprintf(out, " <span class=\"iv\">[%.0f%%, %.0f%%]</span>", 100 * f.promoted.lo, 100 * f.promoted.hi);
+      fputs("</td><td>", out);
+      put_share(out, f.alive_share);
+      for (int q = 0; q < 2; q++) fputs("</td><td>", out), put_quantile_time(out, f.time_us[q]);
+      for (int q = 0; q < 2; q++) fputs("</td><td>", out), put_quantile_alloc(out, p, f.alloc_bytes[q]);
+      for (int q = 0; q < 2; q++) fputs("</td><td>", out), put_quantile_gcs(out, f.minor_gcs[q]);
+      fputs("</td><td class=\"site\">", out);
+      put_group(out, p, PROFILE_BY_SITE, r->group->first);
+      fputs("</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+    if (shown < g->n) fprintf(out, "<p class=\"note\">%u more sites (-n 0 shows all).</p>\n", g->n - shown);
+  }
+  fputs("</section>\n", out);
+  free(rows);
+  profile_groups_free(g);
+}
+
+// ---------------------------------------------------------------- leaks
+
+// The kept bytes at each judged window's end, as a small chart.
+static void put_leak_series(FILE *out, const Profile *p, const Leak *l) {
+  uint32_t to = leak_last_judged(p), n = to >= 2 ? to - 1 : 0;
+  double x[LEAK_WINDOWS + 1], y[LEAK_WINDOWS + 1];
+  for (uint32_t k = 2; k <= to; k++) {
+    x[k - 2] = (double)profile_checkpoint_time(p, k) / 1e6;
+    y[k - 2] = l->series[k] * profile_sample_bytes(p);
+  }
+  const char *names[1] = {"kept live (proven reachable) at each window's end"};
+  StackedChart c = {"", "time since the trace's start", "kept bytes", n, 1, x, y, names, true};
+  SvgChartOptions so = {640, 110, "chart", false, 0, NULL};
+  svg_chart_write(&c, &so, out);
+}
+
+static void put_leak(FILE *out, const Profile *p, const Leak *l) {
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
+  fputs("<li><div class=\"leaksite\">", out);
+  put_group(out, p, PROFILE_BY_SITE, l->stack);
+  fprintf(out, "</div>\n<div>keeps <b>%.3g%%</b> of the bytes allocated <span class=\"iv\">[%.3g%%, %.3g%%]</span> "
+          "(<b>%s/s</b> at this run's allocation rate), z = %.1f; in each third of the run: %.3g%%, %.3g%%, %.3g%%; "
+          "kept live at the last judged window's end: %s</div>\n",
+          100 * l->whole.slope, 100 * (l->whole.slope - LEAK_Z95 * l->whole.sd),
+          100 * (l->whole.slope + LEAK_Z95 * l->whole.sd), out_bytes(a, l->whole.slope * leak_allocation_rate(p)),
+          l->whole.z, 100 * l->part[0].slope, 100 * l->part[1].slope, 100 * l->part[2].slope,
+          out_bytes(b, l->series[leak_last_judged(p)] * profile_sample_bytes(p)));
+  fputs("<div class=\"note\">called from:</div>", out);
+  put_callers(out, p, l->stack, 16);
+  fputs("<div class=\"figure\">", out);
+  put_leak_series(out, p, l);
+  fputs("</div></li>\n", out);
+}
+
+static void put_leaks(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
+  LeakAnalysis an = {0};
+  if (!g || !leak_analyse(p, g, &an)) xalloc_fail();
+  uint32_t to = leak_last_judged(p);
+  char a[OUT_TEXT_MAX];
+  fputs("<section id=\"leak-suspects\">\n<h2>Leak suspects</h2>\n<p class=\"note\">", out);
+  fprintf(out, "The run is cut into %u windows of equal allocation; at each window's end a site's bytes that "
+          "collections kept (promoted, or surviving a major collection) count, blocks younger than a window "
+          "ignored. A suspect's kept bytes grow beyond sampling noise (z &ge; %g) and in each third of the run. ",
+          profile_windows(p), LEAK_Z);
+  if (profile_major_collections(p))
+    fprintf(out, "Judged up to %s (window %u), the last major collection seen (of %llu).", out_duration(a,
+            (double)profile_checkpoint_time(p, to)), to, (unsigned long long)profile_major_collections(p));
+  else
+    fputs("No major collection seen: only promotions prove old blocks reachable.", out);
+  fputs("</p>\n", out);
+  if (to < LEAK_MIN_POINTS + 1)
+    fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak suspects: too little of the run can be judged "
+            "(fewer than %u windows).</p>\n", LEAK_MIN_POINTS);
+  else if (!an.n_leaking)
+    fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak suspects: no site's kept bytes grow beyond sampling "
+            "noise all over the run (%u site%s with kept blocks tested).</p>\n", an.n, an.n == 1 ? "" : "s");
+  else {
+    fprintf(out, "<p class=\"verdict\">%u leak suspect%s (of %u sites tested), fastest growth first:</p>\n"
+            "<ol class=\"leaks\">\n", an.n_leaking, an.n_leaking > 1 ? "s" : "", an.n);
+    for (uint32_t i = 0; i < an.n_leaking; i++) put_leak(out, p, &an.leaks[i]);
+    fputs("</ol>\n", out);
+  }
+  fputs("</section>\n", out);
+  leak_analysis_free(&an);
+  profile_groups_free(g);
+}
+
+static void put_footer(const Page *pg) {
+  fputs("<footer>Written by <code>memtrace report</code> (tools/memtrace_cli/README.md explains every figure). "
+        "Estimates: bytes = samples &times; word bytes / sampling rate, headers included; 95% intervals are "
+        "Garwood's exact Poisson intervals on the sample count. This page is self-contained: it loads nothing.",
+        pg->out);
+  fputs("</footer>\n</body>\n</html>\n", pg->out);
+}
+
+// ---------------------------------------------------------------- command
+
+static void write_page(const Page *pg) {
+  put_head(pg);
+  put_summary(pg);
+  put_top_sites(pg);
+  put_live_heap(pg);
+  put_flame_graph(pg);
+  put_lifetimes(pg);
+  put_leaks(pg);
+  put_footer(pg);
+}
+
+int cmd_report(int argc, char **argv) {
+  Options o;
+  int status = parse_options(argc, argv, &o);
+  if (status != TOOL_CONTINUE) return status;
+  bool to_stdout = !o.out || strcmp(o.out, "-") == 0;
+  FILE *out = to_stdout ? stdout : fopen(o.out, "w");  // before reading: a bad -o fails at once
+  if (!out) {
+    fprintf(stderr, "memtrace report: cannot create %s: %s\n", o.out, strerror(errno));
+    return 1;
+  }
+  LiveSeries series;
+  live_series_init(&series, 400);
+  ProfileOptions popts = {.lifetimes = true, .windows = LEAK_WINDOWS, .before_event = live_series_hook,
+                          .hook_ctx = &series};
+  Loaded l;
+  if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) {
+    live_series_free(&series);
+    if (!to_stdout) fclose(out), unlink(o.out);
+    return 1;
+  }
+  live_series_end(&series, l.profile);
+  Page pg = {out, &o, &l, l.profile, &series};
+  write_page(&pg);
+  status = 0;
+  if (!to_stdout) {
+    bool failed = ferror(out) != 0;
+    if (fclose(out) != 0 || failed) status = 1;
+  } else if (fflush(out) != 0 || ferror(out)) {
+    status = 1;
+  }
+  if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out);
+  live_series_free(&series);
+  int trace_status = load_status(&usage, &l);
+  load_close(&l);
+  return status ? status : trace_status;
+}

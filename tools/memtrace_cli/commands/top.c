@@ -1,0 +1,368 @@
+// top.c - `memtrace top FILE`: allocation sites (or functions, files,
+// stacks) ranked by estimated bytes allocated, live at a moment, or
+// promoted; as a table or JSON; --follow redraws it every second while the
+// trace is being written (README.md shows the layouts).
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analysis/output.h"
+#include "../analysis/ranking.h"
+#include "../cli/load.h"
+#include "commands.h"
+
+static const ToolUsage usage = {
+    "top",
+    "usage: memtrace top [OPTIONS] FILE\n"
+    "Ranks allocation sites of the trace FILE (\"-\": stdin) by estimated bytes\n"
+    "allocated (headers included), each with its 95 % interval, share, samples\n"
+    "and estimated blocks.\n"
+    "  --live        rank by bytes live at the end of the trace (or at --at)\n"
+    "  --at TIME     with --live: live at TIME since the trace's start: 1.5s,\n"
+    "                250ms, 800us, 2min, a plain number of seconds, or P% of the\n"
+    "                trace's duration\n"
+    "  --promoted    rank by bytes promoted (blocks that survived a minor GC)\n"
+    "  --by KEY      site (default: the innermost frame's location), function,\n"
+    "                file, or stack (the whole callstack)\n"
+    "  -n N          show N rows (default 20; 0: all)\n"
+    "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
+    "  -o OUT        write to OUT instead of stdout\n"
+    "  --follow      the trace is being written: redraw every second until the\n"
+    "                writer is gone (its pid, on this host), or until the file\n"
+    "                stopped growing for --idle seconds when that cannot be told\n"
+    "  --idle S      with --follow (default 10)\n"
+    "A damaged or truncated trace: the figures of the events before the damage,\n"
+    "marked PARTIAL, the error on stderr, exit status 1.\n",
+};
+
+typedef struct TopOptions {
+  RankMetric metric;
+  ProfileBy by;
+  uint32_t rows;
+  bool json, follow;
+  AtTime at;
+  double idle_s;
+  const char *path;
+} TopOptions;
+
+// ---------------------------------------------------------------- options
+
+static int parse_options(int argc, char **argv, TopOptions *o) {
+  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
+  bool live = false, promoted = false;
+  const char *out = NULL;
+  const ToolOption options[] = {
+      {"--live", NULL, &live, NULL, NULL, 0, 0},
+      {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
+      LOAD_OPTION_AT(&o->at),
+      LOAD_OPTION_BY(&o->by),
+      TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_OUTPUT(&out),
+      {"--follow", NULL, &o->follow, NULL, NULL, 0, 0},
+      {"--idle", "S", &o->idle_s, tool_parse_number, "a number of seconds above 0", 1e-9, 1e9},
+  };
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
+  int status = tool_parse_args(&args, argc, argv);
+  if (status != TOOL_CONTINUE) return status;
+  o->path = args.files[0];
+  if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
+  if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
+  if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
+  if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
+  o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
+  return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
+}
+
+// ---------------------------------------------------------------- text
+
+// at_us: the resolved --at (µs), when given.
+static void print_heading(const Loaded *l, const TopOptions *o, uint64_t at_us) {
+  const Profile *p = l->profile;
+  const ProfileSummary *s = profile_summary(p);
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
+  printf("%s: %llu samples at rate %g (a sample per %.0f words of %u bytes), %s of trace\n", l->path,
+         (unsigned long long)profile_totals(p)->samples, profile_rate(p), 1 / profile_rate(p), profile_word_bytes(p),
+         out_duration(a, (double)s->last_us));
+  load_print_partial(stdout, l);
+  const char *what = o->metric == RANK_LIVE ? "bytes live" : o->metric == RANK_PROMOTED ? "bytes promoted"
+                                                                                             : "bytes allocated";
+  printf("%s by %s", what, out_by_name(o->by));
+  if (o->metric == RANK_LIVE && o->at.set && s->at_taken) printf(" at %s", out_duration(a, (double)at_us));
+  else if (o->metric == RANK_LIVE && o->at.set)
+    printf(" at the end (the trace ends at %s, before --at %s)", out_duration(a, (double)s->last_us),
+           out_duration(b, (double)at_us));
+  else if (o->metric == RANK_LIVE) printf(" at the end of the trace");
+  printf("; estimates = samples x %s, headers included, 95%% intervals (Garwood)\n",
+         out_bytes(a, profile_sample_bytes(p)));
+}
+
+static void print_interval(Interval iv) {
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
+  char text[2 * OUT_TEXT_MAX + 8];
+  snprintf(text, sizeof text, "[%s, %s]", out_bytes(a, iv.lo), out_bytes(b, iv.hi));
+  printf("  %-24s", text);
+}
+
+static void print_count(double v) {
+  if (v < 9999.5) printf(" %9.0f", v);
+  else if (v < 9999.5e3) printf(" %8.1fk", v / 1e3);
+  else printf(" %8.1fM", v / 1e6);
+}
+
+static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t at_us, const Ranking *r) {
+  const Profile *p = l->profile;
+  print_heading(l, o, at_us);
+  uint64_t total = rank_samples(profile_totals(p), o->metric, at);
+  Tally all = profile_tally(p, total);
+  Interval iv = tally_interval(&all);
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
+  printf("total %s [%s, %s] from %llu samples of %llu blocks\n\n", out_bytes(a, all.bytes), out_bytes(b, iv.lo),
+         out_bytes(c, iv.hi), (unsigned long long)total,
+         (unsigned long long)rank_blocks(profile_totals(p), o->metric, at));
+  bool est_blocks = o->metric == RANK_ALLOCATED;
+  printf("rank  %12s  %-24s %6s %9s %9s  %s\n", rank_metric_name(o->metric), "95% interval", "share", "samples",
+         est_blocks ? "blocks" : "sampled", o->by == PROFILE_BY_STACK ? "site and callers" : out_by_name(o->by));
+  uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
+  for (uint32_t i = 0; i < shown; i++) {
+    const ProfileGroup *g = &r->groups->rows[r->order[i]];
+    uint64_t n = rank_samples(&g->counts, o->metric, at);
+    Tally t = profile_tally(p, n);
+    printf("%4u  %12s", i + 1, out_bytes(a, t.bytes));
+    print_interval(tally_interval(&t));
+    printf(" %5.1f%%", 100.0 * (double)n / (double)total);
+    print_count((double)n);
+    print_count(est_blocks ? g->counts.objects : (double)rank_blocks(&g->counts, o->metric, at));
+    printf("  ");
+    out_group_key(stdout, p, o->by, g->first);
+    putchar('\n');
+    if (o->by == PROFILE_BY_STACK) out_callers(stdout, p, g->first, "        ", 12);
+  }
+  if (shown < r->n_ranked) printf("(%u more rows: -n 0 shows all)\n", r->n_ranked - shown);
+  if (r->n_ranked == 0) printf("(no samples)\n");
+}
+
+// ---------------------------------------------------------------- JSON
+
+static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t at_us, const Ranking *r) {
+  const Profile *p = l->profile;
+  Json j;
+  load_json_begin(&j, stdout, "top", l);
+  json_string(&j, "metric", rank_metric_name(o->metric));
+  json_string(&j, "by", out_by_name(o->by));
+  if (o->metric == RANK_LIVE && o->at.set) json_number(&j, "at_s", (double)at_us / 1e6);
+  else json_null(&j, "at_s");
+  json_bool(&j, "at_in_trace", profile_summary(p)->at_taken);
+  uint64_t total = rank_samples(profile_totals(p), o->metric, at);
+  Tally all = profile_tally(p, total);
+  Interval iv = tally_interval(&all);
+  json_object(&j, "total");
+  json_number(&j, "bytes", all.bytes);
+  json_interval(&j, "interval", iv.lo, iv.hi);
+  json_uint(&j, "samples", total);
+  json_uint(&j, "sampled_blocks", rank_blocks(profile_totals(p), o->metric, at));
+  json_end_object(&j);
+  uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
+  json_array(&j, "rows");
+  for (uint32_t i = 0; i < shown; i++) {
+    const ProfileGroup *g = &r->groups->rows[r->order[i]];
+    uint64_t n = rank_samples(&g->counts, o->metric, at);
+    Tally t = profile_tally(p, n);
+    Interval ti = tally_interval(&t);
+    json_object(&j, NULL);
+    json_uint(&j, "rank", i + 1);
+    json_group_key(&j, p, o->by, g->first);
+    json_number(&j, "bytes", t.bytes);
+    json_interval(&j, "interval", ti.lo, ti.hi);
+    json_number(&j, "share", total ? (double)n / (double)total : 0);
+    json_uint(&j, "samples", n);
+    json_uint(&j, "sampled_blocks", rank_blocks(&g->counts, o->metric, at));
+    if (o->metric == RANK_ALLOCATED) json_number(&j, "blocks_estimate", g->counts.objects);
+    else json_null(&j, "blocks_estimate");
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_uint(&j, "rows_omitted", r->n_ranked - shown);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
+// `finished`: after profile_finish, live counts are the at_* snapshot (the
+// --at moment, or the end); while following, the live_* counts of now.
+static int show(const Loaded *l, const TopOptions *o, bool finished, uint64_t at_us) {
+  Ranking r = {0};
+  if (!ranking_make(l->profile, o->by, o->metric, finished, &r)) {
+    ranking_free(&r);
+    fprintf(stderr, "memtrace top: out of memory\n");
+    return 1;
+  }
+  if (o->json) print_json(l, o, finished, at_us, &r);
+  else print_table(l, o, finished, at_us, &r);
+  ranking_free(&r);
+  return 0;
+}
+
+// ---------------------------------------------------------------- follow
+
+typedef enum WriterState { WRITER_RUNNING, WRITER_GONE, WRITER_UNKNOWN } WriterState;
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_seconds(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+// Seconds since the epoch at boot (/proc/stat's btime), 0 if unknown.
+static uint64_t boot_time(void) {
+  FILE *f = fopen("/proc/stat", "r");
+  char line[256];
+  unsigned long long btime = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "btime %llu", &btime) == 1) break;
+  if (f) fclose(f);
+  return btime;
+}
+
+// Whether the process that writes the trace runs: known only on the host
+// that wrote it (the trace info's host and pid). A pid whose process started
+// after the trace did (a reused pid), a zombie, or no such pid: gone.
+static WriterState writer_state(const TraceReaderInfo *info) {
+  char host[256] = "", path[64], line[1024];
+  if (info->pid == 0 || info->pid > INT32_MAX || gethostname(host, sizeof host - 1) != 0 ||
+      strcmp(host, info->host) != 0)
+    return WRITER_UNKNOWN;
+  snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)info->pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return kill((pid_t)info->pid, 0) == 0 || errno == EPERM ? WRITER_RUNNING : WRITER_GONE;
+  bool got = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  const char *close_paren = got ? strrchr(line, ')') : NULL;
+  char state = 0;
+  unsigned long long start_ticks = 0;
+  // After "pid (comm)": field 3 is the state, field 22 the start time in clock ticks since boot.
+  if (!close_paren || sscanf(close_paren + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                                              "%*s %*s %*s %llu", &state, &start_ticks) != 2)
+    return WRITER_RUNNING;
+  if (state == 'Z' || state == 'X') return WRITER_GONE;
+  uint64_t boot = boot_time();
+  long ticks = sysconf(_SC_CLK_TCK);
+  if (boot && ticks > 0) {
+    double started_us = ((double)boot + (double)start_ticks / (double)ticks) * 1e6;
+    if (started_us > (double)info->start_time_us + 2e6) return WRITER_GONE;
+  }
+  return WRITER_RUNNING;
+}
+
+static uint64_t file_size(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n > 0 ? (uint64_t)n : 0;
+}
+
+// Opens a trace that may not exist yet or hold no whole packet yet.
+static TraceReader *open_when_there(const TopOptions *o) {
+  double start = now_seconds();
+  for (;;) {
+    TraceReaderError err;
+    TraceReader *r = trace_reader_open(o->path, &err);
+    if (r) return r;
+    bool waiting = err.kind == TRACE_ERROR_TRUNCATED || access(o->path, F_OK) != 0;
+    if (!waiting || now_seconds() - start > o->idle_s) {
+      fprintf(stderr, "memtrace top: %s: %s\n", o->path, err.message);
+      return NULL;
+    }
+    pause_seconds(0.2);
+  }
+}
+
+static void follow_banner(const TopOptions *o, const TraceReaderInfo *info, WriterState w, bool done) {
+  if (o->json) return;
+  if (done) printf("memtrace top --follow: the writer has finished; final figures\n");
+  else if (w == WRITER_RUNNING)
+    printf("memtrace top --follow: the writer (pid %llu) is running; redrawn every second\n",
+           (unsigned long long)info->pid);
+  else
+    printf("memtrace top --follow: the writer is on another host or unknown; stops after %g s without growth\n",
+           o->idle_s);
+}
+
+static void redraw(const Loaded *l, const TopOptions *o, WriterState w, bool done) {
+  if (!o->json && isatty(1)) fputs("\033[H\033[2J", stdout);
+  else if (!o->json) putchar('\n');
+  follow_banner(o, trace_reader_info(l->reader), w, done);
+  show(l, o, done, 0);
+  fflush(stdout);
+}
+
+static int follow(const TopOptions *o) {
+  Loaded l = {.path = o->path};
+  if (!(l.reader = open_when_there(o))) return 1;
+  trace_reader_follow(l.reader, true);
+  ProfileOptions popts = {.allocations_only = o->metric == RANK_ALLOCATED};
+  if (!(l.profile = profile_new(l.reader, &popts))) {
+    fprintf(stderr, "memtrace top: out of memory\n");
+    load_close(&l);
+    return 1;
+  }
+  const TraceReaderInfo *info = trace_reader_info(l.reader);
+  uint64_t size = file_size(o->path);
+  double last_growth = now_seconds();
+  TraceReaderStatus s;
+  WriterState w;
+  for (;;) {
+    s = profile_read(l.profile, NULL);
+    w = writer_state(info);
+    uint64_t now_size = file_size(o->path);
+    if (now_size != size) size = now_size, last_growth = now_seconds();
+    bool idle = w == WRITER_UNKNOWN && now_seconds() - last_growth > o->idle_s;
+    if (s == TRACE_READER_ERROR || w == WRITER_GONE || idle) break;
+    redraw(&l, o, w, false);
+    pause_seconds(1);
+  }
+  if (s != TRACE_READER_ERROR) {  // the writer is done: what is left, and an incomplete packet is damage
+    trace_reader_follow(l.reader, false);
+    s = profile_read(l.profile, NULL);
+  }
+  if (s == TRACE_READER_ERROR) {
+    l.partial = true;
+    snprintf(l.error, sizeof l.error, "%s", trace_reader_error(l.reader)->message);
+  }
+  int status = 1;
+  if (profile_ok(l.profile)) {
+    profile_finish(l.profile);
+    redraw(&l, o, w, true);
+    status = load_status(&usage, &l);
+  } else {
+    fprintf(stderr, "memtrace top: %s: out of memory\n", o->path);
+  }
+  load_close(&l);
+  return status;
+}
+
+// ---------------------------------------------------------------- main
+
+int cmd_top(int argc, char **argv) {
+  TopOptions o;
+  int status = parse_options(argc, argv, &o);
+  if (status != TOOL_CONTINUE) return status;
+  if (o.follow) return follow(&o);
+  // Bytes allocated need no block's death: no live table (profile.h).
+  ProfileOptions popts = {.allocations_only = o.metric == RANK_ALLOCATED};
+  Loaded l;
+  if (load_trace(&usage, o.path, &popts, &o.at, &l)) return 1;
+  status = show(&l, &o, true, popts.at_us);
+  if (status == 0) status = load_status(&usage, &l);
+  load_close(&l);
+  return status;
+}

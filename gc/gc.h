@@ -57,7 +57,7 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag);
 // Raises a runtime error whose message is printf-formatted (its string is
 // allocated with gc_alloc_no_collect). Never returns.
-_Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void gc_raise_error(Vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Allocates a never-collected block outside the collected heap (constants).
 Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
 

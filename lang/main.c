@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked.h"
+#include "runtime/checked.h"
 #include "vm.h"
+#include "../gc/gc.h"
 #include "../memprof/memtrace.h"
 #include "../trace/format.h"
 

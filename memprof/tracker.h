@@ -77,7 +77,7 @@ typedef struct MemprofTracker {
   bool native;
 } MemprofTracker;
 
-// A tracker callback that ran Minnow code which raised (vm_call returned
+// A tracker callback that ran Minnow code which raised (interp_call returned
 // false, the exception in vm->exn) calls this: the block is forgotten and the
 // exception propagates from the allocation point. Never returns.
 _Noreturn void memprof_callback_raised(Vm *vm);

@@ -10,7 +10,7 @@
 //  2. walk     ns per new frame walked by callstacks_capture (every 16th stubbed),
 //              timed inside the capture. The capture is driven from Minnow: a
 //              non-tail recursion to depth D calls Gc.verify() at the bottom,
-//              and this binary is linked with -Wl,--wrap=prim_gc_verify so
+//              and this binary is linked with -Wl,--wrap=lib_gc_verify so
 //              that the primitive runs callstacks_capture instead. Every
 //              descent pushes D fresh frames, so each capture walks D + 1
 //              new frames; the per-frame figure is the slope between two

@@ -555,7 +555,7 @@ static char *dump_program(Vm *vm) {
   assert_non_null(m);
   FILE *out = open_memstream(&m->buf, &m->size);
   assert_non_null(out);
-  compiler_dump(vm, out);
+  disasm_program(vm, out);
   fclose(out);
   char *buf = m->buf;
   free(m);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lexer.h"
+#include "../../lang/front/lexer.h"
 
 enum { MAX_TOKENS = 64 };
 

@@ -19,11 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler.h"
-#include "frames.h"
-#include "interp.h"
-#include "memprof_internal.h"
-#include "vm.h"
+#include "../../lang/front/compiler.h"
+#include "../../core/frames.h"
+#include "../../lang/runtime/interp.h"
+#include "../../memprof/memprof_internal.h"
+#include "../../lang/vm.h"
+#include "../../gc/gc.h"
 
 #define TOL 5.7
 
@@ -693,7 +694,7 @@ static void test_two_profiles_at_once(void **state) {
 
 // A C tracker may raise from its callbacks (tracker.h): with vm_raise
 // directly, or through memprof_callback_raised as the Memprof module does
-// after vm_call failed. The exception propagates from the allocation point
+// after interp_call failed. The exception propagates from the allocation point
 // (a Minnow try catches it), the block is forgotten, and profiling goes on:
 // later blocks are sampled and reported as before.
 typedef struct Raiser {

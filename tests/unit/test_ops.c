@@ -2,7 +2,7 @@
 // formatting against snprintf, short copies touching nothing outside their
 // ranges, the padding of ops_string_uninit blocks, and == / compare / hash on
 // strings whose lengths differ only inside the padding word.
-#include "ops.h"
+#include "../../lang/runtime/ops.h"
 #include "test_support.h"
 
 // --- integers -----------------------------------------------------------------

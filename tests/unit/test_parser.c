@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
+#include "../../lang/front/ast.h"
 
 // One parse: the arena and result a test inspects, freed by done().
 typedef struct Parsed {

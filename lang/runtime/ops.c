@@ -6,14 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "../../core/image.h"
 #include "ops.h"
 #include "shapes.h"
-#include "vm.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 enum { MAX_DEPTH = 10000 };
 
-const char *vm_type_name(Value v) {
+const char *ops_type_name(Value v) {
   if (val_is_int(v)) return "int";
   if (v == VAL_NIL) return "nil";
   if (v == VAL_TRUE || v == VAL_FALSE) return "bool";
@@ -201,7 +202,7 @@ bool ops_equal(Vm *vm, Value a, Value b) {
 
 static _Noreturn void incomparable(PairStack *st, Value a, Value b) {
   pair_free(st);
-  vm_raise_error(st->vm, "type error: cannot compare %s and %s", vm_type_name(a), vm_type_name(b));
+  gc_raise_error(st->vm, "type error: cannot compare %s and %s", ops_type_name(a), ops_type_name(b));
 }
 
 // As OCaml's compare: nan equals itself and is below every other float.
@@ -606,7 +607,7 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
       return;
     default:
       put_str(o, "<");
-      put_str(o, vm_type_name(v));
+      put_str(o, ops_type_name(v));
       put_str(o, ">");
       return;
   }
@@ -680,7 +681,7 @@ static __attribute__((noinline)) Value concat_lists(Vm *vm, Value *a, Value *b) 
   if (*a == VAL_EMPTY) return *b;
   Value end = *a;
   while (val_has_tag(end, TAG_CONS)) end = val_field(end, 1);
-  if (end != VAL_EMPTY) vm_raise_error(vm, "type error: cannot apply ++ to an improper list");
+  if (end != VAL_EMPTY) gc_raise_error(vm, "type error: cannot apply ++ to an improper list");
   Value head = VAL_EMPTY, last = VAL_EMPTY, cur = *a;
   vm_push_root(vm, &head);
   vm_push_root(vm, &last);
@@ -699,7 +700,7 @@ static __attribute__((noinline)) Value concat_lists(Vm *vm, Value *a, Value *b) 
 }
 
 static _Noreturn __attribute__((noinline)) void concat_error(Vm *vm, Value a, Value b) {
-  vm_raise_error(vm, "type error: cannot apply ++ to %s and %s", vm_type_name(a), vm_type_name(b));
+  gc_raise_error(vm, "type error: cannot apply ++ to %s and %s", ops_type_name(a), ops_type_name(b));
 }
 
 Value ops_concat(Vm *vm, Value *a, Value *b) {
@@ -744,7 +745,7 @@ bool ops_record_get(Vm *vm, Value r, const char *name, Value *out) {
 }
 
 void ops_check_options(Vm *vm, Value r, const char *const *names, uint32_t n, const char *what) {
-  if (!val_has_tag(r, TAG_RECORD)) vm_raise_error(vm, "type error: %s expects a record, got %s", what, vm_type_name(r));
+  if (!val_has_tag(r, TAG_RECORD)) gc_raise_error(vm, "type error: %s expects a record, got %s", what, ops_type_name(r));
   uint32_t shape = (uint32_t)val_to_int(val_field(r, 0));
   for (uint32_t i = 0; i < shapes_field_count(vm->shapes, shape); i++) {
     const char *field = shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, i));
@@ -755,6 +756,6 @@ void ops_check_options(Vm *vm, Value r, const char *const *names, uint32_t n, co
     size_t at = 0;
     for (k = 0; k < n && at < sizeof known; k++)
       at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", k ? ", " : "", names[k]);
-    vm_raise_error(vm, "%s: unknown field %s (known: %s)", what, field, known);
+    gc_raise_error(vm, "%s: unknown field %s (known: %s)", what, field, known);
   }
 }

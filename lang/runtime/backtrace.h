@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/frames.h"
+#include "../../core/frames.h"
 
 // Runtime position of the cursor's frame: the debug entry of its call or
 // safe point, or (for a top frame at an ordinary instruction) the line

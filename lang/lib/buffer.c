@@ -9,11 +9,12 @@
 // Invariant (checked at every call): 0 <= len <= bytes of the storage.
 #include <string.h>
 
-#include "builtins.h"
-#include "checked.h"
-#include "ops.h"
-#include "vm.h"
-#include "../gc/gc.h"
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/checked.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 // Smallest storage of a buffer, in bytes, and the largest initial storage
 // Buffer.create's size hint asks for.
@@ -31,8 +32,8 @@ static Value new_storage(Vm *vm, const Value *old, size_t len, size_t cap) {
   return s;
 }
 
-Value prim_buffer_create(Vm *vm, Value *args) {
-  int64_t hint = builtins_int(vm, args[0], "Buffer.create");
+Value lib_buffer_create(Vm *vm, Value *args) {
+  int64_t hint = args_int(vm, args[0], "Buffer.create");
   size_t cap = hint < BUFFER_MIN_BYTES ? BUFFER_MIN_BYTES : hint > BUFFER_MAX_HINT ? BUFFER_MAX_HINT : (size_t)hint;
   Value storage = new_storage(vm, NULL, 0, cap);
   vm_push_root(vm, &storage);
@@ -46,19 +47,19 @@ Value prim_buffer_create(Vm *vm, Value *args) {
 // The buffer's length, or a type error naming `what`.
 static size_t buffer_len(Vm *vm, Value b, const char *what) {
   if (!val_has_tag(b, TAG_BUFFER))
-    vm_raise_error(vm, "type error: %s expects a buffer, got %s", what, vm_type_name(b));
+    gc_raise_error(vm, "type error: %s expects a buffer, got %s", what, ops_type_name(b));
   Value storage = val_field(b, 0), len = val_field(b, 1);
   if (!val_has_tag(storage, TAG_BYTES) || !val_is_int(len) || val_to_int(len) < 0 ||
       (uint64_t)val_to_int(len) > storage_bytes(storage))
-    vm_raise_error(vm, "%s: corrupt buffer", what);
+    gc_raise_error(vm, "%s: corrupt buffer", what);
   return (size_t)val_to_int(len);
 }
 
 // buffer_add(b, s): appends the bytes of s; the storage at least doubles
 // when s does not fit, so that n adds copy O(n) bytes in all.
-Value prim_buffer_add(Vm *vm, Value *args) {
+Value lib_buffer_add(Vm *vm, Value *args) {
   size_t len = buffer_len(vm, args[0], "Buffer.add");
-  size_t n = str_len(builtins_string(vm, args[1], "Buffer.add"));
+  size_t n = str_len(args_string(vm, args[1], "Buffer.add"));
   size_t cap = storage_bytes(val_field(args[0], 0));
   if (n > cap - len) {
     uint64_t need, doubled;
@@ -75,11 +76,11 @@ Value prim_buffer_add(Vm *vm, Value *args) {
   return VAL_NIL;
 }
 
-Value prim_buffer_length(Vm *vm, Value *args) {
+Value lib_buffer_length(Vm *vm, Value *args) {
   return val_of_int((int64_t)buffer_len(vm, args[0], "Buffer.length"));
 }
 
-Value prim_buffer_contents(Vm *vm, Value *args) {
+Value lib_buffer_contents(Vm *vm, Value *args) {
   size_t len = buffer_len(vm, args[0], "Buffer.contents");
   Value s = ops_string_uninit(vm, len);
   memcpy((char *)val_fields(s), val_fields(val_field(args[0], 0)), len);
@@ -87,10 +88,10 @@ Value prim_buffer_contents(Vm *vm, Value *args) {
 }
 
 // buffer_clear(b, keep): length 0; keep = false also drops the storage.
-Value prim_buffer_clear(Vm *vm, Value *args) {
+Value lib_buffer_clear(Vm *vm, Value *args) {
   buffer_len(vm, args[0], "Buffer.clear");
   if (!val_is_bool(args[1]))
-    vm_raise_error(vm, "type error: Buffer.clear expects a bool, got %s", vm_type_name(args[1]));
+    gc_raise_error(vm, "type error: Buffer.clear expects a bool, got %s", ops_type_name(args[1]));
   if (args[1] == VAL_FALSE) {
     Value s = new_storage(vm, NULL, 0, BUFFER_MIN_BYTES);
     gc_write(vm, args[0], 0, s);

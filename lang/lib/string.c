@@ -1,38 +1,40 @@
-// builtins_string.c - the C part of the String module (stdlib/string.mn).
+// args_string.c - the C part of the String module (stdlib/string.mn).
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtins.h"
-#include "checked.h"
-#include "ops.h"
-#include "vm.h"
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/checked.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 
 
-Value prim_string_length(Vm *vm, Value *args) {
-  return val_of_int((int64_t)str_len(builtins_string(vm, args[0], "String.length")));
+Value lib_string_length(Vm *vm, Value *args) {
+  return val_of_int((int64_t)str_len(args_string(vm, args[0], "String.length")));
 }
 
-Value prim_string_sub(Vm *vm, Value *args) {
-  size_t len = str_len(builtins_string(vm, args[0], "String.sub"));
-  int64_t start = builtins_int(vm, args[1], "String.sub"), n = builtins_int(vm, args[2], "String.sub");
+Value lib_string_sub(Vm *vm, Value *args) {
+  size_t len = str_len(args_string(vm, args[0], "String.sub"));
+  int64_t start = args_int(vm, args[1], "String.sub"), n = args_int(vm, args[2], "String.sub");
   if (start < 0 || n < 0 || (uint64_t)start + (uint64_t)n > len)
-    vm_raise_error(vm, "String.sub: range %lld+%lld out of bounds (length %zu)", (long long)start, (long long)n, len);
+    gc_raise_error(vm, "String.sub: range %lld+%lld out of bounds (length %zu)", (long long)start, (long long)n, len);
   Value s = ops_string_uninit(vm, (size_t)n);
   memcpy(val_fields(s), str_bytes(args[0]) + start, (size_t)n);
   return s;
 }
 
-Value prim_string_concat(Vm *vm, Value *args) {
-  size_t sep = str_len(builtins_string(vm, args[0], "String.concat"));
+Value lib_string_concat(Vm *vm, Value *args) {
+  size_t sep = str_len(args_string(vm, args[0], "String.concat"));
   uint64_t total = 0, count = 0, seps;
   bool fits = true;
   for (Value l = args[1]; l != VAL_EMPTY; l = val_field(l, 1), count++) {
-    if (!val_has_tag(l, TAG_CONS)) vm_raise_error(vm, "type error: String.concat expects a list, got %s", vm_type_name(l));
-    fits &= checked_add(total, str_len(builtins_string(vm, val_field(l, 0), "String.concat")), &total);
+    if (!val_has_tag(l, TAG_CONS)) gc_raise_error(vm, "type error: String.concat expects a list, got %s", ops_type_name(l));
+    fits &= checked_add(total, str_len(args_string(vm, val_field(l, 0), "String.concat")), &total);
   }
   if (count > 1) fits &= checked_mul(sep, count - 1, &seps) && checked_add(total, seps, &total);
   if (!fits) vm_raise_out_of_memory(vm);
@@ -153,20 +155,20 @@ static Value split_long(Vm *vm, Value *args, size_t m) {
 
 // Pieces between the occurrences of sep in s (non-overlapping, found from
 // the right), built from the end into a list.
-Value prim_string_split(Vm *vm, Value *args) {
-  builtins_string(vm, args[0], "String.split");
-  size_t m = str_len(builtins_string(vm, args[1], "String.split"));
-  if (m == 0) vm_raise_error(vm, "String.split: empty separator");
+Value lib_string_split(Vm *vm, Value *args) {
+  args_string(vm, args[0], "String.split");
+  size_t m = str_len(args_string(vm, args[1], "String.split"));
+  if (m == 0) gc_raise_error(vm, "String.split: empty separator");
   return m == 1 || str_len(args[0]) <= 256 ? split_short(vm, args, m) : split_long(vm, args, m);
 }
 
-Value prim_string_of_int(Vm *vm, Value *args) {
-  return ops_string_of_int(vm, builtins_int(vm, args[0], "String.of_int"));
+Value lib_string_of_int(Vm *vm, Value *args) {
+  return ops_string_of_int(vm, args_int(vm, args[0], "String.of_int"));
 }
 
-Value prim_string_of_float(Vm *vm, Value *args) {
+Value lib_string_of_float(Vm *vm, Value *args) {
   char buf[64];
-  ops_format_float(builtins_number(vm, args[0], "String.of_float"), buf, sizeof buf);
+  ops_format_float(args_number(vm, args[0], "String.of_float"), buf, sizeof buf);
   return ops_string(vm, buf, strlen(buf));
 }
 
@@ -192,26 +194,26 @@ static bool parse_int(const char *s, size_t len, int64_t *out) {
   return true;
 }
 
-Value prim_string_to_int(Vm *vm, Value *args) {
-  Value s = builtins_string(vm, args[0], "String.to_int");
+Value lib_string_to_int(Vm *vm, Value *args) {
+  Value s = args_string(vm, args[0], "String.to_int");
   int64_t n;
   return parse_int(str_bytes(s), str_len(s), &n) ? val_of_int(n) : VAL_NIL;
 }
 
 // The float in s: strtod's syntax, but the whole string and no leading space.
-Value prim_string_to_float(Vm *vm, Value *args) {
-  const char *s = str_bytes(builtins_string(vm, args[0], "String.to_float"));
+Value lib_string_to_float(Vm *vm, Value *args) {
+  const char *s = str_bytes(args_string(vm, args[0], "String.to_float"));
   if (str_len(args[0]) == 0 || strlen(s) != str_len(args[0]) || isspace((unsigned char)s[0])) return VAL_NIL;
   char *end;
   double d = strtod(s, &end);
   if (*end) return VAL_NIL;
-  return builtins_float(vm, d);
+  return args_float(vm, d);
 }
 
-Value prim_string_repeat(Vm *vm, Value *args) {
-  size_t len = str_len(builtins_string(vm, args[0], "String.repeat"));
-  int64_t n = builtins_int(vm, args[1], "String.repeat");
-  if (n < 0) vm_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
+Value lib_string_repeat(Vm *vm, Value *args) {
+  size_t len = str_len(args_string(vm, args[0], "String.repeat"));
+  int64_t n = args_int(vm, args[1], "String.repeat");
+  if (n < 0) gc_raise_error(vm, "String.repeat: negative count %lld", (long long)n);
   if (len && (uint64_t)n > OPS_MAX_STRING_BYTES / len) vm_raise_out_of_memory(vm);
   size_t total = len * (size_t)n;
   Value s = ops_string_uninit(vm, total);
@@ -227,23 +229,23 @@ Value prim_string_repeat(Vm *vm, Value *args) {
   return s;
 }
 
-Value prim_string_get(Vm *vm, Value *args) {
-  size_t len = str_len(builtins_string(vm, args[0], "String.get"));
-  int64_t i = builtins_int(vm, args[1], "String.get");
-  if (i < 0 || (uint64_t)i >= len) vm_raise_error(vm, "index out of bounds: %lld (length %zu)", (long long)i, len);
+Value lib_string_get(Vm *vm, Value *args) {
+  size_t len = str_len(args_string(vm, args[0], "String.get"));
+  int64_t i = args_int(vm, args[1], "String.get");
+  if (i < 0 || (uint64_t)i >= len) gc_raise_error(vm, "index out of bounds: %lld (length %zu)", (long long)i, len);
   return val_of_int((unsigned char)str_bytes(args[0])[i]);
 }
 
-Value prim_string_of_byte(Vm *vm, Value *args) {
-  int64_t b = builtins_int(vm, args[0], "String.of_byte");
-  if (b < 0 || b > 255) vm_raise_error(vm, "String.of_byte: %lld is not a byte", (long long)b);
+Value lib_string_of_byte(Vm *vm, Value *args) {
+  int64_t b = args_int(vm, args[0], "String.of_byte");
+  if (b < 0 || b > 255) gc_raise_error(vm, "String.of_byte: %lld is not a byte", (long long)b);
   char c = (char)b;
   return ops_string(vm, &c, 1);
 }
 
-Value prim_string_index_of(Vm *vm, Value *args) {
-  size_t len = str_len(builtins_string(vm, args[0], "String.index_of"));
-  size_t n = str_len(builtins_string(vm, args[1], "String.index_of"));
+Value lib_string_index_of(Vm *vm, Value *args) {
+  size_t len = str_len(args_string(vm, args[0], "String.index_of"));
+  size_t n = str_len(args_string(vm, args[1], "String.index_of"));
   const char *s = str_bytes(args[0]);
   const char *hit = memmem(s, len, str_bytes(args[1]), n);
   return val_of_int(hit ? (int64_t)(hit - s) : -1);

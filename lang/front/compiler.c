@@ -41,15 +41,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/bytecode.h"
+#include "../../core/bytecode.h"
+#include "../../core/frames.h"
+#include "../../core/image.h"
+#include "../../core/namemap.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
+#include "../lib/primitives.h"
+#include "../lib/stdlib_sources.h"
+#include "../runtime/shapes.h"
+#include "ast.h"
 #include "compiler.h"
-#include "../core/frames.h"
-#include "../core/namemap.h"
-#include "primitives.h"
-#include "shapes.h"
 #include "source.h"
-#include "stdlib_sources.h"
-#include "vm.h"
 
 // =====================================================================
 // Data
@@ -272,46 +275,17 @@ static void error_at(FnState *fs, SrcPos pos, const char *fmt, ...) {
 // Constants and globals
 // =====================================================================
 
-static uint32_t add_constant(Vm *vm, Value v) {
-  GROW(vm->constants, vm->constant_count, vm->constant_cap);
-  vm->constants[vm->constant_count] = v;
-  return vm->constant_count++;
-}
-
 static uint32_t string_constant(Vm *vm, const char *bytes, size_t len) {
   Value s = gc_alloc_static(vm, str_wosize_for(len), TAG_STRING);
   memcpy(val_fields(s), bytes, len);
   str_finish(s, len);
-  return add_constant(vm, s);
+  return image_add_constant(vm, s);
 }
 
 static uint32_t float_constant(Vm *vm, double d) {
   Value f = gc_alloc_static(vm, 1, TAG_FLOAT);
   memcpy(val_fields(f), &d, sizeof d);
-  return add_constant(vm, f);
-}
-
-static uint32_t add_global(Vm *vm, const char *name) {
-  if (vm->global_count >= vm->global_cap) {
-    vm->global_cap = vm->global_cap ? vm->global_cap * 2 : 64;
-    vm->globals = xrealloc(vm->globals, vm->global_cap * sizeof *vm->globals);
-    vm->global_names = xrealloc(vm->global_names, vm->global_cap * sizeof(char *));
-  }
-  vm->globals[vm->global_count] = VAL_NIL;
-  vm->global_names[vm->global_count] = xstrdup(name);
-  return vm->global_count++;
-}
-
-static Proto *new_proto(Vm *vm, const char *name, const char *file) {
-  Proto *p = xrealloc(NULL, sizeof *p);
-  memset(p, 0, sizeof *p);
-  p->name = xstrdup(name);
-  p->file = file;
-  p->prim = -1;
-  GROW(vm->protos, vm->proto_count, vm->proto_cap);
-  p->id = vm->proto_count;
-  vm->protos[vm->proto_count++] = p;
-  return p;
+  return image_add_constant(vm, f);
 }
 
 static Value static_closure(Vm *vm, const Proto *p) {
@@ -327,9 +301,7 @@ static Value static_closure(Vm *vm, const Proto *p) {
 static uint32_t here(FnState *fs) { return fs->proto->code_len; }
 
 static void emit(FnState *fs, uint32_t word) {
-  Proto *p = fs->proto;
-  GROW(p->code, p->code_len, p->code_cap);
-  p->code[p->code_len++] = word;
+  *image_code_slot(fs->proto) = word;
 }
 
 static void note_position(FnState *fs, SrcPos pos) {
@@ -344,8 +316,7 @@ static void note_position(FnState *fs, SrcPos pos) {
       return;
     }
   }
-  GROW(p->lines, p->line_count, p->line_cap);
-  p->lines[p->line_count++] = (LinePos){p->code_len, pos.line, col};
+  *image_line_slot(p) = (LinePos){p->code_len, pos.line, col};
 }
 
 // Starts an instruction: records its position; any instruction but an
@@ -772,7 +743,7 @@ static void compile_literal(FnState *fs, Expr *e, uint32_t dst) {
         emit(fs, (uint32_t)(int32_t)e->u.int_val);
         set_live(fs, dst);
       } else {
-        emit_loadk(fs, dst, add_constant(vm, val_of_int(e->u.int_val)), e->pos);
+        emit_loadk(fs, dst, image_add_constant(vm, val_of_int(e->u.int_val)), e->pos);
       }
       break;
     case EX_FLOAT: emit_loadk(fs, dst, float_constant(vm, e->u.float_val), e->pos); break;
@@ -938,7 +909,7 @@ static uint32_t leaf_count(Expr *e, uint32_t cap) {
 
 // CALLPRIM of the primitive named `name` on registers first..first+argc-1.
 static void emit_callprim(FnState *fs, const char *name, uint32_t first, uint32_t argc, uint32_t dst, SrcPos pos) {
-  int prim = prim_lookup(name);
+  int prim = primitives_lookup(name);
   uint32_t at = emit_op(fs, BC_CALLPRIM, pos);
   emit(fs, (uint32_t)prim);
   emit(fs, first);
@@ -1109,7 +1080,7 @@ static char *function_name(FnState *parent, Module *m, const char *name) {
 // CLOSURE into dst.
 static void compile_fn_expr(FnState *fs, FnDef *fn, uint32_t dst, SrcPos pos, const char *self) {
   char *name = function_name(fs, fs->module, fn->name);
-  Proto *p = new_proto(fs->vm, name, fs->module->path);
+  Proto *p = image_add_proto(fs->vm, name, fs->module->path);
   free(name);
   p->nparams = (uint32_t)fn->param_count;
   FnState child;
@@ -1346,7 +1317,7 @@ static bool literal_constant(FnState *fs, const Expr *e, int64_t *k) {
     case EX_NIL: *k = K_NIL; return true;
     case EX_BOOL: *k = e->u.boolean ? K_TRUE : K_FALSE; return true;
     case EX_EMPTY_LIST: *k = K_EMPTY; return true;
-    case EX_INT: *k = add_constant(fs->vm, val_of_int(e->u.int_val)); return true;
+    case EX_INT: *k = image_add_constant(fs->vm, val_of_int(e->u.int_val)); return true;
     default: return false;
   }
 }
@@ -1405,7 +1376,7 @@ static uint32_t pattern_constant(FnState *fs, Pattern *p) {
   switch (p->kind) {
     case PAT_NIL: return K_NIL;
     case PAT_BOOL: return p->u.boolean ? K_TRUE : K_FALSE;
-    case PAT_INT: return add_constant(vm, val_of_int(p->u.int_val));
+    case PAT_INT: return image_add_constant(vm, val_of_int(p->u.int_val));
     case PAT_FLOAT: return float_constant(vm, p->u.float_val);
     case PAT_STRING: return string_constant(vm, p->u.str.bytes, p->u.str.len);
     default: return K_NIL;
@@ -2118,7 +2089,7 @@ static bool add_member(FnState *fs, Module *m, const char *name, int i, bool is_
   char *gname = m->name[0] ? xasprintf("%s.%s", m->name, name) : xstrdup(name);
   GROW(m->members, m->member_count, m->member_cap);
   Member *mem = &m->members[m->member_count];
-  *mem = (Member){.name = xstrdup(name), .global = add_global(fs->vm, gname), .prim = -1, .arity = -1,
+  *mem = (Member){.name = xstrdup(name), .global = image_add_global(fs->vm, gname), .prim = -1, .arity = -1,
                   .is_var = is_var, .is_fn = is_fn, .item = i};
   free(gname);
   GROW(list->ids, list->count, list->cap);
@@ -2149,19 +2120,19 @@ static void declare_members(FnState *fs, Module *m) {
 static void define_external(FnState *fs, Module *m, Expr *e) {
   Vm *vm = fs->vm;
   Member *mem = find_member_at(m, e->u.external.name, m->current_item);
-  int prim = prim_lookup(e->u.external.c_name);
+  int prim = primitives_lookup(e->u.external.c_name);
   if (prim < 0) {
     error_at(fs, e->pos, "unknown primitive \"%s\"", e->u.external.c_name);
     return;
   }
-  if (prim_get(prim)->arity != e->u.external.param_count) {
-    error_at(fs, e->pos, "primitive \"%s\" takes %d arguments", e->u.external.c_name, prim_get(prim)->arity);
+  if (primitives_table()[prim].arity != e->u.external.param_count) {
+    error_at(fs, e->pos, "primitive \"%s\" takes %d arguments", e->u.external.c_name, primitives_table()[prim].arity);
     return;
   }
   mem->prim = prim;
   mem->arity = e->u.external.param_count;
   char *name = m->name[0] ? xasprintf("%s.%s", m->name, mem->name) : xstrdup(mem->name);
-  Proto *p = new_proto(vm, name, m->path);
+  Proto *p = image_add_proto(vm, name, m->path);
   free(name);
   p->nparams = (uint32_t)mem->arity;
   p->prim = prim;
@@ -2192,7 +2163,7 @@ static void define_function(FnState *top, Module *m, Expr *e) {
 
 static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char *name) {
   char *pname = function_name(parent, m, name);
-  Proto *p = new_proto(parent->vm, pname, m->path);
+  Proto *p = image_add_proto(parent->vm, pname, m->path);
   free(pname);
   p->nparams = (uint32_t)fn->param_count;
   FnState fs;
@@ -2205,7 +2176,7 @@ static Proto *compile_function(FnState *parent, Module *m, FnDef *fn, const char
 
 static void compile_module(Vm *vm, Module *m) {
   char *name = m->name[0] ? xasprintf("%s.<top>", m->name) : xstrdup("<top>");
-  Proto *p = new_proto(vm, name, m->path);
+  Proto *p = image_add_proto(vm, name, m->path);
   free(name);
   FnState top;
   init_fn_state(&top, NULL, vm, m, p);
@@ -2345,7 +2316,7 @@ static Module *load_module(Vm *vm, const char *name, const char *path, char *tex
 // The program's entry: a function calling each module's <top> in order.
 static Proto *make_entry(Vm *vm) {
   ModuleTable *t = vm->modules;
-  Proto *p = new_proto(vm, "<entry>", "<entry>");
+  Proto *p = image_add_proto(vm, "<entry>", "<entry>");
   FnState fs;
   Module fake = {.name = "", .path = "<entry>"};
   init_fn_state(&fs, NULL, vm, &fake, p);
@@ -2353,7 +2324,7 @@ static Proto *make_entry(Vm *vm) {
   set_live(&fs, 0);
   SrcPos pos = {0, 0, 1, 0};
   for (uint32_t i = 0; i < t->order_count; i++) {
-    uint32_t k = add_constant(vm, static_closure(vm, t->order[i]->init));
+    uint32_t k = image_add_constant(vm, static_closure(vm, t->order[i]->init));
     uint32_t f = alloc_reg(&fs);
     emit_loadk(&fs, f, k, pos);
     uint32_t at = emit_op(&fs, BC_CALL, pos);
@@ -2375,11 +2346,11 @@ static Proto *make_entry(Vm *vm) {
 }
 
 static void init_constants(Vm *vm) {
-  add_constant(vm, VAL_NIL);
-  add_constant(vm, VAL_FALSE);
-  add_constant(vm, VAL_TRUE);
-  add_constant(vm, VAL_EMPTY);
-  add_constant(vm, vm->empty_array);
+  image_add_constant(vm, VAL_NIL);
+  image_add_constant(vm, VAL_FALSE);
+  image_add_constant(vm, VAL_TRUE);
+  image_add_constant(vm, VAL_EMPTY);
+  image_add_constant(vm, vm->empty_array);
 }
 
 static void report_source_error(const char *path, const SourceError *err) {
@@ -2419,22 +2390,6 @@ Proto *compiler_compile_program(Vm *vm, const char *path) {
     return NULL;
   }
   return compiler_compile_text(vm, path, text, len);
-}
-
-void compiler_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {
-  uint32_t off = (uint32_t)(pc - proto->code);
-  *line = 0;
-  *col = 0;
-  uint32_t lo = 0, hi = proto->line_count;
-  while (lo < hi) {
-    uint32_t mid = (lo + hi) / 2;
-    if (proto->lines[mid].offset <= off) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo > 0) {
-    *line = proto->lines[lo - 1].line;
-    *col = proto->lines[lo - 1].col;
-  }
 }
 
 void compiler_free(Vm *vm) {

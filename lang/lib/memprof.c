@@ -17,14 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtins.h"
-#include "ops.h"
-#include "vm.h"
-#include "../core/frames.h"
-#include "../memprof/memprof.h"
-#include "../memprof/memtrace.h"
-#include "../memprof/tracker.h"
-#include "../trace/format.h"
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
+#include "../../core/frames.h"
+#include "../runtime/interp.h"
+#include "../../memprof/memprof.h"
+#include "../../memprof/memtrace.h"
+#include "../../memprof/tracker.h"
+#include "../../trace/format.h"
 
 enum { CB_ALLOC_MINOR, CB_ALLOC_MAJOR, CB_PROMOTE, CB_DEALLOC_MINOR, CB_DEALLOC_MAJOR, CB_COUNT };
 static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major", "promote",
@@ -44,7 +47,7 @@ typedef struct ClosureTracker {
 static Value call(Vm *vm, ClosureTracker *t, int which, Value arg) {
   Value result = VAL_NIL;
   if (t->callbacks[which] == VAL_NIL) return arg;
-  if (!vm_call(vm, t->callbacks[which], 1, &arg, &result)) memprof_callback_raised(vm);
+  if (!interp_call(vm, t->callbacks[which], 1, &arg, &result)) memprof_callback_raised(vm);
   return result;
 }
 
@@ -143,17 +146,17 @@ static void on_scan(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), vo
 static double rate_of(Vm *vm, Value params) {
   Value r;
   if (!ops_record_get(vm, params, "sampling_rate", &r))
-    vm_raise_error(vm, "Memprof.start: missing field sampling_rate");
-  double rate = val_is_int(r) ? (double)val_to_int(r) : builtins_number(vm, r, "Memprof.start");
-  if (!(rate > 0 && rate <= 1)) vm_raise_error(vm, "Memprof.start: sampling_rate must be in (0, 1]");
+    gc_raise_error(vm, "Memprof.start: missing field sampling_rate");
+  double rate = val_is_int(r) ? (double)val_to_int(r) : args_number(vm, r, "Memprof.start");
+  if (!(rate > 0 && rate <= 1)) gc_raise_error(vm, "Memprof.start: sampling_rate must be in (0, 1]");
   return rate;
 }
 
 static uint32_t callstack_size_of(Vm *vm, Value params) {
   Value v;
   if (!ops_record_get(vm, params, "callstack_size", &v) || v == VAL_NIL) return 0;
-  int64_t n = builtins_int(vm, v, "Memprof.start");
-  if (n < 0) vm_raise_error(vm, "Memprof.start: callstack_size must be >= 0");
+  int64_t n = args_int(vm, v, "Memprof.start");
+  if (n < 0) gc_raise_error(vm, "Memprof.start: callstack_size must be >= 0");
   return n > UINT32_MAX ? 0 : (uint32_t)n;
 }
 
@@ -165,20 +168,20 @@ static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
     Value f = VAL_NIL;
     if (tracker != VAL_NIL) ops_record_get(vm, tracker, callback_names[i], &f);
     if (f != VAL_NIL && !val_has_tag(f, TAG_CLOSURE))
-      vm_raise_error(vm, "Memprof.start: tracker.%s must be a function", callback_names[i]);
+      gc_raise_error(vm, "Memprof.start: tracker.%s must be a function", callback_names[i]);
     t->callbacks[i] = f;
   }
 }
 
-Value prim_memprof_start(Vm *vm, Value *args) {
+Value lib_memprof_start(Vm *vm, Value *args) {
   static const char *const fields[] = {"sampling_rate", "callstack_size", "tracker"};
-  if (!vm->memprof) vm_raise_error(vm, "Memprof.start: this build has no profiler (vm-boehm or vm-noprof)");
+  if (!vm->memprof) gc_raise_error(vm, "Memprof.start: this build has no profiler (vm-boehm or vm-noprof)");
   ops_check_options(vm, args[0], fields, 3, "Memprof.start");
   double rate = rate_of(vm, args[0]);
   ClosureTracker tmp = {.path = VAL_NIL, .path_len = 0};
   tmp.callstack_size = callstack_size_of(vm, args[0]);
   read_callbacks(vm, args[0], &tmp);
-  if (vm->memprof_module >= 0) vm_raise_error(vm, "Memprof.start: a profile is already running");
+  if (vm->memprof_module >= 0) gc_raise_error(vm, "Memprof.start: a profile is already running");
   Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
   ClosureTracker *t = malloc(sizeof *t);
   if (!t) vm_raise_out_of_memory(vm);
@@ -188,26 +191,26 @@ Value prim_memprof_start(Vm *vm, Value *args) {
   int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
   if (id < 0) {
     free(t);
-    vm_raise_error(vm, "Memprof.start: cannot start a profile");
+    gc_raise_error(vm, "Memprof.start: cannot start a profile");
   }
   vm->memprof_module = id;
   val_fields(handle)[0] = (Value)id;
   return handle;
 }
 
-Value prim_memprof_stop(Vm *vm, Value *args) {
+Value lib_memprof_stop(Vm *vm, Value *args) {
   (void)args;
-  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof_module)) vm_raise_error(vm, "Memprof.stop: no profile is running");
+  if (!vm->memprof || !memprof_stop_profile(vm, vm->memprof_module)) gc_raise_error(vm, "Memprof.stop: no profile is running");
   vm->memprof_module = -1;
   return VAL_NIL;
 }
 
-Value prim_memprof_discard(Vm *vm, Value *args) {
+Value lib_memprof_discard(Vm *vm, Value *args) {
   Value h = args[0];
   if (!val_has_tag(h, TAG_PROFILE))
-    vm_raise_error(vm, "type error: Memprof.discard expects a profile, got %s", vm_type_name(h));
+    gc_raise_error(vm, "type error: Memprof.discard expects a profile, got %s", ops_type_name(h));
   if (!memprof_discard_profile(vm, (int)val_field(h, 0)))
-    vm_raise_error(vm, "Memprof.discard: the profile is still running");
+    gc_raise_error(vm, "Memprof.discard: the profile is still running");
   return VAL_NIL;
 }
 
@@ -215,16 +218,16 @@ Value prim_memprof_discard(Vm *vm, Value *args) {
 // the node's frame and its callers', as many as the node says to show. The
 // debug-entry ids are read first (ints: a collection cannot move them),
 // then the records are made, outermost first, onto the list's front.
-Value prim_memprof_frames(Vm *vm, Value *args) {
+Value lib_memprof_frames(Vm *vm, Value *args) {
   Value cs = args[0];
   if (!val_has_tag(cs, TAG_CALLSTACK))
-    vm_raise_error(vm, "type error: Memprof.frames expects a callstack, got %s", vm_type_name(cs));
+    gc_raise_error(vm, "type error: Memprof.frames expects a callstack, got %s", ops_type_name(cs));
   static const char *const names[] = {"file", "line", "start_col", "end_col", "function"};
   int64_t shown = val_to_int(val_field(cs, 2));
   uint64_t n = 0;
   for (Value c = cs; c != VAL_NIL && (shown == 0 || (int64_t)n < shown); c = val_field(c, 0)) n++;
   uint32_t *ids = malloc(n * sizeof *ids);
-  if (!ids) vm_raise_error(vm, "out of memory");
+  if (!ids) gc_raise_error(vm, "out of memory");
   uint64_t k = 0;
   for (Value c = cs; k < n; c = val_field(c, 0)) ids[k++] = (uint32_t)val_to_int(val_field(c, 1));
   Value list = VAL_EMPTY;
@@ -258,19 +261,19 @@ Value prim_memprof_frames(Vm *vm, Value *args) {
 // The Memtrace module (memprof/memtrace.c writes the trace)
 // =====================================================================
 
-Value prim_memtrace_start(Vm *vm, Value *args) {
-  Value path = builtins_string(vm, args[0], "Memtrace.start");
-  if (strlen(str_bytes(path)) != str_len(path)) vm_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
-  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : builtins_number(vm, args[1], "Memtrace.start");
-  if (vm->memtrace) vm_raise_error(vm, "Memtrace.start: a trace is already being written");
+Value lib_memtrace_start(Vm *vm, Value *args) {
+  Value path = args_string(vm, args[0], "Memtrace.start");
+  if (strlen(str_bytes(path)) != str_len(path)) gc_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
+  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : args_number(vm, args[1], "Memtrace.start");
+  if (vm->memtrace) gc_raise_error(vm, "Memtrace.start: a trace is already being written");
   char err[512];
   if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
-    vm_raise_error(vm, "Memtrace.start: %s", err);
+    gc_raise_error(vm, "Memtrace.start: %s", err);
   return VAL_NIL;
 }
 
-Value prim_memtrace_stop(Vm *vm, Value *args) {
+Value lib_memtrace_stop(Vm *vm, Value *args) {
   (void)args;
-  if (!memtrace_stop(vm)) vm_raise_error(vm, "Memtrace.stop: no trace is being written");
+  if (!memtrace_stop(vm)) gc_raise_error(vm, "Memtrace.stop: no trace is being written");
   return VAL_NIL;
 }

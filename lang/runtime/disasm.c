@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/bytecode.h"
-#include "compiler.h"
-#include "../core/frames.h"
-#include "vm.h"
+#include "../../core/bytecode.h"
+#include "../../core/image.h"
+#include "../../core/frames.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 static void dump_desc(FILE *out, const FrameDesc *d) {
   fprintf(out, "        ; frame %u, live {", d->proto->fsize);
@@ -29,7 +30,7 @@ static void dump_instruction(Vm *vm, FILE *out, const Proto *p, const uint32_t *
   if (d) dump_desc(out, d);
 }
 
-void compiler_dump(Vm *vm, FILE *out) {
+void disasm_program(Vm *vm, FILE *out) {
   for (uint32_t i = 0; i < vm->proto_count; i++) {
     const Proto *p = vm->protos[i];
     fprintf(out, "function %s (%s) params %u frame %u%s\n", p->name, p->file, p->nparams, p->fsize,

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "builtins.h"
-#include "checked.h"
-#include "ops.h"
-#include "vm.h"
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/checked.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 
 
@@ -15,9 +17,9 @@ static const int64_t ARRAY_MAX_LENGTH = (int64_t)1 << 40;
 
 // Array.make(n, v): young when small, else in the major heap (every field
 // initialised through the barrier there).
-Value prim_array_make(Vm *vm, Value *args) {
-  int64_t n = builtins_int(vm, args[0], "Array.make");
-  if (n < 0) vm_raise_error(vm, "Array.make: negative length %lld", (long long)n);
+Value lib_array_make(Vm *vm, Value *args) {
+  int64_t n = args_int(vm, args[0], "Array.make");
+  if (n < 0) gc_raise_error(vm, "Array.make: negative length %lld", (long long)n);
   if (n > ARRAY_MAX_LENGTH) vm_raise_out_of_memory(vm);
   if (n == 0) return vm->empty_array;
   Value a = gc_alloc(vm, (uint64_t)n, TAG_ARRAY);
@@ -33,20 +35,20 @@ Value prim_array_make(Vm *vm, Value *args) {
 // The length of v, an array (the empty array included), or a type error.
 static uint64_t array_len(Vm *vm, Value v, const char *what) {
   if (v == vm->empty_array) return 0;
-  if (!val_has_tag(v, TAG_ARRAY)) vm_raise_error(vm, "type error: %s expects an array, got %s", what, vm_type_name(v));
+  if (!val_has_tag(v, TAG_ARRAY)) gc_raise_error(vm, "type error: %s expects an array, got %s", what, ops_type_name(v));
   return val_wosize(v);
 }
 
-Value prim_array_length(Vm *vm, Value *args) {
+Value lib_array_length(Vm *vm, Value *args) {
   return val_of_int((int64_t)array_len(vm, args[0], "Array.length"));
 }
 
-Value prim_array_blit(Vm *vm, Value *args) {
+Value lib_array_blit(Vm *vm, Value *args) {
   uint64_t sl = array_len(vm, args[0], "Array.blit"), dl = array_len(vm, args[2], "Array.blit");
-  int64_t si = builtins_int(vm, args[1], "Array.blit"), di = builtins_int(vm, args[3], "Array.blit");
-  int64_t n = builtins_int(vm, args[4], "Array.blit");
+  int64_t si = args_int(vm, args[1], "Array.blit"), di = args_int(vm, args[3], "Array.blit");
+  int64_t n = args_int(vm, args[4], "Array.blit");
   if (!checked_range(si, n, sl) || !checked_range(di, n, dl))
-    vm_raise_error(vm, "Array.blit: range out of bounds");
+    gc_raise_error(vm, "Array.blit: range out of bounds");
   Value src = args[0], dst = args[2];
   if (src == dst && si < di) {
     for (int64_t i = n - 1; i >= 0; i--) gc_write(vm, dst, (uint64_t)(di + i), val_field(src, (uint64_t)(si + i)));
@@ -58,7 +60,7 @@ Value prim_array_blit(Vm *vm, Value *args) {
 
 // The items of array a as a list, built from the end (the compiler's wide
 // list literals end here: lang/compiler.c, compile_wide_ctor).
-Value prim_array_to_list(Vm *vm, Value *args) {
+Value lib_array_to_list(Vm *vm, Value *args) {
   uint64_t n = array_len(vm, args[0], "Array.to_list");
   Value list = VAL_EMPTY;
   vm_push_root(vm, &list);
@@ -73,9 +75,9 @@ Value prim_array_to_list(Vm *vm, Value *args) {
 }
 
 // The items of array a (at least two) as a tuple (wide tuple literals).
-Value prim_array_to_tuple(Vm *vm, Value *args) {
+Value lib_array_to_tuple(Vm *vm, Value *args) {
   uint64_t n = array_len(vm, args[0], "array_to_tuple");
-  if (n < 2) vm_raise_error(vm, "array_to_tuple: a tuple has at least two items, got %llu", (unsigned long long)n);
+  if (n < 2) gc_raise_error(vm, "array_to_tuple: a tuple has at least two items, got %llu", (unsigned long long)n);
   Value t = gc_alloc(vm, n, TAG_TUPLE);
   bool young = vm_is_young(vm, t);
   for (uint64_t i = 0; i < n; i++) {
@@ -85,14 +87,14 @@ Value prim_array_to_tuple(Vm *vm, Value *args) {
   return t;
 }
 
-Value prim_float_of_int(Vm *vm, Value *args) {
-  return builtins_float(vm, (double)builtins_int(vm, args[0], "Float.of_int"));
+Value lib_float_of_int(Vm *vm, Value *args) {
+  return args_float(vm, (double)args_int(vm, args[0], "Float.of_int"));
 }
 
 #define FLOAT_FN(name, expr)                                        \
-  Value prim_float_##name(Vm *vm, Value *args) {                    \
-    double x = builtins_number(vm, args[0], "Float." #name);        \
-    return builtins_float(vm, expr);                                \
+  Value lib_float_##name(Vm *vm, Value *args) {                    \
+    double x = args_number(vm, args[0], "Float." #name);        \
+    return args_float(vm, expr);                                \
   }
 FLOAT_FN(sqrt, sqrt(x))
 FLOAT_FN(floor, floor(x))
@@ -100,27 +102,27 @@ FLOAT_FN(log, log(x))
 FLOAT_FN(exp, exp(x))
 #undef FLOAT_FN
 
-Value prim_float_pow(Vm *vm, Value *args) {
-  double x = builtins_number(vm, args[0], "Float.pow"), y = builtins_number(vm, args[1], "Float.pow");
-  return builtins_float(vm, pow(x, y));
+Value lib_float_pow(Vm *vm, Value *args) {
+  double x = args_number(vm, args[0], "Float.pow"), y = args_number(vm, args[1], "Float.pow");
+  return args_float(vm, pow(x, y));
 }
 
-Value prim_float_to_string(Vm *vm, Value *args) {
-  double x = builtins_number(vm, args[0], "Float.to_string");
-  int64_t digits = builtins_int(vm, args[1], "Float.to_string");
-  if (digits < 0 || digits > 60) vm_raise_error(vm, "Float.to_string: digits must be in 0..60");
+Value lib_float_to_string(Vm *vm, Value *args) {
+  double x = args_number(vm, args[0], "Float.to_string");
+  int64_t digits = args_int(vm, args[1], "Float.to_string");
+  if (digits < 0 || digits > 60) gc_raise_error(vm, "Float.to_string: digits must be in 0..60");
   char buf[400];
   if (isnan(x) || isinf(x)) ops_format_float(x, buf, sizeof buf);
   else snprintf(buf, sizeof buf, "%.*f", (int)digits, x);
   return ops_string(vm, buf, strlen(buf));
 }
 
-Value prim_int_of_float(Vm *vm, Value *args) {
-  double x = builtins_number(vm, args[0], "Int.of_float");
+Value lib_int_of_float(Vm *vm, Value *args) {
+  double x = args_number(vm, args[0], "Int.of_float");
   if (isnan(x) || x >= 4.611686018427387904e18 || x < -4.611686018427387904e18) {
     char buf[64];
     ops_format_float(x, buf, sizeof buf);
-    vm_raise_error(vm, "Int.of_float: %s is out of range", buf);
+    gc_raise_error(vm, "Int.of_float: %s is out of range", buf);
   }
   return val_of_int((int64_t)x);
 }

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/namemap.h"
+#include "../../core/namemap.h"
 #include "shapes.h"
-#include "vm.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 typedef struct Shape {
   uint32_t count;

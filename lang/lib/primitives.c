@@ -1,19 +1,18 @@
 // primitives.c - the table of C primitives, generated from PRIMITIVE_LIST.
 #include <string.h>
 
-#include "builtins.h"
 #include "primitives.h"
 
 static const Primitive table[] = {
-#define X(name, arity) {#name, arity, prim_##name},
+#define X(name, arity) {#name, arity, lib_##name},
     PRIMITIVE_LIST(X)
 #undef X
 };
 
-int prim_lookup(const char *name) {
+int primitives_lookup(const char *name) {
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(table[i].name, name) == 0) return (int)i;
   return -1;
 }
 
-const Primitive *prim_get(int index) { return &table[index]; }
+const Primitive *primitives_table(void) { return table; }

@@ -19,7 +19,7 @@
 
 #include "ast.h"
 #include "lexer.h"
-#include "../core/namemap.h"
+#include "../../core/namemap.h"
 
 enum {
   MAX_DEPTH = 1000,

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "ast.h"
-#include "vm.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 enum { CHUNK_MIN_BYTES = 64 * 1024, ARENA_ALIGN = 8 };
 

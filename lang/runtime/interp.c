@@ -1,5 +1,5 @@
 // interp.c - the dispatch loop, calls and returns, allocation instructions,
-// memprof polls, exceptions, and entering Minnow code from C (vm_call).
+// memprof polls, exceptions, and entering Minnow code from C (interp_call).
 //
 // 1. The loop keeps pc and base in locals and writes them to vm->pc/vm->base
 //    (SAVE) before anything that may collect, raise or walk the stack: the
@@ -25,16 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/bytecode.h"
-#include "../core/frames.h"
+#include "../../core/bytecode.h"
+#include "../../core/frames.h"
 #include "backtrace.h"
-#include "compiler.h"
+#include "../../core/image.h"
 #include "interp.h"
 #include "ops.h"
-#include "primitives.h"
 #include "shapes.h"
-#include "vm.h"
-#include "../memprof/memprof.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
+#include "../../memprof/memprof.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -252,10 +252,10 @@ static Value int_arith(Vm *vm, Opcode op, int64_t x, int64_t y) {
   switch (op) {
     case BC_MUL: return val_of_int((int64_t)((uint64_t)x * (uint64_t)y));
     case BC_DIV:
-      if (y == 0) vm_raise_error(vm, "division by zero");
+      if (y == 0) gc_raise_error(vm, "division by zero");
       return val_of_int(y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y);
     case BC_MOD:
-      if (y == 0) vm_raise_error(vm, "division by zero");
+      if (y == 0) gc_raise_error(vm, "division by zero");
       return val_of_int(y == -1 ? 0 : x % y);
     default: return VAL_NIL;
   }
@@ -274,41 +274,41 @@ static Value arith_slow(Vm *vm, Opcode op, Value a, Value b) {
     }
     return box_float(vm, r);
   }
-  vm_raise_error(vm, "type error: cannot apply %s to %s and %s", op_symbol[op], vm_type_name(a),
-                 vm_type_name(b));
+  gc_raise_error(vm, "type error: cannot apply %s to %s and %s", op_symbol[op], ops_type_name(a),
+                 ops_type_name(b));
 }
 
 static Value negate_slow(Vm *vm, Value a) {
   if (val_has_tag(a, TAG_FLOAT)) return box_float(vm, -float_of_val(a));
-  vm_raise_error(vm, "type error: cannot apply - to %s", vm_type_name(a));
+  gc_raise_error(vm, "type error: cannot apply - to %s", ops_type_name(a));
 }
 
 static bool truth(Vm *vm, Value v) {
   if (v == VAL_TRUE) return true;
   if (v == VAL_FALSE) return false;
-  vm_raise_error(vm, "type error: condition must be a bool, got %s", vm_type_name(v));
+  gc_raise_error(vm, "type error: condition must be a bool, got %s", ops_type_name(v));
 }
 
 static int64_t index_of(Vm *vm, Value a, Value i) {
   if (!val_has_tag(a, TAG_ARRAY)) {
-    if (a == vm->empty_array) vm_raise_error(vm, "index out of bounds: %lld (length 0)", (long long)val_to_int(i));
-    vm_raise_error(vm, "type error: cannot index %s", vm_type_name(a));
+    if (a == vm->empty_array) gc_raise_error(vm, "index out of bounds: %lld (length 0)", (long long)val_to_int(i));
+    gc_raise_error(vm, "type error: cannot index %s", ops_type_name(a));
   }
-  if (!val_is_int(i)) vm_raise_error(vm, "type error: index must be an int, got %s", vm_type_name(i));
+  if (!val_is_int(i)) gc_raise_error(vm, "type error: index must be an int, got %s", ops_type_name(i));
   int64_t k = val_to_int(i);
   uint64_t len = val_wosize(a);
-  if (k < 0 || (uint64_t)k >= len) vm_raise_error(vm, "index out of bounds: %lld (length %llu)", (long long)k, (unsigned long long)len);
+  if (k < 0 || (uint64_t)k >= len) gc_raise_error(vm, "index out of bounds: %lld (length %llu)", (long long)k, (unsigned long long)len);
   return k;
 }
 
 // Field lookup with the instruction's inline cache (pc[cache], pc[cache+1]).
 static uint64_t field_index(Vm *vm, uint32_t *cache, Value r, uint32_t symbol) {
   if (!val_has_tag(r, TAG_RECORD))
-    vm_raise_error(vm, "type error: cannot get field %s of %s", shapes_symbol_name(vm->shapes, symbol), vm_type_name(r));
+    gc_raise_error(vm, "type error: cannot get field %s of %s", shapes_symbol_name(vm->shapes, symbol), ops_type_name(r));
   uint32_t shape = (uint32_t)val_to_int(val_field(r, 0));
   if (cache[0] == shape) return cache[1];
   int i = shapes_find(vm->shapes, shape, symbol);
-  if (i < 0) vm_raise_error(vm, "unknown field: %s", shapes_symbol_name(vm->shapes, symbol));
+  if (i < 0) gc_raise_error(vm, "unknown field: %s", shapes_symbol_name(vm->shapes, symbol));
   cache[0] = shape;
   cache[1] = (uint32_t)i + 1;
   return cache[1];
@@ -338,7 +338,7 @@ static bool iter_next(Vm *vm, Value *coll, Value *idx, Value *x) {
     *idx = val_of_int(i + 1);
     return true;
   }
-  vm_raise_error(vm, "type error: cannot iterate over %s", vm_type_name(c));
+  gc_raise_error(vm, "type error: cannot iterate over %s", ops_type_name(c));
 }
 
 static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32_t reg) {
@@ -371,7 +371,7 @@ static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f
   if (unlikely(nb + fsize + 1 >= vm->stack_end)) {
     vm->pc = pc;
     vm->base = base;
-    vm_raise_stack_overflow(vm);
+    interp_raise_stack_overflow(vm);
   }
   nb[-1] = (Value)(uintptr_t)ret;
   nb[0] = f;
@@ -386,9 +386,9 @@ static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f
 }
 
 static _Noreturn void call_error(Vm *vm, Value f, uint32_t argc) {
-  if (!val_has_tag(f, TAG_CLOSURE)) vm_raise_error(vm, "type error: cannot call %s", vm_type_name(f));
+  if (!val_has_tag(f, TAG_CLOSURE)) gc_raise_error(vm, "type error: cannot call %s", ops_type_name(f));
   const Proto *p = closure_proto(vm, f);
-  vm_raise_error(vm, "arity error: %s expects %u argument%s, got %u", p->name, p->nparams,
+  gc_raise_error(vm, "arity error: %s expects %u argument%s, got %u", p->name, p->nparams,
                  p->nparams == 1 ? "" : "s", argc);
 }
 
@@ -404,24 +404,6 @@ static const CallTarget *resolve_callg(Vm *vm, const uint32_t *pc) {
   return t;
 }
 
-// The call targets of every proto and an unresolved entry for every global.
-// Code does not move once compiled, so the pointers stay valid.
-static void link_calls(Vm *vm) {
-  free(vm->fn_targets);
-  free(vm->global_targets);
-  vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
-  vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
-  if (!vm->fn_targets || !vm->global_targets) {
-    vm_out_of_memory(vm, "call targets");
-  }
-  for (uint32_t i = 0; i < vm->proto_count; i++) {
-    const Proto *p = vm->protos[i];
-    vm->fn_targets[i] = (CallTarget){p->code, p->nparams, p->fsize};
-  }
-  for (uint32_t g = 0; g < vm->global_count; g++) vm->global_targets[g].nparams = UINT32_MAX;
-  vm->linked_protos = vm->proto_count;
-}
-
 // =====================================================================
 // The dispatch loop
 // =====================================================================
@@ -434,7 +416,7 @@ static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
       BYTECODE_OPS(X)
 #undef X
   };
-  const Primitive *prims = prim_get(0);
+  const Primitive *prims = vm->primitives;
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
 #define SAVE() (vm->pc = pc, vm->base = base)
@@ -502,7 +484,7 @@ op_NEG: {
 }
 op_NOT: {
   Value a = R(2);
-  if (unlikely(!val_is_bool(a))) { SAVE(); vm_raise_error(vm, "type error: cannot apply ! to %s", vm_type_name(a)); }
+  if (unlikely(!val_is_bool(a))) { SAVE(); gc_raise_error(vm, "type error: cannot apply ! to %s", ops_type_name(a)); }
   R(1) = a == VAL_TRUE ? VAL_FALSE : VAL_TRUE;
   pc += 3; DISPATCH();
 }
@@ -778,7 +760,7 @@ op_FORPREP: {
   Value i = R(1), hi = R(2);
   if (unlikely(!(i & hi & 1))) {
     SAVE();
-    vm_raise_error(vm, "type error: range bounds must be ints, got %s and %s", vm_type_name(i), vm_type_name(hi));
+    gc_raise_error(vm, "type error: range bounds must be ints, got %s and %s", ops_type_name(i), ops_type_name(hi));
   }
   JUMP((int64_t)i < (int64_t)hi ? 4 : (int32_t)pc[3]);
   DISPATCH();
@@ -792,7 +774,7 @@ op_FORLOOP: {
 }
 op_TRY: SAVE(); push_handler(vm, pc + pc[1], base, pc[2]); pc += 3; DISPATCH();
 op_POPTRY: vm->handler_count--; pc += 1; DISPATCH();
-op_MATCHFAIL: SAVE(); vm_raise_error(vm, "match failure");
+op_MATCHFAIL: SAVE(); gc_raise_error(vm, "match failure");
 op_EXIT_NESTED: return base[0];
 op_MEMPROF_RETURN: pc = memprof_stub_return(vm, pc) + 1; DISPATCH();
 op_POLL: SAVE(); run_poll(vm, base); DISPATCH();
@@ -805,7 +787,7 @@ op_HALT: return VAL_NIL;
 }
 
 // =====================================================================
-// Levels, exceptions, vm_call
+// Levels, exceptions, interp_call
 // =====================================================================
 
 // Runs `interpret` in a new level; resumes at handlers of this level when
@@ -834,15 +816,15 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
   return true;
 }
 
-bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
+bool interp_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   if (FUZZ_FUEL) burn_fuel(vm);
-  if (vm->linked_protos != vm->proto_count) link_calls(vm);
+  if (vm->linked_protos != vm->proto_count) image_link_calls(vm);
   if (!val_has_tag(fn, TAG_CLOSURE)) call_error(vm, fn, (uint32_t)argc);
   const Proto *p = closure_proto(vm, fn);
   if ((uint32_t)argc != p->nparams) call_error(vm, fn, (uint32_t)argc);
-  if (vm->level + 1 >= VM_MAX_LEVELS) vm_raise_error(vm, "stack overflow");
+  if (vm->level + 1 >= VM_MAX_LEVELS) gc_raise_error(vm, "stack overflow");
   Value *nb = vm->base ? vm->base + closure_proto(vm, vm->base[0])->fsize + 1 : vm->stack_start + 1;
-  if (nb + p->fsize + 1 >= vm->stack_end) vm_raise_stack_overflow(vm);
+  if (nb + p->fsize + 1 >= vm->stack_end) interp_raise_stack_overflow(vm);
   const uint32_t *saved_pc = vm->pc;
   Value *saved_base = vm->base;
   uint32_t saved_roots = vm->root_count;
@@ -875,8 +857,8 @@ void interp_print_uncaught(Vm *vm, Value v) {
 
 
 
-_Noreturn void vm_raise_stack_overflow(Vm *vm) {
-  vm_raise_error(vm, "stack overflow");
+_Noreturn void interp_raise_stack_overflow(Vm *vm) {
+  gc_raise_error(vm, "stack overflow");
 }
 
 Value interp_run_entry(Vm *vm, const Proto *entry, bool *ok) {
@@ -885,6 +867,6 @@ Value interp_run_entry(Vm *vm, const Proto *entry, bool *ok) {
   Value result = VAL_NIL;
   vm->base = NULL;
   vm->pc = NULL;
-  *ok = vm_call(vm, clos, 0, NULL, &result);
+  *ok = interp_call(vm, clos, 0, NULL, &result);
   return result;
 }

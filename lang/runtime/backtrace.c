@@ -4,8 +4,9 @@
 #include <string.h>
 
 #include "backtrace.h"
-#include "compiler.h"
-#include "vm.h"
+#include "../../core/image.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 static const Proto *proto_of_frame(const Vm *vm, const Value *base) {
   Value clos = base[0];
@@ -27,7 +28,7 @@ void backtrace_position(const FrameCursor *c, const char **function, const char 
     *col = d->start_col;
     return;
   }
-  compiler_position(p, c->pc, line, col);
+  image_position(p, c->pc, line, col);
 }
 
 void backtrace_print(Vm *vm, FrameCursor *c, FILE *out) {

@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/value.h"
+#include "../../core/value.h"
 
 typedef struct Vm Vm;
+
+// The type name of a value as used in error messages ("int", "record", ...).
+const char *ops_type_name(Value v);
 
 // Structural equality (==): values of different types differ; records are
 // equal when they have the same field names and equal fields, whatever the

@@ -4,33 +4,35 @@
 #include <stdlib.h>
 #include <sys/time.h>
 
-#include "builtins.h"
-#include "ops.h"
-#include "vm.h"
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
-Value prim_print(Vm *vm, Value *args) {
+Value lib_print(Vm *vm, Value *args) {
   ops_print(vm, stdout, args[0], false);
   return VAL_NIL;
 }
 
-Value prim_println(Vm *vm, Value *args) {
+Value lib_println(Vm *vm, Value *args) {
   ops_print(vm, stdout, args[0], false);
   fputc('\n', stdout);
   return VAL_NIL;
 }
 
-Value prim_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
+Value lib_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
 
-Value prim_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
+Value lib_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
 
-Value prim_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
+Value lib_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
 
-Value prim_hash(Vm *vm, Value *args) {
+Value lib_hash(Vm *vm, Value *args) {
   return val_of_int((int64_t)ops_hash(vm, args[0]));
 }
 
 // Sys.argv(): [script, args...], built from the end.
-Value prim_sys_argv(Vm *vm, Value *args) {
+Value lib_sys_argv(Vm *vm, Value *args) {
   (void)args;
   Value list = VAL_EMPTY, s = VAL_NIL;
   vm_push_root(vm, &list);
@@ -46,18 +48,18 @@ Value prim_sys_argv(Vm *vm, Value *args) {
   return list;
 }
 
-Value prim_sys_time(Vm *vm, Value *args) {
+Value lib_sys_time(Vm *vm, Value *args) {
   (void)args;
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  return builtins_float(vm, (double)tv.tv_sec + (double)tv.tv_usec * 1e-6);
+  return args_float(vm, (double)tv.tv_sec + (double)tv.tv_usec * 1e-6);
 }
 
 // Sys.exit(n): a process status is one byte, so n outside 0..255 is an
 // error rather than n modulo 256 (Sys.exit(256) must not report success).
-Value prim_sys_exit(Vm *vm, Value *args) {
-  int64_t status = builtins_int(vm, args[0], "Sys.exit");
-  if (status < 0 || status > 255) vm_raise_error(vm, "Sys.exit: status must be in 0..255, got %lld", (long long)status);
+Value lib_sys_exit(Vm *vm, Value *args) {
+  int64_t status = args_int(vm, args[0], "Sys.exit");
+  if (status < 0 || status > 255) gc_raise_error(vm, "Sys.exit: status must be in 0..255, got %lld", (long long)status);
   fflush(stdout);
   vm_exit(vm, (int)status);
 }

@@ -114,7 +114,7 @@
                                  address is this word + back */           \
   X(POLL, 1, 0, "")          /* never compiled: written at run time over \
                                  the opcode after an instruction that     \
-                                 queued memprof callbacks (lang/interp.c, \
+                                 queued memprof callbacks (lang/runtime/interp.c, \
                                  "Polls"), restored when it runs */        \
   X(HALT, 1, 0, "")
 

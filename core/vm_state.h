@@ -33,7 +33,7 @@ static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
 typedef struct MajorHeap MajorHeap;    // the major heap (gc/gc_internal.h)
 typedef struct FrameTable FrameTable; // descriptors (core/frames.h)
 typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
-typedef struct Shapes Shapes;        // record shapes (lang/shapes.h)
+typedef struct Shapes Shapes;        // record shapes (lang/runtime/shapes.h)
 typedef struct Vm Vm;
 typedef void (*RootVisitor)(Vm *vm, Value *slot, void *data);
 // Replaces exit() at the end of a run (vm_exit): it must not return, and
@@ -167,7 +167,7 @@ typedef struct Vm {
   Memprof *memprof;
   struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
   int memprof_module;     // the Memprof module's running profile
-                          // (lang/builtins_memprof.c), or -1
+                          // (lang/lib/memprof.c), or -1
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
                           // so that the next allocation takes the slow path
@@ -249,7 +249,7 @@ _Noreturn void vm_raise(Vm *vm, Value v);
 _Noreturn void vm_raise_out_of_memory(Vm *vm);
 // The pending-action path (core/pending.c). memprof queued callbacks during
 // the instruction at vm->pc (which is still running): have them run as soon
-// as it completes, before the next instruction (lang/interp.c, "Polls"). A
+// as it completes, before the next instruction (lang/runtime/interp.c, "Polls"). A
 // no-op for an instruction that runs them itself (allocations) or that may
 // not fall through.
 void vm_request_poll(Vm *vm);

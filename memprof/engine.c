@@ -23,7 +23,7 @@
 //    (in_callback): never inside an allocation or a collection. Allocation
 //    instructions deliver at the end of their slow path; any other
 //    instruction gets a poll written over its successor (set_pending,
-//    lang/interp.c "Polls"), so no fast path tests for pending events. An
+//    lang/runtime/interp.c "Polls"), so no fast path tests for pending events. An
 //    alloc event carries its callstack as (site, depth of the side stack):
 //    no Minnow code runs between the sample and its delivery, so the
 //    callstack below the sampling frame is the same (callstack.c part 6

@@ -9,10 +9,10 @@
 //   gc/minor.c    memprof_minor_gc_done, memprof_renew_trigger
 //   gc/major.c    memprof_major_mark_done
 //   gc/roots.c    memprof_scan_roots
-//   lang/interp.c   memprof_run_callbacks at the end of allocation slow paths
+//   lang/runtime/interp.c   memprof_run_callbacks at the end of allocation slow paths
 //                 when vm->memprof_pending, and from POLL (vm_request_poll),
 //                 memprof_stub_return, memprof_unwind
-// and memprof calls back vm_request_poll / vm_cancel_poll (lang/vm.h) and
+// and memprof calls back vm_request_poll / vm_cancel_poll (core/vm_state.h) and
 // vm_update_limits when callbacks become pending or are delivered.
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H
@@ -66,7 +66,7 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);
 // An exception unwound the stack down to the frame at `base`.
 void memprof_unwind(Vm *vm, const Value *base);
 // An exception reached a handler at the current interpreter level: if it left
-// a callback delivery unfinished, memprof finishes it (lang/interp.c).
+// a callback delivery unfinished, memprof finishes it (lang/runtime/interp.c).
 void memprof_exception_caught(Vm *vm);
 
 #endif

@@ -1948,7 +1948,7 @@ static void compile_stmt(FnState *fs, Expr *e) {
 // then a JMP landing on a RET becomes that RET (both 2 words).
 // Invariant kept: every JMP goes forward, so every cycle of the control flow
 // passes through a LOOP, FORLOOP or ITERLOOP, which notice pending signals
-// (lang/vm.h, vm_handle_signal); threading follows JMPs only.
+// (core/vm_state.h, vm_handle_signal); threading follows JMPs only.
 static void thread_jumps(Proto *p) {
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;

@@ -1,4 +1,4 @@
-// builtins_args.c - the argument checks and conversions every builtin shares
+// args.c - the argument checks and conversions every primitive shares
 // (args.h): an argument of the wrong kind is a type error naming the
 // builtin, raised before any field is read.
 #include <string.h>

@@ -1,7 +1,6 @@
-// builtins_array.c - the C parts of Array, Float and Int.
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
+// array.c - the C half of stdlib/array.mn. Contract for every primitive:
+// primitives.h.
+#include <stdint.h>
 
 #include "args.h"
 #include "primitives.h"
@@ -59,7 +58,7 @@ Value lib_array_blit(Vm *vm, Value *args) {
 }
 
 // The items of array a as a list, built from the end (the compiler's wide
-// list literals end here: lang/compiler.c, compile_wide_ctor).
+// list literals end here: lang/front/compiler.c, compile_wide_ctor).
 Value lib_array_to_list(Vm *vm, Value *args) {
   uint64_t n = array_len(vm, args[0], "Array.to_list");
   Value list = VAL_EMPTY;
@@ -85,44 +84,4 @@ Value lib_array_to_tuple(Vm *vm, Value *args) {
     else gc_init_field(vm, t, i, val_field(args[0], i));
   }
   return t;
-}
-
-Value lib_float_of_int(Vm *vm, Value *args) {
-  return args_float(vm, (double)args_int(vm, args[0], "Float.of_int"));
-}
-
-#define FLOAT_FN(name, expr)                                        \
-  Value lib_float_##name(Vm *vm, Value *args) {                    \
-    double x = args_number(vm, args[0], "Float." #name);        \
-    return args_float(vm, expr);                                \
-  }
-FLOAT_FN(sqrt, sqrt(x))
-FLOAT_FN(floor, floor(x))
-FLOAT_FN(log, log(x))
-FLOAT_FN(exp, exp(x))
-#undef FLOAT_FN
-
-Value lib_float_pow(Vm *vm, Value *args) {
-  double x = args_number(vm, args[0], "Float.pow"), y = args_number(vm, args[1], "Float.pow");
-  return args_float(vm, pow(x, y));
-}
-
-Value lib_float_to_string(Vm *vm, Value *args) {
-  double x = args_number(vm, args[0], "Float.to_string");
-  int64_t digits = args_int(vm, args[1], "Float.to_string");
-  if (digits < 0 || digits > 60) gc_raise_error(vm, "Float.to_string: digits must be in 0..60");
-  char buf[400];
-  if (isnan(x) || isinf(x)) ops_format_float(x, buf, sizeof buf);
-  else snprintf(buf, sizeof buf, "%.*f", (int)digits, x);
-  return ops_string(vm, buf, strlen(buf));
-}
-
-Value lib_int_of_float(Vm *vm, Value *args) {
-  double x = args_number(vm, args[0], "Int.of_float");
-  if (isnan(x) || x >= 4.611686018427387904e18 || x < -4.611686018427387904e18) {
-    char buf[64];
-    ops_format_float(x, buf, sizeof buf);
-    gc_raise_error(vm, "Int.of_float: %s is out of range", buf);
-  }
-  return val_of_int((int64_t)x);
 }

@@ -1,4 +1,4 @@
-// builtins_buffer.c - the C part of the Buffer module (stdlib/buffer.mn).
+// buffer.c - the C half of the Buffer module (stdlib/buffer.mn).
 // A buffer is a TAG_BUFFER block { storage, len }: the storage is a
 // TAG_BYTES block that only these primitives see and write, in place; its
 // first len bytes are the contents, the rest is spare room. No Minnow code

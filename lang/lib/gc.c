@@ -1,4 +1,4 @@
-// builtins_gc.c - the Gc module: collections, statistics, settings, verifier.
+// gc.c - the C half of stdlib/gc.mn: collections, statistics, settings, verifier.
 #include <stdio.h>
 
 #include "args.h"

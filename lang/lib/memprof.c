@@ -1,5 +1,5 @@
-// builtins_memprof.c - the Memprof module (docs/language.md): Minnow closures as
-// a memprof tracker; and the Memtrace module's two primitives.
+// memprof.c - the Memprof module (docs/language.md): Minnow closures as
+// a memprof tracker (the C half of stdlib/memprof.mn).
 // Memprof.start(params) reads {sampling_rate, callstack_size, tracker}, the
 // tracker being a record of optional closures (alloc_minor, alloc_major,
 // promote, dealloc_minor, dealloc_major). Each alloc callback receives
@@ -25,9 +25,7 @@
 #include "../../core/frames.h"
 #include "../runtime/interp.h"
 #include "../../memprof/memprof.h"
-#include "../../memprof/memtrace.h"
 #include "../../memprof/tracker.h"
-#include "../../trace/format.h"
 
 enum { CB_ALLOC_MINOR, CB_ALLOC_MAJOR, CB_PROMOTE, CB_DEALLOC_MINOR, CB_DEALLOC_MAJOR, CB_COUNT };
 static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major", "promote",
@@ -255,25 +253,4 @@ Value lib_memprof_frames(Vm *vm, Value *args) {
   vm_pop_roots(vm, 1);
   free(ids);
   return list;
-}
-
-// =====================================================================
-// The Memtrace module (memprof/memtrace.c writes the trace)
-// =====================================================================
-
-Value lib_memtrace_start(Vm *vm, Value *args) {
-  Value path = args_string(vm, args[0], "Memtrace.start");
-  if (strlen(str_bytes(path)) != str_len(path)) gc_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
-  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : args_number(vm, args[1], "Memtrace.start");
-  if (vm->memtrace) gc_raise_error(vm, "Memtrace.start: a trace is already being written");
-  char err[512];
-  if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
-    gc_raise_error(vm, "Memtrace.start: %s", err);
-  return VAL_NIL;
-}
-
-Value lib_memtrace_stop(Vm *vm, Value *args) {
-  (void)args;
-  if (!memtrace_stop(vm)) gc_raise_error(vm, "Memtrace.stop: no trace is being written");
-  return VAL_NIL;
 }

@@ -1,5 +1,5 @@
 // stdlib_sources.h - the standard library's sources, embedded in the binary
-// (lang/stdlib.inc is generated from stdlib/*.mn by tools/embed).
+// (lang/lib/stdlib.inc is generated from stdlib/*.mn by tools/embed).
 #ifndef MINNOW_STDLIB_SOURCES_H
 #define MINNOW_STDLIB_SOURCES_H
 

@@ -1,4 +1,4 @@
-// args_string.c - the C part of the String module (stdlib/string.mn).
+// string.c - the C half of the String module (stdlib/string.mn).
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-// test_lexer.c - cmocka tests for lang/lexer.c: every token kind, literal
+// test_lexer.c - cmocka tests for lang/front/lexer.c: every token kind, literal
 // decoding, positions and newline flags, and malformed input.
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-// test_parser.c - cmocka tests for lang/parser.c (and ast_dump.c): every syntax
+// test_parser.c - cmocka tests for lang/front/parser.c (and ast_dump.c): every syntax
 // form via S-expression dumps, statement separation, positions, error
 // messages and recovery, and malformed input that must not crash.
 #define _POSIX_C_SOURCE 200809L

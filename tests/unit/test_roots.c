@@ -1,5 +1,5 @@
 // test_roots.c - cmocka tests for gc/roots.c (gc_scan_roots) and the root
-// side of core/frames.c and lang/compiler.c: globals, C roots and live stack
+// side of core/frames.c and lang/front/compiler.c: globals, C roots and live stack
 // slots are roots (and are updated when blocks move); dead registers are not.
 #include "test_support.h"
 #include "../../memprof/tracker.h"

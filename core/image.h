@@ -19,6 +19,9 @@
 #include "value.h"
 
 typedef struct Vm Vm;
+typedef struct Proto Proto;
+typedef struct Primitive Primitive;
+typedef struct CallTarget CallTarget;
 
 // pc offset -> source position, one entry each time the position changes.
 typedef struct LinePos {
@@ -27,7 +30,7 @@ typedef struct LinePos {
   uint32_t col;      // 0-based
 } LinePos;
 
-typedef struct Proto {
+struct Proto {
   uint32_t id;              // index in vm->protos (closure field 0)
   const char *name;         // "List.map", "<top>" (owned)
   const char *file;         // the module's path (owned by the compiler's module table)
@@ -39,26 +42,26 @@ typedef struct Proto {
   LinePos *lines;
   uint32_t line_count, line_cap;
   int prim;                 // >= 0: wrapper of primitive `prim` (external)
-} Proto;
+};
 
 // A C primitive that `external` declarations bind to. It receives its
 // arguments in place on the VM stack: the slots are GC roots, so after
 // anything that allocates it must re-read args[i] rather than keep a copy in
 // a C local. It returns its result; it raises with vm_raise / gc_raise_error.
 typedef Value (*PrimFn)(Vm *vm, Value *args);
-typedef struct Primitive {
+struct Primitive {
   const char *name;   // the C name used in `external ... = "name"`
   int arity;
   PrimFn fn;
-} Primitive;
+};
 
 // Where a call lands, read by CALL and CALLG without going through the Proto:
 // the callee's first instruction, its arity and its frame size.
-typedef struct CallTarget {
+struct CallTarget {
   const uint32_t *code;
   uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
   uint32_t fsize;
-} CallTarget;
+};
 
 // A new empty function named `name` (copied) in `file`, appended to
 // vm->protos with the next id. Exits through vm_out_of_memory when memory

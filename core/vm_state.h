@@ -14,7 +14,6 @@
 #include <stdio.h>
 
 #include "debug.h"
-#include "image.h"
 #include "value.h"
 
 // The Boehm build (make vm-boehm) allocates every block with GC_MALLOC: no
@@ -32,6 +31,9 @@ static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
 
 typedef struct MajorHeap MajorHeap;    // the major heap (gc/gc_internal.h)
 typedef struct FrameTable FrameTable; // descriptors (core/frames.h)
+typedef struct Proto Proto;          // the code image (core/image.h)
+typedef struct CallTarget CallTarget;
+typedef struct Primitive Primitive;
 typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
 typedef struct Shapes Shapes;        // record shapes (lang/runtime/shapes.h)
 typedef struct Vm Vm;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gc.h"
+#include "../core/image.h"
 
 static Vm *the_vm;   // see the file comment
 static GC_push_other_roots_proc previous_push;

@@ -1,4 +1,4 @@
-// gc.c - the C half of stdlib/gc.mn: collections, statistics, settings, verifier.
+// gc_module.c - the C half of stdlib/gc.mn: collections, statistics, settings, verifier.
 #include <stdio.h>
 
 #include "args.h"

@@ -95,6 +95,9 @@ typedef struct GcState {
                              // not to point into the minor heap may be skipped
 } GcState;
 
+// The run's parameters, from the command line and the environment, parsed
+// and validated once by lang/main.c (an embedder fills them itself); no code
+// below main.c reads the environment.
 typedef struct VmOptions {
   uint64_t stack_words;   // VM stack size in words
   uint64_t minor_words;   // minor heap size in words
@@ -106,6 +109,10 @@ typedef struct VmOptions {
   double memtrace_rate;       // its sampling rate
   int memtrace_format;        // its format version (1 to 3)
   double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
+  const char *seed_text;      // MINNOW_SEED as written (a trace's runtime
+                              // parameters); NULL: unset, the sampler's fixed
+                              // default seed is used and `seed` is ignored
+  uint64_t seed;              // its value
 } VmOptions;
 
 typedef struct Vm {

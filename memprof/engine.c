@@ -61,8 +61,7 @@ static void *grow_array(void *p, uint32_t *cap, size_t elem) {
 Memprof *memprof_new(Vm *vm) {
   Memprof *mp = calloc(1, sizeof *mp);
   if (!mp) return NULL;
-  const char *seed = getenv("MINNOW_SEED");
-  sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
+  sampler_seed(&mp->sampler, vm->options.seed_text ? vm->options.seed : 0x5eed5eed5eedull);
   vm->memprof_sampling = false;
   vm->finish_trackers = memprof_finish;
   return mp;

@@ -184,8 +184,7 @@ static void describe_run(const Vm *vm, double rate, char *exe, size_t exe_cap, c
          (unsigned long long)vm->options.minor_words, (unsigned long long)vm->options.stack_words,
          (unsigned long long)vm->options.max_heap_words);
   if (vm->options.gc_stress) append(params, params_cap, " gc_stress=1");
-  const char *seed = getenv("MINNOW_SEED");
-  if (seed) append(params, params_cap, " seed=%s", seed);
+  if (vm->options.seed_text) append(params, params_cap, " seed=%s", vm->options.seed_text);
 }
 
 // ---------------------------------------------------------------------------
@@ -196,10 +195,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     snprintf(err, err_len, "this build has no profiler (vm-boehm or vm-noprof)");
     return false;
   }
-  if (!(rate > 0 && rate <= 1)) {
-    snprintf(err, err_len, "the rate must be in (0, 1], got %g", rate);
-    return false;
-  }
+  ASSERT(rate > 0 && rate <= 1, "the caller validated the rate");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));

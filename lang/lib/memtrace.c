@@ -14,6 +14,7 @@ Value lib_memtrace_start(Vm *vm, Value *args) {
   Value path = args_string(vm, args[0], "Memtrace.start");
   if (strlen(str_bytes(path)) != str_len(path)) gc_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
   double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : args_number(vm, args[1], "Memtrace.start");
+  if (!(rate > 0 && rate <= 1)) gc_raise_error(vm, "Memtrace.start: the rate must be in (0, 1], got %g", rate);
   if (vm->memtrace) gc_raise_error(vm, "Memtrace.start: a trace is already being written");
   char err[512];
   if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))

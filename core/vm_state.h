@@ -176,7 +176,7 @@ typedef struct Vm {
   Memprof *memprof;
   struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
   int memprof_module;     // the Memprof module's running profile
-                          // (lang/lib/memprof.c), or -1
+                          // (lang/lib/memprof_module.c), or -1
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
                           // so that the next allocation takes the slow path

@@ -1,5 +1,5 @@
 // tracker.h - the one interface through which memprof reports what it samples.
-// The Memprof module (lang/lib/memprof.c) adapts Minnow closures to it; the
+// The Memprof module (lang/lib/memprof_module.c) adapts Minnow closures to it; the
 // counting tracker (memprof/counter.c) and the trace writer are C trackers.
 //
 // Every callback runs at a safe point of the interpreter (never inside an

@@ -4,9 +4,9 @@
 #include "primitives.h"
 
 static const Primitive table[] = {
-#define X(name, arity) {#name, arity, lib_##name},
-    PRIMITIVE_LIST(X)
-#undef X
+#define PRIMITIVE_ENTRY(name, arity) {#name, arity, lib_##name},
+    PRIMITIVE_LIST(PRIMITIVE_ENTRY)
+#undef PRIMITIVE_ENTRY
 };
 
 int primitives_lookup(const char *name) {

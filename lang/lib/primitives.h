@@ -28,9 +28,9 @@
   X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)  \
   X(memtrace_start, 2) X(memtrace_stop, 0)
 
-#define X(name, arity) Value lib_##name(Vm *vm, Value *args);
-PRIMITIVE_LIST(X)
-#undef X
+#define PRIMITIVE_DECLARE(name, arity) Value lib_##name(Vm *vm, Value *args);
+PRIMITIVE_LIST(PRIMITIVE_DECLARE)
+#undef PRIMITIVE_DECLARE
 
 // Index of the primitive called `name`, or -1.
 int primitives_lookup(const char *name);

@@ -1,4 +1,4 @@
-// memprof.c - the Memprof module (docs/language.md): Minnow closures as
+// memprof_module.c - the Memprof module (docs/language.md): Minnow closures as
 // a memprof tracker (the C half of stdlib/memprof.mn).
 // Memprof.start(params) reads {sampling_rate, callstack_size, tracker}, the
 // tracker being a record of optional closures (alloc_minor, alloc_major,

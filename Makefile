@@ -22,9 +22,9 @@ CORE_SRC  := $(wildcard core/*.c)
 FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c
 VM_SRC    := $(CORE_SRC) $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/backtrace.c lang/interp.c lang/ops.c \
              lang/shapes.c lang/primitives.c lang/builtins_args.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/builtins_memprof.c lang/stdlib_sources.c lang/vm.c \
+             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/builtins_memprof.c lang/stdlib_sources.c lang/vm.c lang/retention.c \
              lang/checked.c
-GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c gc/raise.c
+GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/retain.c gc/verify.c gc/raise.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c

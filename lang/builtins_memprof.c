@@ -19,6 +19,7 @@
 
 #include "builtins.h"
 #include "ops.h"
+#include "retention.h"
 #include "vm.h"
 #include "../core/frames.h"
 #include "../memprof/memprof.h"
@@ -271,6 +272,7 @@ Value prim_memtrace_start(Vm *vm, Value *args) {
 
 Value prim_memtrace_stop(Vm *vm, Value *args) {
   (void)args;
+  retention_end_trace(vm);
   if (!memtrace_stop(vm)) vm_raise_error(vm, "Memtrace.stop: no trace is being written");
   return VAL_NIL;
 }

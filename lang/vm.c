@@ -10,6 +10,7 @@
 #include "compiler.h"
 #include "../core/frames.h"
 #include "interp.h"
+#include "retention.h"
 #include "shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
@@ -31,6 +32,7 @@ static void init_program_state(Vm *vm) {
   str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
   vm->uncaught = interp_print_uncaught;
+  vm->end_trace = retention_end_trace;
   vm->memprof_module = -1;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   vm_register(vm);

@@ -257,6 +257,9 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
     if (is_root_level(r, x)) break;
     x = r->queue[x].parent;
   }
+  // `above`: the memo of the entry above the next one down (the climb's end).
+  Memo above = {0};
+  if (depth > 0 && !is_root_level(r, stack[depth - 1])) above = *memo_slot(r, r->queue[stack[depth - 1]].parent);
   while (ok && depth > 0) {
     uint32_t y = stack[--depth];
     if ((r->memo_count + 1) * 2 > r->memo_mask + 1 && !memo_grow(r)) {
@@ -270,20 +273,20 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
       m.root = r->queue[y].parent & ~ROOT_BIT;
     } else {
       uint32_t p = r->queue[y].parent;
-      Memo pm = *memo_slot(r, p);
-      m.depth = pm.depth + 1;
-      m.root = pm.root;
-      if (pm.depth >= 1 && hop_key(r, y) == hop_key(r, p)) {
-        m.run_start = pm.run_start;
-        m.runs = pm.runs;
+      m.depth = above.depth + 1;
+      m.root = above.root;
+      if (above.depth >= 1 && hop_key(r, y) == hop_key(r, p)) {
+        m.run_start = above.run_start;
+        m.runs = above.runs;
       } else {
         m.run_start = y;
-        m.runs = pm.runs + 1;
+        m.runs = above.runs + 1;
       }
-      m.anchor = m.runs <= MAX_ROOT_RUNS ? y : pm.anchor;
+      m.anchor = m.runs <= MAX_ROOT_RUNS ? y : above.anchor;
     }
     *memo_slot(r, y) = m;
     r->memo_count++;
+    above = m;
   }
   if (stack != stack_small) free(stack);
   if (ok) *out = *memo_slot(r, e);

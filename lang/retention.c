@@ -107,20 +107,29 @@ static bool is_hashtbl_data(const Vm *vm, const GcPathRun *run) {
   return strcmp(f, "data") == 0 && ((strcmp(a, "size") == 0) ^ (strcmp(b, "size") == 0));
 }
 
-// Matches a Hashtbl's inside at runs[i]: data field, bucket array, the
-// bucket's cells (if any), the element, then the pair's key or value.
-// Returns the runs it covers (0: no match) and the hop in *out.
-static uint32_t match_hashtbl(const Vm *vm, const GcPathRun *runs, uint32_t n, uint32_t i, RetainHop *out) {
-  if (i + 4 > n || !is_hashtbl_data(vm, &runs[i])) return 0;
+// Matches a Hashtbl's inside at runs[i]: its `data` field, the bucket
+// array, the bucket's cells (if any), the element, then the pair's key or
+// value ("Hashtbl value", "Hashtbl key"). A path ending at a bucket cell or
+// a pair reads "Hashtbl entry". Returns the runs it covers (0: no match)
+// and the hop in *out; `n` runs follow i on the path (through `last`).
+static uint32_t match_hashtbl(const Vm *vm, const GcPathRun *runs, uint32_t n, uint32_t i, bool last,
+                              RetainHop *out, uint64_t *rest) {
+  *rest = 0;
+  *out = (RetainHop){.kind = RETAIN_HOP_HASHTBL_ENTRY, .count = 1, .name = ""};
+  if (i + 2 > n || !is_hashtbl_data(vm, &runs[i])) return 0;
   uint32_t k = i + 1;
   if (val_tag(runs[k].parent) != TAG_ARRAY || runs[k].count != 1) return 0;
   k++;
-  if (val_tag(runs[k].parent) == TAG_CONS && runs[k].field == 1) k++;
-  if (k + 2 > n || val_tag(runs[k].parent) != TAG_CONS || runs[k].field != 0 || runs[k].count != 1) return 0;
+  if (k < n && val_tag(runs[k].parent) == TAG_CONS && runs[k].field == 1) k++;
+  if (k == n) return last ? k - i : 0;   // the path ends at a bucket's cell
+  if (val_tag(runs[k].parent) != TAG_CONS || runs[k].field != 0 || runs[k].count != 1) return 0;
   k++;
-  if (val_tag(runs[k].parent) != TAG_TUPLE || val_wosize(runs[k].parent) != 2 || runs[k].count != 1) return 0;
-  *out = (RetainHop){.kind = runs[k].field == 1 ? RETAIN_HOP_HASHTBL_VALUE : RETAIN_HOP_HASHTBL_KEY, .count = 1,
-                     .name = ""};
+  if (k == n) return last ? k - i : 0;   // at the pair
+  if (val_tag(runs[k].parent) != TAG_TUPLE || val_wosize(runs[k].parent) != 2) return 0;
+  out->kind = runs[k].field == 1 ? RETAIN_HOP_HASHTBL_VALUE : RETAIN_HOP_HASHTBL_KEY;
+  // A value that is itself a pair reached through the same index made one
+  // run with the entry's: the rest of that run follows as its own hop.
+  *rest = runs[k].count - 1;
   return k + 1 - i;
 }
 
@@ -148,8 +157,8 @@ static RetainRoot name_root(const Vm *vm, const GcRootInfo *r) {
   return root;
 }
 
-// Names the path's runs into hops[] (at most GC_RETAIN_MAX_RUNS + 1 with the
-// elided marker); returns how many.
+// Names the path's runs into hops[] (at most GC_RETAIN_MAX_RUNS + 2: the
+// elided marker, a Hashtbl value's rest); returns how many.
 static uint32_t name_path(const Vm *vm, const GcRetainPath *p, RetainHop *hops) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < p->run_count;) {
@@ -157,10 +166,15 @@ static uint32_t name_path(const Vm *vm, const GcRetainPath *p, RetainHop *hops) 
       hops[n++] = (RetainHop){.kind = RETAIN_HOP_ELIDED, .count = p->elided_hops, .name = ""};
     uint32_t span = p->elided_hops && i < p->elided_at ? p->elided_at : p->run_count;
     RetainHop h;
-    uint32_t used = match_hashtbl(vm, p->runs, span, i, &h);
+    uint64_t rest;
+    uint32_t used = match_hashtbl(vm, p->runs, span, i, span == p->run_count, &h, &rest);
     if (used) {
       hops[n++] = h;
       i += used;
+      if (rest) {
+        hops[n] = name_hop(vm, &p->runs[i - 1]);
+        hops[n++].count = rest;
+      }
     } else {
       hops[n++] = name_hop(vm, &p->runs[i]);
       i++;
@@ -192,7 +206,7 @@ static bool walk_paths(Vm *vm, const Targets *t, RetainWriter *w, RetainHeader *
   bool ok = p != NULL;
   for (uint32_t i = 0; ok && i < t->count; i++) {
     if (!gc_retain_path(r, i, p)) continue;   // not reached: a profiler-internal block
-    RetainHop hops[GC_RETAIN_MAX_RUNS + 1];
+    RetainHop hops[GC_RETAIN_MAX_RUNS + 2];
     RetainPath path = {.alloc_id = t->ids[i], .root = name_root(vm, &p->root), .hops = hops};
     path.hop_count = name_path(vm, p, hops);
     ok = retain_writer_add(w, &path);

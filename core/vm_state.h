@@ -113,6 +113,7 @@ typedef struct VmOptions {
                               // parameters); NULL: unset, the sampler's fixed
                               // default seed is used and `seed` is ignored
   uint64_t seed;              // its value
+  bool memtrace_no_end_state; // --memtrace-no-end-state: no final collection, no paths
 } VmOptions;
 
 typedef struct Vm {
@@ -200,6 +201,10 @@ typedef struct Vm {
   // Finishes every tracker (memprof_finish, set by memprof_new): called on
   // every way out of the process.
   void (*finish_trackers)(Vm *vm);
+  // Takes a trace's end state before the trackers finish (lang/retention.c:
+  // a final collection and the retaining paths): called on every way out
+  // of the process, before finish_trackers.
+  void (*end_trace)(Vm *vm);
   // --- embedding (unit tests, the in-process fuzz driver) ------------------
   VmExitHook *exit_hook;  // when set, vm_exit calls it instead of exit()
   void *exit_hook_data;   // the embedder's, for exit_hook

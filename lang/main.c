@@ -19,6 +19,8 @@ static void usage(FILE *out) {
           "  --memtrace FILE      write a memtrace trace of the run to FILE (also MEMTRACE=FILE)\n"
           "  --memtrace-rate R    its sampling rate, in (0, 1] (also MEMTRACE_RATE=R; default 1e-05)\n"
           "  --memtrace-format V  its format version: 2 (default: what memtrace 0.2 reads) or 3\n"
+          "  --memtrace-no-end-state  when the trace ends: no final collection, no retaining\n"
+          "                       paths (FILE.retain; docs/trace-format.md)\n"
           "  --memprof-count R    sample every word with probability R; a C tracker counts\n"
           "                       samples, promotions and deallocations and prints totals\n"
           "  --dump-bytecode      print every function's code and frame descriptors, run nothing\n"
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--dump-bytecode") == 0) opt.dump_bytecode = true;
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
+    else if (strcmp(a, "--memtrace-no-end-state") == 0) opt.memtrace_no_end_state = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
     else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
               strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||

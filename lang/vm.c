@@ -13,6 +13,7 @@
 #include "lib/primitives.h"
 #include "runtime/disasm.h"
 #include "runtime/interp.h"
+#include "runtime/retention.h"
 #include "runtime/shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
@@ -35,6 +36,7 @@ static void init_program_state(Vm *vm) {
   str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
   vm->uncaught = interp_print_uncaught;
+  vm->end_trace = retention_end_trace;
   vm->memprof_module = -1;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   vm_register(vm);

@@ -53,6 +53,14 @@ void memprof_renew_trigger(Vm *vm);
 void memprof_minor_gc_done(Vm *vm);
 void memprof_major_mark_done(Vm *vm);
 void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data);
+// The end of a trace (docs/design.md, "The end state"): delivers the events
+// queued for native trackers now, a final collection's among them. False,
+// with the queue left as it is, inside a callback or a collection.
+bool memprof_deliver_native(Vm *vm);
+// Visits each block that profile `id` tracks, whose alloc event its tracker
+// received and that is alive (not yet reported dead nor forgotten), with the
+// tracker's `user` word for it.
+void memprof_each_live(Vm *vm, int id, void (*fn)(void *data, Value block, uint64_t user), void *data);
 
 // --- callbacks ----------------------------------------------------------------
 // Runs queued callbacks (at a safe point: the allocating instruction is done).

@@ -36,6 +36,7 @@
 #include "memtrace.h"
 #include "../core/frames.h"
 #include "../core/vm_state.h"
+#include "../trace/retain.h"
 #include "../trace/writer.h"
 
 typedef struct Tracer {
@@ -45,6 +46,7 @@ typedef struct Tracer {
   uint32_t depth, stack_cap;   // codes in stack (callers and site), room
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
+  uint64_t pid, start_time_us; // as the trace info says
 } Tracer;
 
 static uint64_t now_us(void) {
@@ -227,7 +229,18 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     free(t);
     return false;
   }
+  t->pid = info.pid;
+  t->start_time_us = info.start_time_us;
   vm->memtrace = t;
+  // An end-state file left by an earlier run of the same name is stale.
+  size_t n = strlen(path);
+  char *stale = malloc(n + sizeof RETAIN_SUFFIX);
+  if (stale) {
+    memcpy(stale, path, n);
+    memcpy(stale + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
+    unlink(stale);
+    free(stale);
+  }
   return true;
 }
 
@@ -237,4 +250,24 @@ bool memtrace_stop(Vm *vm) {
   memprof_stop_profile(vm, t->profile);
   memprof_discard_profile(vm, t->profile);   // releases: flushes and closes
   return true;
+}
+
+// ---------------------------------------------------------------------------
+// The end state
+
+bool memtrace_identity(const Vm *vm, MemtraceIdentity *out) {
+  const Tracer *t = vm->memtrace;
+  if (!t || t->failed) return false;
+  TraceWriterStats stats;
+  trace_writer_stats(t->writer, &stats);
+  *out = (MemtraceIdentity){t->path, t->pid, t->start_time_us, stats.allocs};
+  return true;
+}
+
+void memtrace_stop_sampling(Vm *vm) {
+  if (vm->memtrace) memprof_stop_profile(vm, vm->memtrace->profile);
+}
+
+void memtrace_each_live(Vm *vm, void (*fn)(void *data, Value block, uint64_t id), void *data) {
+  if (vm->memtrace) memprof_each_live(vm, vm->memtrace->profile, fn, data);
 }

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "primitives.h"
+#include "../runtime/retention.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memtrace.h"
@@ -24,6 +25,7 @@ Value lib_memtrace_start(Vm *vm, Value *args) {
 
 Value lib_memtrace_stop(Vm *vm, Value *args) {
   (void)args;
+  retention_end_trace(vm);   // the end state, before the trace closes
   if (!memtrace_stop(vm)) gc_raise_error(vm, "Memtrace.stop: no trace is being written");
   return VAL_NIL;
 }

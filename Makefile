@@ -19,12 +19,11 @@ CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -f
 LDLIBS  := -lm
 
 CORE_SRC  := $(wildcard core/*.c)
-FRONT_SRC := lang/arena.c lang/lexer.c lang/parser.c lang/ast_dump.c lang/source.c
-VM_SRC    := $(CORE_SRC) $(FRONT_SRC) lang/compiler.c lang/disasm.c lang/backtrace.c lang/interp.c lang/ops.c \
-             lang/shapes.c lang/primitives.c lang/builtins_args.c lang/builtins_core.c lang/builtins_string.c \
-             lang/builtins_array.c lang/builtins_buffer.c lang/builtins_gc.c lang/builtins_memprof.c lang/stdlib_sources.c lang/vm.c \
-             lang/checked.c
-GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/verify.c gc/raise.c
+FRONT_SRC := $(wildcard lang/front/*.c)
+RUNTIME_SRC := $(wildcard lang/runtime/*.c)
+LIB_SRC   := $(wildcard lang/lib/*.c)
+VM_SRC    := $(CORE_SRC) $(FRONT_SRC) $(RUNTIME_SRC) $(LIB_SRC) lang/vm.c
+GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/retain.c gc/verify.c gc/raise.c
 MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
 TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
@@ -45,11 +44,11 @@ build/embed: tools/embed.c
 	@mkdir -p build
 	$(CC) $(CSTD) $(WARN) -O1 -o $@ $<
 
-lang/stdlib.inc: build/embed $(STDLIB)
+lang/lib/stdlib.inc: build/embed $(STDLIB)
 	build/embed $(STDLIB) > $@.tmp && mv $@.tmp $@
 
 define variant
-build/$(1)/%.o: %.c lang/stdlib.inc
+build/$(1)/%.o: %.c lang/lib/stdlib.inc
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.o,%.d,$$(call obj,$(1),$$(SRC_$(1)) $$(MAIN_SRC)))
@@ -85,7 +84,7 @@ build/%/unit/debug_%: ;
 define unit
 build/$(1)/unit/$(2): tests/unit/$(2).c $(wildcard tests/unit/*.h) $(call obj,$(1),$(SRC_$(1)) $(call unit_tool_src,$(2)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Icore -Ilang -Igc -Imemprof -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
+	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -Itrace -Itools/memtrace_cli -o $$@ $$(filter %.c %.o,$$^) $$(LDLIBS) $(if $(call unit_tool_src,$(2)),-lz) -lcmocka
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit,release,$(t))) $(eval $(call unit,asan,$(t))))
 $(foreach t,$(DEBUG_UNIT_TESTS),$(eval $(call unit,debug,$(t))))
@@ -119,7 +118,7 @@ test: vm vm-boehm vm-asan vm-debug unit-bins $(TEST_TOOLS) tools/memtrace build/
 	@tests/run_all.sh
 
 clean:
-	rm -rf build vm vm-boehm vm-asan vm-debug vm-noprof vm-fp tools/memtrace lang/stdlib.inc
+	rm -rf build vm vm-boehm vm-asan vm-debug vm-noprof vm-fp tools/memtrace lang/lib/stdlib.inc
 
 -include bench/bench.mk
 -include bench/memprof.mk

@@ -23,11 +23,11 @@ BENCH_MP_QUICK_CASES := binary_trees 10;list_pipeline 1000 20;deep_map 1000 20;w
 
 .PHONY: bench-memprof bench-memprof-quick callgrind-memprof
 
-# -Wl,--wrap=prim_gc_verify: Gc.verify() becomes the micro benchmark's hook
+# -Wl,--wrap=lib_gc_verify: Gc.verify() becomes the micro benchmark's hook
 # (see the comment at the top of memprof_micro.c).
 $(BENCH_MP_MICRO): $(BENCH_MP_DIR)/micro/memprof_micro.c $(BENCH_MP_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS) -Wl,--wrap=prim_gc_verify
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS) -Wl,--wrap=lib_gc_verify
 
 bench-memprof: vm vm-noprof $(BENCH_MP_MICRO)
 	BENCH_MP_RUNS='$(BENCH_MP_RUNS)' BENCH_MP_RATES='$(BENCH_MP_RATES)' BENCH_MP_CASES='$(BENCH_MP_CASES)' \

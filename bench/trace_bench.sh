@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # trace_bench.sh - ./vm --memtrace against perf record, on the programs of
 # bench/programs (make bench-trace; method and findings in bench/TRACE.md).
+# Every traced run here passes --memtrace-no-end-state: these figures are
+# the cost of sampling and writing while the program runs; the end state
+# (a final collection and the retaining paths) is measured on its own by
+# make bench-retention (bench/retention_bench.sh).
 #
 #   1. sizes     one traced run per program and rate: bytes per sample and
 #                their split (tools/memtrace info); the profiler-off CPU time
@@ -168,7 +172,7 @@ step_sizes() {
     for r in $rates; do
       t=$tmp/traces/$ci.$r.ctf
       # shellcheck disable=SC2086
-      if ! "${timer[@]}" "$tmp/size" timeout "$run_timeout" "$bin_vm" --memtrace "$t" --memtrace-rate "$r" \
+      if ! "${timer[@]}" "$tmp/size" timeout "$run_timeout" "$bin_vm" --memtrace "$t" --memtrace-no-end-state --memtrace-rate "$r" \
           "bench/programs/$prog.mn" $args || [ "$(checksum_of "$tmp/size.out")" != "$ref" ]; then
         echo "trace_bench: $prog $args --memtrace-rate $r failed or printed another checksum" >&2
         failed=1
@@ -243,7 +247,7 @@ step_callgrind() {
       ref=$(checksum_of "$tmp/cg.off.out")
       self_ir "$tmp/cg.off" >"$tmp/cg.off.self"
       for r in $rates; do
-        on=$(cg "$r" --memtrace "$tmp/cg.ctf" --memtrace-rate "$r")
+        on=$(cg "$r" --memtrace "$tmp/cg.ctf" --memtrace-no-end-state --memtrace-rate "$r")
         [ "$(checksum_of "$tmp/cg.$r.out")" = "$ref" ] || { echo "trace_bench: $prog $args: checksum differs at $r (callgrind)" >&2; failed=1; }
         if [ -z "$off" ] || [ -z "$on" ]; then continue; fi
         read -r al ev _ <<<"$(trace_info "$tmp/cg.ctf")"
@@ -313,7 +317,7 @@ step_times() {
             "${timer[@]}" "$p" timeout "$run_timeout" "$tmp/bin/vm-fp" "bench/programs/$prog.mn" $args ;;
           memtrace@*)
             # shellcheck disable=SC2086
-            "${timer[@]}" "$p" timeout "$run_timeout" "$bin_vm" --memtrace "$tmp/run.ctf" --memtrace-rate "$rate" \
+            "${timer[@]}" "$p" timeout "$run_timeout" "$bin_vm" --memtrace "$tmp/run.ctf" --memtrace-no-end-state --memtrace-rate "$rate" \
               "bench/programs/$prog.mn" $args ;;
           perf-*)
             mode=${cfg%@*}

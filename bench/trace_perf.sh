@@ -87,11 +87,11 @@ perf_sizes() {
 #                inline in their callers), or it is the interpreter's
 #                allocation slow path (alloc1_slow, allocn_slow), or a line of
 #                an allocation instruction's handler in the dispatch loop
-#                (op_ALLOC* in lang/interp.c: the inline bump allocation)
+#                (op_ALLOC* in lang/runtime/interp.c: the inline bump allocation)
 #   collector    gc/minor.c, major.c, roots.c, verify.c, core/frames.c
-#   dispatch     the rest of lang/interp.c (the dispatch loop)
+#   dispatch     the rest of lang/runtime/interp.c (the dispatch loop)
 #   primitives   the rest of lang/ (builtins, ops, shapes) and memprof/, trace/
-#   startup      lexer, parser, compiler, stdlib embedding (lang/lexer.c ...)
+#   startup      lexer, parser, compiler, stdlib embedding (lang/front/lexer.c ...)
 #   libc, kernel the C library and loader; [kernel.kallsyms]
 # mean_frames / max_frames: frames per callchain (0 without a call graph),
 # inlined frames not counted. top_innermost: the commonest innermost
@@ -106,7 +106,7 @@ perf_names() {
   nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ { print $3, $1 }' >"$tmpd/syms"
   # Line ranges of the allocation instructions' handlers in the dispatch loop.
   awk '/^op_[A-Z0-9_]+:/ { if (open) print start, NR - 1; open = ($0 ~ /^op_ALLOC/); start = NR }
-       END { if (open) print start, NR }' "$src/lang/interp.c" >"$tmpd/alloc_lines"
+       END { if (open) print start, NR }' "$src/lang/runtime/interp.c" >"$tmpd/alloc_lines"
   # One line per sample of the program: "innermost_dso innermost_sym+off frames".
   # perf script prints a sample without a call graph on one line, "comm ip
   # sym+off (dso)"; with one, a line "comm", a tab-indented line per frame

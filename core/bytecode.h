@@ -107,14 +107,14 @@
   X(TRY, 3, 0, "or")          /* handler catch_reg: push a handler */        \
   X(POPTRY, 1, 0, "")                                                        \
   X(MATCHFAIL, 1, 1, "")      /* raise `match failure` */                    \
-  X(EXIT_NESTED, 1, 0, "")    /* trampoline: return from vm_call to C */     \
+  X(EXIT_NESTED, 1, 0, "")    /* trampoline: return from interp_call to C */     \
   X(MEMPROF_RETURN, 2, 0, "i") /* back: in a call site's memprof stub    \
                                  {dst, caller_step, MEMPROF_RETURN, back}  \
                                  (core/frames.h part 5); the call's return \
                                  address is this word + back */           \
   X(POLL, 1, 0, "")          /* never compiled: written at run time over \
                                  the opcode after an instruction that     \
-                                 queued memprof callbacks (lang/interp.c, \
+                                 queued memprof callbacks (lang/runtime/interp.c, \
                                  "Polls"), restored when it runs */        \
   X(HALT, 1, 0, "")
 

@@ -35,9 +35,15 @@ _Noreturn void vm_raise(Vm *vm, Value v) {
 
 _Noreturn void vm_raise_out_of_memory(Vm *vm) { vm_raise(vm, vm->oom_message); }
 
+// Every way out: the trace's end state, then the trackers finish.
+static void finish(Vm *vm) {
+  if (vm->end_trace) vm->end_trace(vm);
+  if (vm->finish_trackers) vm->finish_trackers(vm);
+}
+
 _Noreturn void vm_exit(Vm *vm, int status) {
   fflush(stdout);
-  if (vm && vm->finish_trackers) vm->finish_trackers(vm);
+  if (vm) finish(vm);
   fflush(stderr);
   if (vm && vm->exit_hook) vm->exit_hook(vm, status);
   exit(status);
@@ -69,7 +75,7 @@ void vm_catch_signals(Vm *vm) {
 _Noreturn void vm_handle_signal(Vm *vm) {
   int sig = vm->pending_signal;
   fflush(stdout);
-  if (vm->finish_trackers) vm->finish_trackers(vm);
+  finish(vm);
   fflush(stderr);
   signal(sig, SIG_DFL);
   raise(sig);

@@ -233,7 +233,7 @@ bool frames_next(FrameCursor *c) {
   Vm *vm = c->vm;
   const uint32_t *ret = frames_ret(c->base);
   if (frames_from_c(&c->bounds, ret)) {
-    // Called from C: continue with the frame vm_call interrupted.
+    // Called from C: continue with the frame interp_call interrupted.
     if (c->level <= 1) return false;
     const Boundary *b = &vm->levels[c->level];
     stand_at_instruction(c, b->pc, b->base, c->level - 1);

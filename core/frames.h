@@ -29,7 +29,7 @@
 //    excluded: it is written only once the instruction is complete).
 //
 // 4. A return address may instead point into a C-boundary trampoline (the
-//    frame was called from C by vm_call; the walker continues with the frame
+//    frame was called from C by interp_call; the walker continues with the frame
 //    recorded in vm->levels) or into a memprof stub (memprof walked that
 //    frame already; frames_stub_ret gives the real address back). The frames
 //    called by the entry function (every module's top level) are the
@@ -94,7 +94,7 @@ static inline const uint32_t *frames_ret(const Value *base) { return (const uint
 static inline Value *frames_caller(Value *base, const uint32_t *ret) { return (Value *)((char *)base - ret[0]); }
 
 // Part 4, where the frames of one interpreter level end: a frame returning
-// to the trampoline was called from C (vm_call), one returning into the
+// to the trampoline was called from C (interp_call), one returning into the
 // entry function's code is a module's top level. Read once per walk.
 typedef struct FrameBounds {
   const uint32_t *trampoline;

@@ -5,11 +5,11 @@
 // which ends the run. Both raise young_limit to young_end, so the next
 // interpreter allocation stops at its slow path (vm_update_limits); for the
 // callbacks, vm_request_poll also writes POLL over the opcode of the next
-// instruction, so that no fast path tests a flag (lang/interp.c, "Polls");
+// instruction, so that no fast path tests a flag (lang/runtime/interp.c, "Polls");
 // the signal is seen at the next loop back-edge (LOOP, FORLOOP, ITERLOOP),
 // since a signal handler cannot know where the interpreter stands, or at the
 // next allocation slow path (gc_young_slow). The interpreter runs the
-// callbacks in run_poll and after_alloc (lang/interp.c); a signal ends the run
+// callbacks in run_poll and after_alloc (lang/runtime/interp.c); a signal ends the run
 // through vm_handle_signal (core/fail.c).
 #include "bytecode.h"
 #include "vm_state.h"

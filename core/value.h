@@ -73,7 +73,7 @@ enum {
   TAG_RECORD = 3,   // field 0: shape id (int); fields 1..n: values, mutable
   TAG_CLOSURE = 4,  // field 0: function id (int); fields 1..: captured values
   TAG_BUFFER = 5,   // Buffer.t: field 0 the storage (TAG_BYTES), field 1 the length (int)
-  TAG_CALLSTACK = 6, // a memprof callstack node (lang/builtins_memprof.c): 3 fields, its
+  TAG_CALLSTACK = 6, // a memprof callstack node (lang/lib/memprof_module.c): 3 fields, its
                      // caller's node or nil, a debug-entry id (int), the frames
                      // Memprof.frames shows from it (int, 0: all)
   TAG_NO_SCAN = 250,  // tags >= this hold no Values; the GC does not look inside

@@ -30,11 +30,12 @@ static const bool GC_IS_BOEHM = MINNOW_BOEHM;
 static const bool MEMPROF_BUILT = !MINNOW_NO_MEMPROF && !MINNOW_BOEHM;
 
 typedef struct MajorHeap MajorHeap;    // the major heap (gc/gc_internal.h)
-typedef struct Proto Proto;          // a compiled function (lang/compiler.h)
 typedef struct FrameTable FrameTable; // descriptors (core/frames.h)
+typedef struct Proto Proto;          // the code image (core/image.h)
+typedef struct CallTarget CallTarget;
+typedef struct Primitive Primitive;
 typedef struct Memprof Memprof;      // the profiler (memprof/memprof.h)
-typedef struct Shapes Shapes;        // record shapes (lang/shapes.h)
-typedef struct Program Program;
+typedef struct Shapes Shapes;        // record shapes (lang/runtime/shapes.h)
 typedef struct Vm Vm;
 typedef void (*RootVisitor)(Vm *vm, Value *slot, void *data);
 // Replaces exit() at the end of a run (vm_exit): it must not return, and
@@ -50,7 +51,7 @@ typedef struct Handler {
   uint32_t level;        // interpreter nesting level that owns the frame
 } Handler;
 
-// One nested entry of the interpreter from C (vm_call): the frame that was
+// One nested entry of the interpreter from C (interp_call): the frame that was
 // interrupted, so that the stack walker can step over the C boundary.
 typedef struct Boundary {
   const uint32_t *pc;    // safe-point instruction of the interrupted frame
@@ -63,14 +64,6 @@ typedef struct Boundary {
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
 // Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
 #define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
-
-// Where a call lands, read by CALL and CALLG without going through the Proto:
-// the callee's first instruction, its arity and its frame size.
-typedef struct CallTarget {
-  const uint32_t *code;
-  uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
-  uint32_t fsize;
-} CallTarget;
 
 // Counters of Gc.stat, in words, headers included (as OCaml counts them).
 typedef struct GcStats {
@@ -102,6 +95,9 @@ typedef struct GcState {
                              // not to point into the minor heap may be skipped
 } GcState;
 
+// The run's parameters, from the command line and the environment, parsed
+// and validated once by lang/main.c (an embedder fills them itself); no code
+// below main.c reads the environment.
 typedef struct VmOptions {
   uint64_t stack_words;   // VM stack size in words
   uint64_t minor_words;   // minor heap size in words
@@ -113,6 +109,11 @@ typedef struct VmOptions {
   double memtrace_rate;       // its sampling rate
   int memtrace_format;        // its format version (1 to 3)
   double memprof_count_rate;  // --memprof-count: > 0 starts the counting tracker
+  const char *seed_text;      // MINNOW_SEED as written (a trace's runtime
+                              // parameters); NULL: unset, the sampler's fixed
+                              // default seed is used and `seed` is ignored
+  uint64_t seed;              // its value
+  bool memtrace_no_end_state; // --memtrace-no-end-state: no final collection, no paths
 } VmOptions;
 
 typedef struct Vm {
@@ -132,20 +133,21 @@ typedef struct Vm {
   Value *base;            // frame base of the top frame (base[-1] is its return address)
   Value *stack_start;     // stack[0] is the bottom sentinel return address
   Value *stack_end;
-  // --- program ------------------------------------------------------------
+  // --- program: the code image (core/image.h owns these tables) -------------
   Value *globals;         // module members and top-level lets; GC roots
   uint32_t global_count, global_cap;
   char **global_names;    // "List.map" ..., for messages
   Proto **protos;         // function id -> proto
   uint32_t proto_count, proto_cap;
-  // Call targets (interp.c, "Calls"): fn_targets[proto id] for every proto, and
+  // Call targets (lang/runtime/interp.c, "Calls"): fn_targets[proto id] for every proto, and
   // global_targets[g] for the top-level fn in global g, filled by its first
   // CALLG once the global holds the closure (it is never reassigned after).
   CallTarget *fn_targets;
   CallTarget *global_targets;
-  uint32_t linked_protos; // protos fn_targets covers (vm_call relinks when it grew)
+  uint32_t linked_protos; // protos fn_targets covers (interp_call relinks when it grew)
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
+  const Primitive *primitives; // the C primitives, by index (lang/lib/primitives.c)
   FrameTable *frames;
   // The entry function (runs each module's <top>; never part of a
   // callstack) and its code (frames.h, FrameBounds); set by the compiler.
@@ -154,7 +156,7 @@ typedef struct Vm {
   Shapes *shapes;
   Value empty_array;      // the one block of 0 fields (static)
   Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)
-  // Return address of frames entered from C (vm_call) and of the entry frame:
+  // Return address of frames entered from C (interp_call) and of the entry frame:
   // &trampoline_code[1]. Returning there runs EXIT_NESTED (frames.h, part 4).
   uint32_t trampoline_code[3];
   const uint32_t *trampoline_ret;
@@ -175,7 +177,7 @@ typedef struct Vm {
   Memprof *memprof;
   struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
   int memprof_module;     // the Memprof module's running profile
-                          // (lang/builtins_memprof.c), or -1
+                          // (lang/lib/memprof_module.c), or -1
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
   bool memprof_force_slow; // pending outside callbacks: young_limit = young_end,
                           // so that the next allocation takes the slow path
@@ -199,6 +201,10 @@ typedef struct Vm {
   // Finishes every tracker (memprof_finish, set by memprof_new): called on
   // every way out of the process.
   void (*finish_trackers)(Vm *vm);
+  // Takes a trace's end state before the trackers finish (lang/retention.c:
+  // a final collection and the retaining paths): called on every way out
+  // of the process, before finish_trackers.
+  void (*end_trace)(Vm *vm);
   // --- embedding (unit tests, the in-process fuzz driver) ------------------
   VmExitHook *exit_hook;  // when set, vm_exit calls it instead of exit()
   void *exit_hook_data;   // the embedder's, for exit_hook
@@ -252,12 +258,12 @@ static inline bool vm_is_young(const Vm *vm, Value v) {
 // with VM_EXIT_ERROR. Never returns.
 _Noreturn void vm_raise(Vm *vm, Value v);
 // Raises `out of memory` with a message made at start-up: nothing is
-// allocated, so it works when the heap is full (vm_raise_error would need
+// allocated, so it works when the heap is full (gc_raise_error would need
 // room for its message).
 _Noreturn void vm_raise_out_of_memory(Vm *vm);
 // The pending-action path (core/pending.c). memprof queued callbacks during
 // the instruction at vm->pc (which is still running): have them run as soon
-// as it completes, before the next instruction (lang/interp.c, "Polls"). A
+// as it completes, before the next instruction (lang/runtime/interp.c, "Polls"). A
 // no-op for an instruction that runs them itself (allocations) or that may
 // not fall through.
 void vm_request_poll(Vm *vm);

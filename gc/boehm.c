@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gc.h"
+#include "../core/image.h"
 
 static Vm *the_vm;   // see the file comment
 static GC_push_other_roots_proc previous_push;
@@ -113,3 +114,26 @@ void gc_set_max_heap(Vm *vm, uint64_t words) {
 double gc_minor_words_now(const Vm *vm) { (void)vm; return 0; }
 bool gc_verify(Vm *vm) { (void)vm; return true; }
 void gc_scan_roots(Vm *vm, RootVisitor visit, void *data) { (void)vm; (void)visit; (void)data; }
+// No retaining paths on Boehm GC: it has no profiler to ask for them.
+void gc_scan_roots_named(Vm *vm, void (*visit)(Vm *, Value *, const GcRootInfo *, void *), void *data) {
+  (void)vm;
+  (void)visit;
+  (void)data;
+}
+GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets) {
+  (void)vm;
+  (void)targets;
+  (void)n_targets;
+  return NULL;
+}
+bool gc_retain_path(GcRetain *r, uint32_t target, GcRetainPath *out) {
+  (void)r;
+  (void)target;
+  (void)out;
+  return false;
+}
+void gc_retain_reached(const GcRetain *r, uint64_t *blocks, uint64_t *words) {
+  (void)r;
+  *blocks = *words = 0;
+}
+void gc_retain_free(GcRetain *r) { (void)r; }

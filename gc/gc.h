@@ -57,7 +57,7 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag);
 // Raises a runtime error whose message is printf-formatted (its string is
 // allocated with gc_alloc_no_collect). Never returns.
-_Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void gc_raise_error(Vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Allocates a never-collected block outside the collected heap (constants).
 Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag);
 
@@ -100,6 +100,64 @@ bool gc_verify(Vm *vm);
 // Visits every root slot (stack frames via the descriptor walker, globals,
 // C roots, memprof's states, the exception being raised).
 void gc_scan_roots(Vm *vm, RootVisitor visit, void *data);
+
+// What a root slot is (gc_scan_roots_named), for retaining paths.
+typedef enum GcRootKind {
+  GC_ROOT_GLOBAL,     // vm->globals[index]
+  GC_ROOT_STACK,      // slot `index` of a frame; `desc` its descriptor, `depth` 0 innermost
+  GC_ROOT_C,          // vm->roots[index] (pushed by a primitive)
+  GC_ROOT_EXCEPTION,  // vm->exn
+  GC_ROOT_PROFILER,   // a memprof tracker's state
+} GcRootKind;
+
+typedef struct GcRootInfo {
+  GcRootKind kind;
+  uint32_t index;
+  uint32_t depth;
+  const struct FrameDesc *desc;
+  Value *slot;
+} GcRootInfo;
+
+// The roots of gc_scan_roots, each with what it is, in the order retaining
+// paths prefer them: globals, frames innermost first, C roots, the
+// exception, memprof's states.
+void gc_scan_roots_named(Vm *vm, void (*visit)(Vm *vm, Value *slot, const GcRootInfo *info, void *data), void *data);
+
+// ---------------------------------------------------------------------------
+// Retaining paths (gc/retain.c). Right after gc_major, a breadth-first walk
+// from the roots gives each of `targets` (live blocks) one shortest path
+// from a root. It allocates nothing in the heap and leaves the heap as it
+// found it; its memory is 16 bytes per reachable block (and a memo of the
+// targets' ancestors), freed by gc_retain_free. NULL if the heap is not
+// right after a major collection (young blocks, a collection running), in
+// the Boehm build, or if memory is short.
+typedef struct GcRetain GcRetain;
+enum { GC_RETAIN_MAX_RUNS = 64 };
+// A run of equal hops: `count` times the field `field` of a block like
+// `parent` (the first of the run's parents).
+typedef struct GcPathRun {
+  Value parent;
+  uint32_t field;
+  uint64_t count;
+} GcPathRun;
+typedef struct GcRetainPath {
+  GcRootInfo root;
+  Value root_block;            // the block the root's slot holds
+  uint64_t hops;               // the path's length in hops
+  GcPathRun runs[GC_RETAIN_MAX_RUNS];
+  uint32_t run_count;
+  // A path of more than GC_RETAIN_MAX_RUNS runs keeps its first and last
+  // runs: runs[0 .. elided_at) from the root, then the rest down to the
+  // target; elided_runs runs of elided_hops hops lie between.
+  uint32_t elided_at, elided_runs;
+  uint64_t elided_hops;
+} GcRetainPath;
+GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets);
+// Target i's path; false if the walk did not reach it (or memory ran short).
+bool gc_retain_path(GcRetain *r, uint32_t target, GcRetainPath *out);
+// Blocks and words (headers included) the walk reached.
+void gc_retain_reached(const GcRetain *r, uint64_t *blocks, uint64_t *words);
+void gc_retain_free(GcRetain *r);
 
 // Used by the barrier: remembers `field` (slow path of gc_write).
 void gc_remember(Vm *vm, Value *field);

@@ -1,6 +1,6 @@
 // heap.c - the allocation funnels of gc.h: minor-heap slow path, major and
 // static allocation, heap setup and limits. The inline fast path lives in the
-// interpreter (lang/interp.c, ALLOC1) and in gc_alloc below:
+// interpreter (lang/runtime/interp.c, ALLOC1) and in gc_alloc below:
 //     p = young_ptr - whsize; if (p < young_limit) slow; young_ptr = p; *p = hd
 // young_limit = max(young_start, young_trigger), so memprof's sampling costs
 // the fast path nothing (docs/design.md, "The path of one allocation").

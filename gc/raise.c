@@ -1,4 +1,4 @@
-// raise.c - vm_raise_error (gc.h): a runtime error raised with a formatted
+// raise.c - gc_raise_error (gc.h): a runtime error raised with a formatted
 // message, whose string the heap makes without collecting (the Boehm build
 // links this file too).
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include "gc.h"
 
-_Noreturn void vm_raise_error(Vm *vm, const char *fmt, ...) {
+_Noreturn void gc_raise_error(Vm *vm, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);

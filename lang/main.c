@@ -1,28 +1,47 @@
-// main.c - the command line: ./vm [options] script.mn [args...]
-// (options: README.md, "Command line").
+// main.c - the command line: ./vm [options] script.mn [args...] (options,
+// environment and exit statuses: usage() below, and README.md's "Command
+// line"). The one reader of the environment: MEMTRACE, MEMTRACE_RATE and
+// MINNOW_SEED are parsed and validated here, once, into VmOptions.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checked.h"
+#include "runtime/checked.h"
 #include "vm.h"
+#include "../gc/gc.h"
 #include "../memprof/memtrace.h"
 #include "../trace/format.h"
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: vm [options] script.mn [args...]\n"
-          "  --dump-bytecode      print code and frame descriptors, run nothing\n"
           "  --memtrace FILE      write a memtrace trace of the run to FILE (also MEMTRACE=FILE)\n"
           "  --memtrace-rate R    its sampling rate, in (0, 1] (also MEMTRACE_RATE=R; default 1e-05)\n"
-          "  --memtrace-format V  its format version: 2 (default, what memtrace 0.2 reads) or 3\n"
-          "  --stack-words N      VM stack size in words (default 16777216)\n"
-          "  --minor-words N      minor heap size in words (default 2097152)\n"
-          "  --max-heap-words N   major heap limit in words (default: none)\n"
-          "  --memprof-count R    sample at rate R with a tracker that counts; print totals\n"
-          "  --gc-stress          collect at every allocation\n"
-          "  --gc-verify          verify the heap after every collection\n");
+          "  --memtrace-format V  its format version: 2 (default: what memtrace 0.2 reads) or 3\n"
+          "  --memtrace-no-end-state  when the trace ends: no final collection, no retaining\n"
+          "                       paths (FILE.retain; docs/trace-format.md)\n"
+          "  --memprof-count R    sample every word with probability R; a C tracker counts\n"
+          "                       samples, promotions and deallocations and prints totals\n"
+          "  --dump-bytecode      print every function's code and frame descriptors, run nothing\n"
+          "  --stack-words N      VM stack size in words (default 16777216; at least 1024)\n"
+          "  --minor-words N      minor heap size in words (default 2097152: 16 MiB)\n"
+          "  --max-heap-words N   major heap limit; past it the program gets `out of memory`\n"
+          "  --gc-stress          minor GC at every allocation (major every 64th)\n"
+          "  --gc-verify          run the heap verifier after every collection\n"
+          "  --help               print this and exit\n"
+          "environment (a flag on the command line wins):\n"
+          "  MEMTRACE=FILE        as --memtrace FILE\n"
+          "  MEMTRACE_RATE=R      as --memtrace-rate R\n"
+          "  MINNOW_SEED=N        seeds the sampler, decimal or 0x hex (default: a fixed seed,\n"
+          "                       runs are repeatable)\n"
+          "exit status:\n"
+          "  0                    the script ended; Sys.exit(n): n\n"
+          "  1                    uncaught runtime error, out of memory included\n"
+          "  2                    bad command line or environment, unreadable script, syntax\n"
+          "                       or compile error\n"
+          "  SIGINT, SIGTERM      the trackers finish (trace, --memprof-count), then the VM\n"
+          "                       dies of the signal (status 128 + its number)\n");
 }
 
 // A sampling rate in (0, 1]; `what` names its source in the message.
@@ -46,17 +65,19 @@ static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_
   return false;
 }
 
-// MINNOW_SEED, which memprof reads with strtoull(..., 0): refused unless it
-// is a whole number there (a typo would otherwise seed 0 in silence).
-static bool check_seed(void) {
-  const char *seed = getenv("MINNOW_SEED");
-  if (!seed) return true;
+// MINNOW_SEED: a whole number, decimal or 0x hex (a typo would otherwise
+// seed 0 in silence).
+static bool parse_seed(const char *text, VmOptions *opt) {
   char *end;
   errno = 0;
-  strtoull(seed, &end, 0);
-  if (*seed && *end == 0 && errno == 0 && seed[0] >= '0' && seed[0] <= '9') return true;
-  fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", seed);
-  return false;
+  unsigned long long seed = strtoull(text, &end, 0);
+  if (!(*text && *end == 0 && errno == 0 && text[0] >= '0' && text[0] <= '9')) {
+    fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", text);
+    return false;
+  }
+  opt->seed_text = text;
+  opt->seed = seed;
+  return true;
 }
 
 int main(int argc, char **argv) {
@@ -66,13 +87,15 @@ int main(int argc, char **argv) {
   const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
   if (env_trace && *env_trace) opt.memtrace_path = env_trace;
   if (env_rate && *env_rate && !parse_rate("MEMTRACE_RATE", env_rate, &opt.memtrace_rate)) return VM_EXIT_USAGE;
-  if (!check_seed()) return VM_EXIT_USAGE;
+  const char *env_seed = getenv("MINNOW_SEED");
+  if (env_seed && !parse_seed(env_seed, &opt)) return VM_EXIT_USAGE;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--dump-bytecode") == 0) opt.dump_bytecode = true;
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
+    else if (strcmp(a, "--memtrace-no-end-state") == 0) opt.memtrace_no_end_state = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
     else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
               strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||

@@ -5,12 +5,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builtins.h"
 #include "../core/bytecode.h"
-#include "compiler.h"
 #include "../core/frames.h"
-#include "interp.h"
-#include "shapes.h"
+#include "../core/image.h"
+#include "../gc/gc.h"
+#include "front/compiler.h"
+#include "lib/primitives.h"
+#include "runtime/disasm.h"
+#include "runtime/interp.h"
+#include "runtime/retention.h"
+#include "runtime/shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
 #include "../memprof/counter.h"
@@ -22,6 +26,7 @@ static void init_program_state(Vm *vm) {
   vm->trampoline_code[1] = frames_step(0);   // caller frame step
   vm->trampoline_code[2] = BC_EXIT_NESTED;
   vm->trampoline_ret = &vm->trampoline_code[1];
+  vm->primitives = primitives_table();
   vm->frames = frames_new();
   vm->shapes = shapes_new();
   vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
@@ -31,6 +36,7 @@ static void init_program_state(Vm *vm) {
   str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
   vm->uncaught = interp_print_uncaught;
+  vm->end_trace = retention_end_trace;
   vm->memprof_module = -1;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   vm_register(vm);
@@ -56,20 +62,7 @@ Vm *vm_new(const VmOptions *options) {
 static void free_program_state(Vm *vm) {
   memprof_free(vm);
   compiler_free(vm);
-  for (uint32_t i = 0; i < vm->proto_count; i++) {
-    Proto *p = vm->protos[i];
-    free(p->code);
-    free(p->lines);
-    free((void *)p->name);
-    free(p);
-  }
-  for (uint32_t i = 0; i < vm->global_count; i++) free(vm->global_names[i]);
-  free(vm->global_names);
-  free(vm->globals);
-  free(vm->protos);
-  free(vm->fn_targets);
-  free(vm->global_targets);
-  free(vm->constants);
+  image_free(vm);
   free(vm->handlers);
   frames_free(vm->frames);
   shapes_free(vm->shapes);
@@ -117,7 +110,7 @@ int vm_run_text(Vm *vm, const char *path, char *text, size_t len) {
 static int run_entry(Vm *vm, Proto *entry) {
   if (!entry) return VM_EXIT_USAGE;
   if (vm->options.dump_bytecode) {
-    compiler_dump(vm, stdout);
+    disasm_program(vm, stdout);
     return VM_EXIT_OK;
   }
   char err[512];

@@ -1,7 +1,9 @@
-// vm.h - the interpreter's entry points: creating a VM, running a program,
-// calling Minnow code from C, raising formatted errors. The VM's state and
-// the services every layer shares are core/vm_state.h; this header brings them
-// and the heap's funnels (gc/gc.h) along, since most of lang/ uses all three.
+// vm.h - a whole VM: creating one (heap, stack, code image, profiler, the
+// primitives' table), compiling and running a main script with the options
+// of VmOptions (core/vm_state.h), freeing it. The one file that joins the
+// front end (lang/front/) to the runtime (lang/runtime/) and the library
+// (lang/lib/); the command line (main.c), the fuzz driver and the unit tests
+// call it.
 #ifndef MINNOW_VM_H
 #define MINNOW_VM_H
 
@@ -9,7 +11,6 @@
 #include <stddef.h>
 
 #include "../core/vm_state.h"
-#include "../gc/gc.h"
 
 // Creates a VM with the given options. Returns NULL (after printing why) when
 // memory for the heap or stack cannot be had.
@@ -27,15 +28,5 @@ int vm_run_main(Vm *vm, const char *path);
 // The same for a main script already in memory (text[0..len), malloc'ed,
 // owned by the VM from now on), named `path` in messages.
 int vm_run_text(Vm *vm, const char *path, char *text, size_t len);
-
-// Calls a Minnow function value from C with `argc` arguments. May GC; the
-// arguments are read before anything allocates. On an exception, returns
-// false and leaves the raised value in vm->exn (the caller decides whether to
-// re-raise with vm_raise(vm, vm->exn)).
-bool vm_call(Vm *vm, Value fn, int argc, const Value *args, Value *result);
-
-
-// The type name of a value as used in error messages ("int", "record", ...).
-const char *vm_type_name(Value v);
 
 #endif

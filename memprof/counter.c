@@ -8,11 +8,7 @@
 #include "memprof_internal.h"
 #include "../core/vm_state.h"
 
-typedef struct Counts {
-  double rate;
-  uint64_t blocks, samples, words, promotes, dealloc_minor, dealloc_major;
-  uint64_t frames;   // callstack frames seen (site + callers)
-} Counts;
+typedef MemprofCounts Counts;
 
 static bool count_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
   (void)vm;
@@ -54,12 +50,20 @@ static void count_release(Vm *vm, void *data) {
   free(c);
 }
 
+static int start(Vm *vm, double rate, Counts *c, void (*release)(Vm *, void *)) {
+  *c = (Counts){.rate = rate};
+  MemprofTracker t = {count_alloc, count_promote, count_dealloc, release, NULL, c, .native = true};
+  return memprof_start_profile(vm, rate, 0, &t);
+}
+
+int memprof_counter_attach(Vm *vm, double rate, MemprofCounts *counts) {
+  return start(vm, rate, counts, NULL);
+}
+
 bool memprof_counter_start(Vm *vm, double rate) {
-  Counts *c = calloc(1, sizeof *c);
+  Counts *c = malloc(sizeof *c);
   if (!c) return false;
-  c->rate = rate;
-  MemprofTracker t = {count_alloc, count_promote, count_dealloc, count_release, NULL, c, .native = true};
-  if (memprof_start_profile(vm, rate, 0, &t) >= 0) return true;
+  if (start(vm, rate, c, count_release) >= 0) return true;
   free(c);
   return false;
 }

@@ -23,7 +23,7 @@
 //    (in_callback): never inside an allocation or a collection. Allocation
 //    instructions deliver at the end of their slow path; any other
 //    instruction gets a poll written over its successor (set_pending,
-//    lang/interp.c "Polls"), so no fast path tests for pending events. An
+//    lang/runtime/interp.c "Polls"), so no fast path tests for pending events. An
 //    alloc event carries its callstack as (site, depth of the side stack):
 //    no Minnow code runs between the sample and its delivery, so the
 //    callstack below the sampling frame is the same (callstack.c part 6
@@ -61,8 +61,7 @@ static void *grow_array(void *p, uint32_t *cap, size_t elem) {
 Memprof *memprof_new(Vm *vm) {
   Memprof *mp = calloc(1, sizeof *mp);
   if (!mp) return NULL;
-  const char *seed = getenv("MINNOW_SEED");
-  sampler_seed(&mp->sampler, seed ? strtoull(seed, NULL, 0) : 0x5eed5eed5eedull);
+  sampler_seed(&mp->sampler, vm->options.seed_text ? vm->options.seed : 0x5eed5eed5eedull);
   vm->memprof_sampling = false;
   vm->finish_trackers = memprof_finish;
   return mp;
@@ -527,9 +526,9 @@ bool memprof_discard_profile(Vm *vm, int id) {
 // write (a trace's last samples); a Minnow tracker's are dropped, since no
 // Minnow code runs on the way out. Inside a collection or a delivery the
 // queue may be half made: nothing is delivered then.
-static void deliver_to_native(Vm *vm) {
+bool memprof_deliver_native(Vm *vm) {
   Memprof *mp = vm->memprof;
-  if (mp->in_callback || vm->gc.collecting) return;
+  if (!mp || mp->in_callback || vm->gc.collecting) return false;
   mp->in_callback = true;
   while (mp->event_head < mp->event_count) {
     Event ev = mp->events[mp->event_head++];
@@ -544,13 +543,23 @@ static void deliver_to_native(Vm *vm) {
   }
   mp->event_head = mp->event_count = 0;
   mp->in_callback = false;
+  return true;
+}
+
+void memprof_each_live(Vm *vm, int id, void (*fn)(void *data, Value block, uint64_t user), void *data) {
+  Memprof *mp = vm->memprof;
+  if (!mp) return;
+  for (uint32_t i = 0; i < mp->entry_count; i++) {
+    const Entry *e = &mp->entries[i];
+    if (e->in_use && e->live && !e->forgotten && e->profile == id && e->delivered) fn(data, e->block, e->user.user);
+  }
 }
 
 void memprof_finish(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp) return;
   while (mp->running_count > 0) memprof_stop_profile(vm, mp->running[mp->running_count - 1]);
-  deliver_to_native(vm);
+  memprof_deliver_native(vm);
   for (uint32_t i = 0; i < mp->profile_count; i++) {
     Profile *p = &mp->profiles[i];
     if (p->discarded) continue;

@@ -9,10 +9,10 @@
 //   gc/minor.c    memprof_minor_gc_done, memprof_renew_trigger
 //   gc/major.c    memprof_major_mark_done
 //   gc/roots.c    memprof_scan_roots
-//   lang/interp.c   memprof_run_callbacks at the end of allocation slow paths
+//   lang/runtime/interp.c   memprof_run_callbacks at the end of allocation slow paths
 //                 when vm->memprof_pending, and from POLL (vm_request_poll),
 //                 memprof_stub_return, memprof_unwind
-// and memprof calls back vm_request_poll / vm_cancel_poll (lang/vm.h) and
+// and memprof calls back vm_request_poll / vm_cancel_poll (core/vm_state.h) and
 // vm_update_limits when callbacks become pending or are delivered.
 // None of these runs Minnow code except memprof_run_callbacks.
 #ifndef MINNOW_MEMPROF_H
@@ -53,6 +53,14 @@ void memprof_renew_trigger(Vm *vm);
 void memprof_minor_gc_done(Vm *vm);
 void memprof_major_mark_done(Vm *vm);
 void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data);
+// The end of a trace (docs/design.md, "The end state"): delivers the events
+// queued for native trackers now, a final collection's among them. False,
+// with the queue left as it is, inside a callback or a collection.
+bool memprof_deliver_native(Vm *vm);
+// Visits each block that profile `id` tracks, whose alloc event its tracker
+// received and that is alive (not yet reported dead nor forgotten), with the
+// tracker's `user` word for it.
+void memprof_each_live(Vm *vm, int id, void (*fn)(void *data, Value block, uint64_t user), void *data);
 
 // --- callbacks ----------------------------------------------------------------
 // Runs queued callbacks (at a safe point: the allocating instruction is done).
@@ -66,7 +74,7 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);
 // An exception unwound the stack down to the frame at `base`.
 void memprof_unwind(Vm *vm, const Value *base);
 // An exception reached a handler at the current interpreter level: if it left
-// a callback delivery unfinished, memprof finishes it (lang/interp.c).
+// a callback delivery unfinished, memprof finishes it (lang/runtime/interp.c).
 void memprof_exception_caught(Vm *vm);
 
 #endif

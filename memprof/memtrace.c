@@ -36,6 +36,7 @@
 #include "memtrace.h"
 #include "../core/frames.h"
 #include "../core/vm_state.h"
+#include "../trace/retain.h"
 #include "../trace/writer.h"
 
 typedef struct Tracer {
@@ -45,6 +46,7 @@ typedef struct Tracer {
   uint32_t depth, stack_cap;   // codes in stack (callers and site), room
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
+  uint64_t pid, start_time_us; // as the trace info says
 } Tracer;
 
 static uint64_t now_us(void) {
@@ -184,8 +186,7 @@ static void describe_run(const Vm *vm, double rate, char *exe, size_t exe_cap, c
          (unsigned long long)vm->options.minor_words, (unsigned long long)vm->options.stack_words,
          (unsigned long long)vm->options.max_heap_words);
   if (vm->options.gc_stress) append(params, params_cap, " gc_stress=1");
-  const char *seed = getenv("MINNOW_SEED");
-  if (seed) append(params, params_cap, " seed=%s", seed);
+  if (vm->options.seed_text) append(params, params_cap, " seed=%s", vm->options.seed_text);
 }
 
 // ---------------------------------------------------------------------------
@@ -196,10 +197,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     snprintf(err, err_len, "this build has no profiler (vm-boehm or vm-noprof)");
     return false;
   }
-  if (!(rate > 0 && rate <= 1)) {
-    snprintf(err, err_len, "the rate must be in (0, 1], got %g", rate);
-    return false;
-  }
+  ASSERT(rate > 0 && rate <= 1, "the caller validated the rate");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
@@ -231,7 +229,18 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     free(t);
     return false;
   }
+  t->pid = info.pid;
+  t->start_time_us = info.start_time_us;
   vm->memtrace = t;
+  // An end-state file left by an earlier run of the same name is stale.
+  size_t n = strlen(path);
+  char *stale = malloc(n + sizeof RETAIN_SUFFIX);
+  if (stale) {
+    memcpy(stale, path, n);
+    memcpy(stale + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
+    unlink(stale);
+    free(stale);
+  }
   return true;
 }
 
@@ -241,4 +250,24 @@ bool memtrace_stop(Vm *vm) {
   memprof_stop_profile(vm, t->profile);
   memprof_discard_profile(vm, t->profile);   // releases: flushes and closes
   return true;
+}
+
+// ---------------------------------------------------------------------------
+// The end state
+
+bool memtrace_identity(const Vm *vm, MemtraceIdentity *out) {
+  const Tracer *t = vm->memtrace;
+  if (!t || t->failed) return false;
+  TraceWriterStats stats;
+  trace_writer_stats(t->writer, &stats);
+  *out = (MemtraceIdentity){t->path, t->pid, t->start_time_us, stats.allocs};
+  return true;
+}
+
+void memtrace_stop_sampling(Vm *vm) {
+  if (vm->memtrace) memprof_stop_profile(vm, vm->memtrace->profile);
+}
+
+void memtrace_each_live(Vm *vm, void (*fn)(void *data, Value block, uint64_t id), void *data) {
+  if (vm->memtrace) memprof_each_live(vm, vm->memtrace->profile, fn, data);
 }

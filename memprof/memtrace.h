@@ -7,7 +7,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "../core/value.h"
 
 typedef struct Vm Vm;
 
@@ -21,5 +23,19 @@ typedef struct Vm Vm;
 bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *err, size_t err_len);
 // Stops sampling, and flushes and closes the trace. False if none runs.
 bool memtrace_stop(Vm *vm);
+
+// --- the end state (docs/design.md, "The end state") ------------------------
+// What identifies the running trace, for the end-state file written beside
+// it (trace/retain.h). False if no trace runs or a write error stopped it.
+typedef struct MemtraceIdentity {
+  const char *path;
+  uint64_t pid, start_time_us;
+  uint64_t alloc_count;     // allocations written so far
+} MemtraceIdentity;
+bool memtrace_identity(const Vm *vm, MemtraceIdentity *out);
+// Stops the trace's sampling (its tracked blocks keep reporting).
+void memtrace_stop_sampling(Vm *vm);
+// Visits each block the trace tracks that is alive, with its allocation id.
+void memtrace_each_live(Vm *vm, void (*fn)(void *data, Value block, uint64_t id), void *data);
 
 #endif

@@ -1,5 +1,5 @@
 // tracker.h - the one interface through which memprof reports what it samples.
-// The Memprof module (lang/builtins_memprof.c) adapts Minnow closures to it; the
+// The Memprof module (lang/lib/memprof_module.c) adapts Minnow closures to it; the
 // counting tracker (memprof/counter.c) and the trace writer are C trackers.
 //
 // Every callback runs at a safe point of the interpreter (never inside an
@@ -77,7 +77,7 @@ typedef struct MemprofTracker {
   bool native;
 } MemprofTracker;
 
-// A tracker callback that ran Minnow code which raised (vm_call returned
+// A tracker callback that ran Minnow code which raised (interp_call returned
 // false, the exception in vm->exn) calls this: the block is forgotten and the
 // exception propagates from the allocation point. Never returns.
 _Noreturn void memprof_callback_raised(Vm *vm);

@@ -1,4 +1,4 @@
-// embed.c - build tool: writes lang/stdlib.inc, the standard library's sources
+// embed.c - build tool: writes lang/lib/stdlib.inc, the standard library's sources
 // as C string literals: `{"list", "..."},` per file given on the command line.
 #include <stdio.h>
 #include <string.h>

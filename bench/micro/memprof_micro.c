@@ -10,7 +10,7 @@
 //  2. walk     ns per new frame walked by callstacks_capture (every 16th stubbed),
 //              timed inside the capture. The capture is driven from Minnow: a
 //              non-tail recursion to depth D calls Gc.verify() at the bottom,
-//              and this binary is linked with -Wl,--wrap=prim_gc_verify so
+//              and this binary is linked with -Wl,--wrap=lib_gc_verify so
 //              that the primitive runs callstacks_capture instead. Every
 //              descent pushes D fresh frames, so each capture walks D + 1
 //              new frames; the per-frame figure is the slope between two
@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "../../lang/vm.h"
+#include "../../memprof/counter.h"
 #include "../../memprof/memprof_internal.h"
 
 // ---------------------------------------------------------------------------
@@ -80,11 +81,11 @@ static double hook_ns;
 static uint64_t hook_calls, hook_frames;
 static bool hook_first_done;
 
-Value __real_prim_gc_verify(Vm *vm, Value *args);
-Value __wrap_prim_gc_verify(Vm *vm, Value *args);
+Value __real_lib_gc_verify(Vm *vm, Value *args);
+Value __wrap_lib_gc_verify(Vm *vm, Value *args);
 
-Value __wrap_prim_gc_verify(Vm *vm, Value *args) {
-  if (hook_mode == HOOK_REAL) return __real_prim_gc_verify(vm, args);
+Value __wrap_lib_gc_verify(Vm *vm, Value *args) {
+  if (hook_mode == HOOK_REAL) return __real_lib_gc_verify(vm, args);
   if (hook_mode == HOOK_NOP) return VAL_NIL;
   Callstacks *cs = &vm->memprof->stacks;
   uint32_t before = cs->depth, depth = 0, unchanged = 0;
@@ -102,35 +103,6 @@ Value __wrap_prim_gc_verify(Vm *vm, Value *args) {
   }
   hook_first_done = true;
   return VAL_NIL;
-}
-
-// ---------------------------------------------------------------------------
-// A counting tracker (the same work as memprof/counter.c's).
-
-typedef struct Counts {
-  uint64_t blocks, samples, frames, promotes, deallocs;
-} Counts;
-
-static bool count_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
-  (void)vm;
-  (void)block;
-  Counts *c = data;
-  c->blocks++;
-  c->samples += s->n_samples;
-  c->frames += 1 + s->caller_count;
-  return true;
-}
-static bool count_promote(Vm *vm, void *data, MemprofBlock *block) {
-  (void)vm;
-  (void)block;
-  ((Counts *)data)->promotes++;
-  return true;
-}
-static void count_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
-  (void)vm;
-  (void)block;
-  (void)major;
-  ((Counts *)data)->deallocs++;
 }
 
 // ---------------------------------------------------------------------------
@@ -156,7 +128,7 @@ enum { PROF_OFF, PROF_ON, PROF_SUSPENDED, PROF_STACKS_ONLY };
 
 typedef struct Run {
   double cpu_ns, wall_ns;
-  Counts counts;
+  MemprofCounts counts;
   uint64_t samples_taken, blocks_sampled;
 } Run;
 
@@ -173,12 +145,11 @@ static Run run_script(const char *path, int prof, double rate, int hook) {
   vm->argc = 1;
   vm->argv = argv;
   Run r = {0};
-  Counts *counts = calloc(1, sizeof *counts);
+  MemprofCounts *counts = calloc(1, sizeof *counts);
   if (prof != PROF_OFF) {
-    MemprofTracker t = {count_alloc, count_promote, count_dealloc, NULL, NULL, counts, .native = true};
     // PROF_STACKS_ONLY: a profile that never samples, so that the stub stack exists.
-    if (memprof_start_profile(vm, prof == PROF_STACKS_ONLY ? 1e-300 : rate, 0, &t) < 0) {
-      fprintf(stderr, "memprof_micro: memprof_start_profile failed\n");
+    if (memprof_counter_attach(vm, prof == PROF_STACKS_ONLY ? 1e-300 : rate, counts) < 0) {
+      fprintf(stderr, "memprof_micro: memprof_counter_attach failed\n");
       exit(1);
     }
     vm->sampling_suspended = prof == PROF_SUSPENDED;
@@ -404,7 +375,7 @@ int main(int argc, char **argv) {
   result("slow_path", slow, "ns/sampled block", detail);
   snprintf(detail, sizeof detail,
            "((on - suspended) / blocks) - capture0: entry, alloc event, delivery, minor-GC dealloc event and delivery; "
-           "on %.1f ms, %llu deallocs delivered", m_on / 1e6, (unsigned long long)r_on.counts.deallocs);
+           "on %.1f ms, %llu deallocs delivered", m_on / 1e6, (unsigned long long)(r_on.counts.dealloc_minor + r_on.counts.dealloc_major));
   result("tracking", tracking, "ns/sampled block", detail);
 
   // The model: one sample of a block (one sampled word) with f new frames costs

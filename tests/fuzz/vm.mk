@@ -13,10 +13,10 @@ FUZZ_SRC     := $(SRC_release) tests/fuzz/fuzz_vm.c
 AFL_DRIVER   ?= /usr/lib/afl/libAFLDriver.a
 
 .PHONY: fuzz fuzz-replay
-build/fuzz/%.o: %.c lang/stdlib.inc
+build/fuzz/%.o: %.c lang/lib/stdlib.inc
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -Wall -Wextra $(FUZZ_FLAGS) -MMD -MP -c $< -o $@
-build/fuzzreplay/%.o: %.c lang/stdlib.inc
+build/fuzzreplay/%.o: %.c lang/lib/stdlib.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -MMD -MP -c $< -o $@
 -include $(patsubst %.c,build/fuzz/%.d,$(FUZZ_SRC)) $(patsubst %.c,build/fuzzreplay/%.d,$(FUZZ_SRC) tests/fuzz/fuzz_replay.c)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# exit_paths.sh - every way out of the VM finishes its trackers (lang/vm.h,
+# exit_paths.sh - every way out of the VM finishes its trackers (core/vm_state.h,
 # vm_exit): each script of tests/exit/ runs under --memprof-count, whose
 # tracker prints one line "memprof: rate ..." on stderr only when finished,
 # and the exit status and message are those of the cause:

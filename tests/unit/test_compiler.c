@@ -1,8 +1,8 @@
 // test_compiler.c - cmocka tests for the code and frame descriptors that
-// lang/compiler.c emits (looked up through core/frames.c): a descriptor for
+// lang/front/compiler.c emits (looked up through core/frames.c): a descriptor for
 // every safe point, call descriptors keyed by return addresses, live sets that
 // only name written slots, combined allocations (ALLOCN) and their debug
-// entries, and the --dump-bytecode listing (lang/disasm.c).
+// entries, and the --dump-bytecode listing (lang/runtime/disasm.c).
 #include "test_support.h"
 
 // A program touching every construct the compiler has a case for; it also
@@ -555,7 +555,7 @@ static char *dump_program(Vm *vm) {
   assert_non_null(m);
   FILE *out = open_memstream(&m->buf, &m->size);
   assert_non_null(out);
-  compiler_dump(vm, out);
+  disasm_program(vm, out);
   fclose(out);
   char *buf = m->buf;
   free(m);

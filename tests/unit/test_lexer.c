@@ -1,4 +1,4 @@
-// test_lexer.c - cmocka tests for lang/lexer.c: every token kind, literal
+// test_lexer.c - cmocka tests for lang/front/lexer.c: every token kind, literal
 // decoding, positions and newline flags, and malformed input.
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lexer.h"
+#include "../../lang/front/lexer.h"
 
 enum { MAX_TOKENS = 64 };
 

@@ -4,7 +4,7 @@
 // pool itself and lazy carving: test_major_pages.c), the bounded mark
 // stack's overflow rescan, gc_full_major, and the heap limit.
 #include "test_support.h"
-#include "gc_internal.h"
+#include "../../gc/gc_internal.h"
 
 // Blocks per page of a size class (gc_internal.h's page layout).
 static uint64_t blocks_per_page(uint64_t whsize) {

@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 
 #include "test_support.h"
-#include "gc_internal.h"
+#include "../../gc/gc_internal.h"
 
 static uint64_t page_count(Vm *vm, uint32_t whsize) {
   uint64_t n = 0;

@@ -19,11 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler.h"
-#include "frames.h"
-#include "interp.h"
-#include "memprof_internal.h"
-#include "vm.h"
+#include "../../lang/front/compiler.h"
+#include "../../core/frames.h"
+#include "../../lang/runtime/interp.h"
+#include "../../memprof/memprof_internal.h"
+#include "../../lang/vm.h"
+#include "../../gc/gc.h"
 
 #define TOL 5.7
 
@@ -284,25 +285,31 @@ static Vm *new_vm(uint64_t minor_words) {
   return vm;
 }
 
-// memprof_new seeds from MINNOW_SEED (any base strtoull reads), else from a
-// fixed seed; memprof_set_seed reseeds.
-static void test_seed_from_environment(void **state) {
+// memprof_new seeds from VmOptions.seed when MINNOW_SEED was given
+// (seed_text: lang/main.c parsed it), else from a fixed seed;
+// memprof_set_seed reseeds.
+static Vm *new_seeded_vm(const char *text, uint64_t seed) {
+  VmOptions opt = {.stack_words = 1u << 20, .minor_words = 1u << 16, .seed_text = text, .seed = seed};
+  Vm *vm = vm_new(&opt);
+  assert_non_null(vm);
+  assert_non_null(vm->memprof);
+  return vm;
+}
+
+static void test_seed_from_options(void **state) {
   (void)state;
   Sampler ref;
-  setenv("MINNOW_SEED", "42", 1);
-  Vm *vm = new_vm(1u << 16);
+  Vm *vm = new_seeded_vm("42", 42);
   sampler_seed(&ref, 42);
   assert_memory_equal(vm->memprof->sampler.s, ref.s, sizeof ref.s);
   vm_free(vm);
-  setenv("MINNOW_SEED", "0x2a", 1);
-  vm = new_vm(1u << 16);
+  vm = new_seeded_vm("0x2a", 42);
   assert_memory_equal(vm->memprof->sampler.s, ref.s, sizeof ref.s);
   memprof_set_seed(vm, 77);
   sampler_seed(&ref, 77);
   assert_memory_equal(vm->memprof->sampler.s, ref.s, sizeof ref.s);
   vm_free(vm);
-  unsetenv("MINNOW_SEED");
-  Vm *v1 = new_vm(1u << 16), *v2 = new_vm(1u << 16);
+  Vm *v1 = new_vm(1u << 16), *v2 = new_seeded_vm(NULL, 42);
   assert_memory_equal(v1->memprof->sampler.s, v2->memprof->sampler.s, sizeof ref.s);
   sampler_seed(&ref, 42);
   assert_memory_not_equal(v1->memprof->sampler.s, ref.s, sizeof ref.s);
@@ -693,7 +700,7 @@ static void test_two_profiles_at_once(void **state) {
 
 // A C tracker may raise from its callbacks (tracker.h): with vm_raise
 // directly, or through memprof_callback_raised as the Memprof module does
-// after vm_call failed. The exception propagates from the allocation point
+// after interp_call failed. The exception propagates from the allocation point
 // (a Minnow try catches it), the block is forgotten, and profiling goes on:
 // later blocks are sampled and reported as before.
 typedef struct Raiser {
@@ -889,7 +896,7 @@ int main(void) {
       cmocka_unit_test(test_binomial_major),
       cmocka_unit_test(test_binomial_major_mixed),
       cmocka_unit_test(test_seed_reproducible),
-      cmocka_unit_test(test_seed_from_environment),
+      cmocka_unit_test(test_seed_from_options),
       cmocka_unit_test(test_engine_rate_one),
       cmocka_unit_test(test_engine_sampled),
       cmocka_unit_test(test_engine_small_heap),

@@ -1,8 +1,8 @@
-// test_ops.c - cmocka tests for the string paths of lang/ops.c: integer
+// test_ops.c - cmocka tests for the string paths of lang/runtime/ops.c: integer
 // formatting against snprintf, short copies touching nothing outside their
 // ranges, the padding of ops_string_uninit blocks, and == / compare / hash on
 // strings whose lengths differ only inside the padding word.
-#include "ops.h"
+#include "../../lang/runtime/ops.h"
 #include "test_support.h"
 
 // --- integers -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-// test_parser.c - cmocka tests for lang/parser.c (and ast_dump.c): every syntax
+// test_parser.c - cmocka tests for lang/front/parser.c (and ast_dump.c): every syntax
 // form via S-expression dumps, statement separation, positions, error
 // messages and recovery, and malformed input that must not crash.
 #define _POSIX_C_SOURCE 200809L
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
+#include "../../lang/front/ast.h"
 
 // One parse: the arena and result a test inspects, freed by done().
 typedef struct Parsed {

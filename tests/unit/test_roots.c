@@ -1,8 +1,8 @@
 // test_roots.c - cmocka tests for gc/roots.c (gc_scan_roots) and the root
-// side of core/frames.c and lang/compiler.c: globals, C roots and live stack
+// side of core/frames.c and lang/front/compiler.c: globals, C roots and live stack
 // slots are roots (and are updated when blocks move); dead registers are not.
 #include "test_support.h"
-#include "tracker.h"
+#include "../../memprof/tracker.h"
 
 // --- a visitor that records every slot it is given -----------------------------
 
@@ -151,13 +151,13 @@ static void test_frames_entered_from_c(void **state) {
            "  pair\n"
            "}\n");
   ts_run(state, src);
-  // vm_call from C: the arguments live in the new frame (rooted there), the
+  // interp_call from C: the arguments live in the new frame (rooted there), the
   // caller's C roots stay roots during the call.
   Value xs = ts_int_list(vm, 50);
   vm_push_root(vm, &xs);
   Value args[2] = {xs, val_of_int(9)};
   Value result = VAL_NIL;
-  assert_true(vm_call(vm, vm->globals[ts_global(vm, "work")], 2, args, &result));
+  assert_true(interp_call(vm, vm->globals[ts_global(vm, "work")], 2, args, &result));
   assert_false(vm_is_young(vm, xs));          // moved by the collections, root updated
   assert_true(val_field(result, 0) == xs);
   assert_int_equal(val_to_int(val_field(result, 1)), 9);

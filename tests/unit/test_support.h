@@ -21,12 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bytecode.h"
-#include "compiler.h"
-#include "frames.h"
-#include "gc.h"
-#include "interp.h"
-#include "vm.h"
+#include "../../core/bytecode.h"
+#include "../../lang/front/compiler.h"
+#include "../../core/frames.h"
+#include "../../gc/gc.h"
+#include "../../lang/runtime/disasm.h"
+#include "../../lang/runtime/interp.h"
+#include "../../lang/vm.h"
 
 #define TS_HELPER static __attribute__((unused))
 

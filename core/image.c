@@ -1,0 +1,124 @@
+// image.c - the code image's tables: growing them, linking the call targets,
+// the line tables' lookup, freeing (contract in image.h).
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "vm_state.h"
+
+static void *grow(void *p, uint32_t count, uint32_t *cap, size_t elem) {
+  if (count < *cap) return p;
+  uint32_t n = *cap ? *cap * 2 : 8;
+  void *q = realloc(p, (size_t)n * elem);
+  if (!q) vm_out_of_memory(NULL, "compiling");
+  *cap = n;
+  return q;
+}
+
+static char *copy_name(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (!d) vm_out_of_memory(NULL, "compiling");
+  memcpy(d, s, n);
+  return d;
+}
+
+Proto *image_add_proto(Vm *vm, const char *name, const char *file) {
+  Proto *p = calloc(1, sizeof *p);
+  if (!p) vm_out_of_memory(NULL, "compiling");
+  p->name = copy_name(name);
+  p->file = file;
+  p->prim = -1;
+  vm->protos = grow(vm->protos, vm->proto_count, &vm->proto_cap, sizeof *vm->protos);
+  p->id = vm->proto_count;
+  vm->protos[vm->proto_count++] = p;
+  return p;
+}
+
+uint32_t image_add_constant(Vm *vm, Value v) {
+  vm->constants = grow(vm->constants, vm->constant_count, &vm->constant_cap, sizeof *vm->constants);
+  vm->constants[vm->constant_count] = v;
+  return vm->constant_count++;
+}
+
+uint32_t image_add_global(Vm *vm, const char *name) {
+  if (vm->global_count >= vm->global_cap) {
+    uint32_t cap = vm->global_cap ? vm->global_cap * 2 : 64;
+    Value *globals = realloc(vm->globals, cap * sizeof *vm->globals);
+    if (globals) vm->globals = globals;
+    char **names = globals ? realloc(vm->global_names, cap * sizeof(char *)) : NULL;
+    if (!names) vm_out_of_memory(NULL, "compiling");
+    vm->global_names = names;
+    vm->global_cap = cap;
+  }
+  vm->globals[vm->global_count] = VAL_NIL;
+  vm->global_names[vm->global_count] = copy_name(name);
+  return vm->global_count++;
+}
+
+uint32_t *image_code_slot(Proto *p) {
+  p->code = grow(p->code, p->code_len, &p->code_cap, sizeof *p->code);
+  return &p->code[p->code_len++];
+}
+
+LinePos *image_line_slot(Proto *p) {
+  p->lines = grow(p->lines, p->line_count, &p->line_cap, sizeof *p->lines);
+  return &p->lines[p->line_count++];
+}
+
+// Code does not move once compiled, so the pointers stay valid.
+void image_link_calls(Vm *vm) {
+  free(vm->fn_targets);
+  free(vm->global_targets);
+  vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
+  vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
+  if (!vm->fn_targets || !vm->global_targets) {
+    vm_out_of_memory(vm, "call targets");
+  }
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    const Proto *p = vm->protos[i];
+    vm->fn_targets[i] = (CallTarget){p->code, p->nparams, p->fsize};
+  }
+  for (uint32_t g = 0; g < vm->global_count; g++) vm->global_targets[g].nparams = UINT32_MAX;
+  vm->linked_protos = vm->proto_count;
+}
+
+void image_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {
+  uint32_t off = (uint32_t)(pc - proto->code);
+  *line = 0;
+  *col = 0;
+  uint32_t lo = 0, hi = proto->line_count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (proto->lines[mid].offset <= off) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0) {
+    *line = proto->lines[lo - 1].line;
+    *col = proto->lines[lo - 1].col;
+  }
+}
+
+void image_free(Vm *vm) {
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    Proto *p = vm->protos[i];
+    free(p->code);
+    free(p->lines);
+    free((void *)p->name);
+    free(p);
+  }
+  for (uint32_t i = 0; i < vm->global_count; i++) free(vm->global_names[i]);
+  free(vm->global_names);
+  free(vm->globals);
+  free(vm->protos);
+  free(vm->fn_targets);
+  free(vm->global_targets);
+  free(vm->constants);
+  vm->global_names = NULL;
+  vm->globals = NULL;
+  vm->protos = NULL;
+  vm->fn_targets = vm->global_targets = NULL;
+  vm->constants = NULL;
+  vm->proto_count = vm->proto_cap = vm->global_count = vm->global_cap = 0;
+  vm->constant_count = vm->constant_cap = vm->linked_protos = 0;
+}

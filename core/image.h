@@ -1,0 +1,90 @@
+// image.h - the code image: the program's functions (Proto: code, line
+// table), its constants, its globals, the call targets the interpreter
+// reads, and the table of C primitives it calls. The compiler (lang/front/)
+// writes it through these functions; the runtime (lang/runtime/, gc/,
+// memprof/) only reads it; this file owns it: image_free frees every table
+// it grew. The tables themselves are fields of Vm (core/vm_state.h,
+// "program"), so that the GC scans globals and constants as roots and the
+// interpreter reaches them in one load.
+//
+// Invariants: protos[i]->id == i, and a closure's field 0 is its proto's id;
+// a Proto's code never moves once its function is compiled (call targets and
+// frame descriptors point into it); fn_targets covers the first
+// linked_protos protos and global_targets the globals that existed then.
+#ifndef MINNOW_IMAGE_H
+#define MINNOW_IMAGE_H
+
+#include <stdint.h>
+
+#include "value.h"
+
+typedef struct Vm Vm;
+typedef struct Proto Proto;
+typedef struct Primitive Primitive;
+typedef struct CallTarget CallTarget;
+
+// pc offset -> source position, one entry each time the position changes.
+typedef struct LinePos {
+  uint32_t offset;
+  uint32_t line;
+  uint32_t col;      // 0-based
+} LinePos;
+
+struct Proto {
+  uint32_t id;              // index in vm->protos (closure field 0)
+  const char *name;         // "List.map", "<top>" (owned)
+  const char *file;         // the module's path (owned by the compiler's module table)
+  uint32_t nparams;
+  uint32_t fsize;           // slots: closure, params, locals, temporaries
+  uint32_t *code;
+  uint32_t code_len, code_cap;  // instructions: code[0 .. code_len)
+  uint32_t stub_words;      // then the memprof stubs of its calls (frames.h part 5)
+  LinePos *lines;
+  uint32_t line_count, line_cap;
+  int prim;                 // >= 0: wrapper of primitive `prim` (external)
+};
+
+// A C primitive that `external` declarations bind to. It receives its
+// arguments in place on the VM stack: the slots are GC roots, so after
+// anything that allocates it must re-read args[i] rather than keep a copy in
+// a C local. It returns its result; it raises with vm_raise / gc_raise_error.
+typedef Value (*PrimFn)(Vm *vm, Value *args);
+struct Primitive {
+  const char *name;   // the C name used in `external ... = "name"`
+  int arity;
+  PrimFn fn;
+};
+
+// Where a call lands, read by CALL and CALLG without going through the Proto:
+// the callee's first instruction, its arity and its frame size.
+struct CallTarget {
+  const uint32_t *code;
+  uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
+  uint32_t fsize;
+};
+
+// A new empty function named `name` (copied) in `file`, appended to
+// vm->protos with the next id. Exits through vm_out_of_memory when memory
+// is short (as every function here).
+Proto *image_add_proto(Vm *vm, const char *name, const char *file);
+// Appends v (a static block or an immediate) to the constants; its index.
+uint32_t image_add_constant(Vm *vm, Value v);
+// Appends a global named `name` (copied), holding nil; its index.
+uint32_t image_add_global(Vm *vm, const char *name);
+// Grows p->code or p->lines by one entry and returns it (the compiler
+// fills it). The code may move until the function is finished.
+uint32_t *image_code_slot(Proto *p);
+LinePos *image_line_slot(Proto *p);
+
+// Makes the call targets of every proto and an unresolved entry for every
+// global (the interpreter runs this when protos were added since the last).
+void image_link_calls(Vm *vm);
+
+// Source position of the instruction at `pc` in `proto` (line table).
+void image_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col);
+
+// Frees every function, constant table, global and call target; the tables
+// are empty afterwards.
+void image_free(Vm *vm);
+
+#endif

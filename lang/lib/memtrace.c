@@ -1,0 +1,31 @@
+// memtrace.c - the C half of stdlib/memtrace.mn: Memtrace.start and
+// Memtrace.stop, on the trace writer of memprof/memtrace.c. Contract for
+// every primitive: primitives.h.
+#include <string.h>
+
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/retention.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
+#include "../../memprof/memtrace.h"
+#include "../../trace/format.h"
+
+Value lib_memtrace_start(Vm *vm, Value *args) {
+  Value path = args_string(vm, args[0], "Memtrace.start");
+  if (strlen(str_bytes(path)) != str_len(path)) gc_raise_error(vm, "Memtrace.start: the file name contains a NUL byte");
+  double rate = val_is_int(args[1]) ? (double)val_to_int(args[1]) : args_number(vm, args[1], "Memtrace.start");
+  if (!(rate > 0 && rate <= 1)) gc_raise_error(vm, "Memtrace.start: the rate must be in (0, 1], got %g", rate);
+  if (vm->memtrace) gc_raise_error(vm, "Memtrace.start: a trace is already being written");
+  char err[512];
+  if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
+    gc_raise_error(vm, "Memtrace.start: %s", err);
+  return VAL_NIL;
+}
+
+Value lib_memtrace_stop(Vm *vm, Value *args) {
+  (void)args;
+  retention_end_trace(vm);   // the end state, before the trace closes
+  if (!memtrace_stop(vm)) gc_raise_error(vm, "Memtrace.stop: no trace is being written");
+  return VAL_NIL;
+}

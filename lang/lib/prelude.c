@@ -1,0 +1,28 @@
+// prelude.c - the C half of stdlib/prelude.mn: print, println, str, raise,
+// compare, hash. Contract for every primitive: primitives.h.
+#include <stdio.h>
+
+#include "primitives.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+
+Value lib_print(Vm *vm, Value *args) {
+  ops_print(vm, stdout, args[0], false);
+  return VAL_NIL;
+}
+
+Value lib_println(Vm *vm, Value *args) {
+  ops_print(vm, stdout, args[0], false);
+  fputc('\n', stdout);
+  return VAL_NIL;
+}
+
+Value lib_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
+
+Value lib_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
+
+Value lib_compare(Vm *vm, Value *args) { return val_of_int(ops_compare(vm, args[0], args[1])); }
+
+Value lib_hash(Vm *vm, Value *args) {
+  return val_of_int((int64_t)ops_hash(vm, args[0]));
+}

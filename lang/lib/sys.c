@@ -1,0 +1,43 @@
+// sys.c - the C half of stdlib/sys.mn: Sys.argv, Sys.time, Sys.exit.
+// Contract for every primitive: primitives.h.
+#include <string.h>
+#include <sys/time.h>
+
+#include "args.h"
+#include "primitives.h"
+#include "../runtime/ops.h"
+#include "../../core/vm_state.h"
+#include "../../gc/gc.h"
+
+// Sys.argv(): [script, args...], built from the end.
+Value lib_sys_argv(Vm *vm, Value *args) {
+  (void)args;
+  Value list = VAL_EMPTY, s = VAL_NIL;
+  vm_push_root(vm, &list);
+  vm_push_root(vm, &s);
+  for (int i = vm->argc - 1; i >= 0; i--) {
+    s = ops_string(vm, vm->argv[i], strlen(vm->argv[i]));
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = s;
+    val_fields(cell)[1] = list;
+    list = cell;
+  }
+  vm_pop_roots(vm, 2);
+  return list;
+}
+
+Value lib_sys_time(Vm *vm, Value *args) {
+  (void)args;
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return args_float(vm, (double)tv.tv_sec + (double)tv.tv_usec * 1e-6);
+}
+
+// Sys.exit(n): a process status is one byte, so n outside 0..255 is an
+// error rather than n modulo 256 (Sys.exit(256) must not report success).
+Value lib_sys_exit(Vm *vm, Value *args) {
+  int64_t status = args_int(vm, args[0], "Sys.exit");
+  if (status < 0 || status > 255) gc_raise_error(vm, "Sys.exit: status must be in 0..255, got %lld", (long long)status);
+  fflush(stdout);
+  vm_exit(vm, (int)status);
+}

@@ -56,6 +56,9 @@ enum {
   CUT_BACKTRACE_BYTES = TRACE_BACKTRACE_MAX_BYTES - 16,
 };
 static const uint64_t CACHE_EMPTY = UINT64_MAX;
+// The largest span (last time - first time) of a packet whose events' times
+// can be rebuilt from their low TRACE_TIME_BITS bits.
+static const uint64_t PACKET_MAX_SPAN = ((uint64_t)1 << TRACE_TIME_BITS) - 1;
 _Static_assert(READ_SLACK >= MAX_GROUP, "slack covers a group of reads past the end");
 _Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
 
@@ -102,6 +105,7 @@ struct TraceReader {
   Domain *domains[TRACE_READER_MAX_DOMAINS];
   unsigned n_domains;
   const Domain *last_alloc_domain;
+  uint64_t frames_held;         // sum of the domains' cap_frames
   LocTable *locs;
   TraceReaderStats stats;       // some fields are derived in trace_reader_stats, from:
   uint64_t content_bytes;       // content of finished packets, info excluded
@@ -251,6 +255,13 @@ static Step parse_header(TraceReader *r, PacketHeader *h) {
     return FAIL(r, b + 4, "packet size %" PRIu32 " larger than the format's %d-byte maximum", h->size, TRACE_MAX_PACKET);
   if (h->time_begin > h->time_end)
     return FAIL(r, b + 8, "packet's first time %" PRIu64 " is after its last time %" PRIu64, h->time_begin, h->time_end);
+  // An event carries its time's low 25 bits only: the rest comes from the
+  // packet's first time, which is unambiguous only while the packet spans
+  // less than 2^25 us (writers stop at 30 s).
+  if (h->time_end - h->time_begin > PACKET_MAX_SPAN)
+    return FAIL(r, b + 16, "packet spans %" PRIu64 " us (%" PRIu64 " to %" PRIu64 "), more than the %" PRIu64
+                " us its events' 25-bit times can tell apart", h->time_end - h->time_begin, h->time_begin,
+                h->time_end, (uint64_t)PACKET_MAX_SPAN);
   if (h->id_begin > h->id_end)
     return FAIL(r, b + 50 + v3, "packet's allocation ids run backwards (%" PRIu64 " to %" PRIu64 ")", h->id_begin,
                 h->id_end);
@@ -381,21 +392,41 @@ static Step finish_packet(TraceReader *r) {
 
 // ================================================================ backtraces
 
-// Room for one more codeword's frames at `pos`.
+static Step too_deep(TraceReader *r, const uint8_t *at, uint64_t frames) {
+  return fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
+                        "a backtrace of at least %" PRIu64 " frames, past the reader's limit of %d", frames,
+                        TRACE_READER_MAX_FRAMES);
+}
+
+// Room for one more codeword's frames at `pos`. Invariants: a domain's
+// cap_frames <= MAX_FRAMES + 256 (a backtrace past MAX_FRAMES is refused
+// once decoded, so that one codeword never needs a second check), and the
+// caps of all domains add up to r->frames_held <= MAX_TOTAL_FRAMES + 256 *
+// MAX_DOMAINS.
 static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
   if (pos > TRACE_READER_MAX_FRAMES) {
-    fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "a backtrace of more than %d frames",
-                   TRACE_READER_MAX_FRAMES);
+    too_deep(r, at, pos);
     return false;
   }
   uint64_t need = pos + TRACE_MAX_PREDICTED + 1u, cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
   if (cap < need) cap = need;
   if (cap > TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u) cap = TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u;
+  uint64_t others = r->frames_held - d->cap_frames;
+  if (others + cap > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
+    if (others + need > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
+      fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
+                     "the domains' backtraces hold more than %d frames together, the reader's limit",
+                     TRACE_READER_MAX_TOTAL_FRAMES);
+      return false;
+    }
+    cap = need;
+  }
   uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
   if (!frames) {
     fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);
     return false;
   }
+  r->frames_held = others + cap;
   d->frames = frames;
   d->cap_frames = (uint32_t)cap;
   return true;
@@ -497,8 +528,8 @@ static inline void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, cons
 
 // The backtrace of an allocation whose fixed fields are read; fills ev's
 // backtrace fields. Returns the position after the codewords, NULL on error.
-static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *p, int64_t prefix,
-                                     uint32_t n_coded) {
+static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *ev_at, const uint8_t *p,
+                                     int64_t prefix, uint32_t n_coded) {
   Domain *d = r->dom;
   if ((uint64_t)(r->end - p) < 2 * (uint64_t)n_coded)
     return FAIL(r, p, "backtrace of %" PRIu32 " codewords runs past the end of its packet", n_coded), NULL;
@@ -506,6 +537,7 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
   uint32_t len = 0;
   if ((uint64_t)prefix <= d->n_frames) {
     if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, true))) return NULL;
+    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
     d->n_frames = len;
     d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
     ev->common = (uint32_t)prefix;
@@ -517,6 +549,7 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
       return FAIL(r, codewords, "common prefix %" PRId64 " is longer than the previous backtrace (%" PRIu32 " frames)",
                   prefix, d->n_frames), NULL;
     if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len, true))) return NULL;
+    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
     ev->common = d->n_frames;
   }
   if (__builtin_expect(r->last_alloc_domain != d, 0)) {
@@ -555,7 +588,9 @@ static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const 
   if (length < 0 || n_samples < 0 || prefix < 0)
     return FAIL(r, at, "negative allocation field (length %" PRId64 ", samples %" PRId64 ", prefix %" PRId64 ")",
                 length, n_samples, prefix);
-  if (!(p = read_backtrace(r, ev, p, prefix, n_coded))) return STEP_ERROR;
+  // A block is in the trace because at least one of its words was sampled.
+  if (n_samples == 0) return FAIL(r, at, "allocation of %" PRId64 " words with no sample", length);
+  if (!(p = read_backtrace(r, ev, at, p, prefix, n_coded))) return STEP_ERROR;
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
   ev->source = (TraceSource)source;
@@ -668,7 +703,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   unsigned source = TRACE_SOURCE_MINOR;
   uint32_t n_coded;
   if (code == TRACE_EV_ALLOC) {
-    if (!fast_vint(&p, &length) || !fast_vint(&p, &n_samples)) return STEP_SLOW;
+    if (!fast_vint(&p, &length) || !fast_vint(&p, &n_samples) || n_samples == 0) return STEP_SLOW;
     source = *p++;
     if (!fast_vint(&p, &prefix) || source > TRACE_SOURCE_EXTERNAL) return STEP_SLOW;
     n_coded = rd16(p);
@@ -685,6 +720,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   uint32_t len = 0;
   const uint8_t *after = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, false);
   if (!after) return STEP_ERROR;
+  if (__builtin_expect(len > TRACE_READER_MAX_FRAMES, 0)) return too_deep(r, at, len);
   d->n_frames = len;
   d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
   ev->kind = TRACE_EVENT_ALLOC;
@@ -789,11 +825,25 @@ static Step read_info(TraceReader *r) {
     return FAIL(r, p, "the first packet's event has code %" PRIu32 ", not trace info", head >> TRACE_TIME_BITS);
   if ((head & TIME_MASK) != (h->time_begin & TIME_MASK))
     return FAIL(r, p, "the trace-info event's time differs from its packet's");
+  // The first packet's header: both times the start time, no allocation,
+  // no cache check (every writer writes it so; the numbering and the times
+  // of the whole trace start from it).
+  unsigned v3 = h->version >= 3 ? 2 : 0;
+  if (h->time_end != h->time_begin)
+    return FAIL(r, b + 16, "the trace-info packet's last time %" PRIu64 " differs from its first %" PRIu64,
+                h->time_end, h->time_begin);
+  if (h->id_begin != 0 || h->id_end != 0)
+    return FAIL(r, b + 50 + v3, "the trace-info packet declares allocations %" PRIu64 " to %" PRIu64 ", not none",
+                h->id_begin, h->id_end);
+  if (h->check_bucket != TRACE_CACHE_CHECK_NONE)
+    return FAIL(r, b + 38 + v3, "the trace-info packet carries a cache check (bucket %u)", h->check_bucket);
   memcpy(&info->sample_rate, p + 4, 8);
   info->word_size = p[12];
   p += 13;
   if (!(info->sample_rate > 0 && info->sample_rate <= 1))
     return FAIL(r, p - 9, "sampling rate %g is not in (0, 1]", info->sample_rate);
+  if (info->word_size != 32 && info->word_size != 64)
+    return FAIL(r, p - 1, "word size %u bits, not 32 or 64", info->word_size);
   char *dst = r->info_strings = malloc(h->size);
   if (!dst) return fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, p), "out of memory");
   const char **fields[] = {&info->executable, &info->host, &info->runtime_params};
@@ -803,6 +853,8 @@ static Step read_info(TraceReader *r) {
   }
   if (end - p < 8) return FAIL(r, p, "trace-info event runs past the end of its packet");
   info->pid = rd64(p);
+  if (info->pid != h->pid)
+    return FAIL(r, p, "the trace-info event's pid %" PRIu64 " differs from its packet's %" PRIu64, info->pid, h->pid);
   p += 8;
   info->context = dst;
   *dst = '\0';

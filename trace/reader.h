@@ -59,7 +59,14 @@
 #include "format.h"
 
 enum {
-  TRACE_READER_MAX_FRAMES = 1 << 24,  // frames of one backtrace, at most
+  // Frames of one backtrace, at most (10x a 100,000-deep recursion); a
+  // deeper one is refused (TRACE_ERROR_LIMIT, at the event's offset). The
+  // cap bounds the reader's memory and the work a consumer does per event,
+  // which a few bytes can otherwise multiply (a common prefix repeats the
+  // whole previous backtrace).
+  TRACE_READER_MAX_FRAMES = 1 << 20,
+  // Frames held by all domains together, at most (TRACE_ERROR_LIMIT).
+  TRACE_READER_MAX_TOTAL_FRAMES = 1 << 22,
   TRACE_READER_MAX_DOMAINS = 64,      // distinct v3 domains, at most
   TRACE_READER_ERROR_MAX = 256,       // bytes of an error message, NUL included
 };

@@ -65,6 +65,12 @@ _Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the bu
 typedef struct Domain {
   uint16_t id;
   bool has_packets;             // next_alloc_id is known
+  // v3: the allocation ids this domain's packets declared, as disjoint
+  // ranges [begin, end) in increasing order, adjacent ones merged (a
+  // domain's ids only grow: packets follow each other inside a block of
+  // ids, then jump to the next block). One range per packet at most.
+  struct IdRange { uint64_t begin, end; } *ids;
+  uint32_t n_ids, cap_ids;
   bool last_maybe_cut;          // the last backtrace may have been cut
   uint64_t next_alloc_id;       // end id of this domain's last packet
   uint64_t last_time_us;        // time of its last event
@@ -330,6 +336,41 @@ static Step check_ids(TraceReader *r, const Domain *d, const PacketHeader *h, co
               " expected)", h->id_begin, expected);
 }
 
+// v3: the domains draw their ids from one counter, so no two domains'
+// packets declare the same id (tools key their blocks by id: an id twice
+// would make them count one block where the reader counts two). Checks the
+// packet's range against the other domains' and records it in d's: work
+// O(domains x log packets) per packet, memory one range per packet.
+static Step claim_ids(TraceReader *r, Domain *d, const PacketHeader *h, const uint8_t *at) {
+  if (h->id_begin == h->id_end) return STEP_AGAIN;
+  for (unsigned i = 0; i < r->n_domains; i++) {
+    const Domain *o = r->domains[i];
+    if (o == d || !o->n_ids) continue;
+    uint32_t lo = 0, hi = o->n_ids;  // the first range ending after id_begin
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (o->ids[mid].end <= h->id_begin) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < o->n_ids && o->ids[lo].begin < h->id_end)
+      return FAIL(r, at, "packet of domain %u declares allocations %" PRIu64 " to %" PRIu64
+                  ", which domain %u's packets already numbered", d->id, h->id_begin, h->id_end, o->id);
+  }
+  if (d->n_ids && d->ids[d->n_ids - 1].end == h->id_begin) {
+    d->ids[d->n_ids - 1].end = h->id_end;
+    return STEP_AGAIN;
+  }
+  if (d->n_ids == d->cap_ids) {
+    uint32_t cap = d->cap_ids ? 2 * d->cap_ids : 16;
+    struct IdRange *ids = realloc(d->ids, cap * sizeof *ids);
+    if (!ids) return fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory");
+    d->ids = ids;
+    d->cap_ids = cap;
+  }
+  d->ids[d->n_ids++] = (struct IdRange){h->id_begin, h->id_end};
+  return STEP_AGAIN;
+}
+
 // The writer's view of one bucket, carried in the header, against ours.
 static Step check_cache(TraceReader *r, const Domain *d, const PacketHeader *h, const uint8_t *at) {
   if (h->check_bucket == TRACE_CACHE_CHECK_NONE) return STEP_AGAIN;
@@ -347,7 +388,8 @@ static Step begin_packet(TraceReader *r) {
   unsigned v3 = h->version >= 3 ? 2 : 0;
   Domain *d = find_domain(r, h->domain);
   if (!d && !(d = new_domain(r, h->domain, b + 38))) return STEP_ERROR;
-  if (check_ids(r, d, h, b + 50 + v3) == STEP_ERROR || check_cache(r, d, h, b + 38 + v3) == STEP_ERROR)
+  if (check_ids(r, d, h, b + 50 + v3) == STEP_ERROR || check_cache(r, d, h, b + 38 + v3) == STEP_ERROR ||
+      (h->version >= 3 && claim_ids(r, d, h, b + 50 + v3) == STEP_ERROR))
     return STEP_ERROR;
   r->dom = d;
   r->in_packet = true;
@@ -920,6 +962,7 @@ void trace_reader_close(TraceReader *r) {
   if (!r) return;
   for (unsigned i = 0; i < r->n_domains; i++) {
     free(r->domains[i]->frames);
+    free(r->domains[i]->ids);
     free(r->domains[i]);
   }
   loc_table_free(r->locs);

@@ -977,6 +977,26 @@ static void test_error_bounds(void **state) {
   raw_end(r, p);
   expect_error(r, &(Expect){"code 2^62", TRACE_ERROR_CORRUPT, "frame code 0x4000000000000000 is not below 2^62", 0,
                             at + 4});
+
+  // Version 3: two domains' packets declaring the same allocation ids (the
+  // tools, which key blocks by id, counted one block where info counted two).
+  raw_info(r, 3);
+  p = raw_begin(r, 1, T0, 0, 0);
+  raw_location(r, 77, 31, 31, "f.ml", "F.g");
+  raw_end(r, p);
+  for (uint16_t dom = 0; dom < 2; dom++) {
+    p = raw_begin(r, 1, T0 + 20, 5, 7);
+    memcpy(r->b + p + 38, &dom, 2);
+    raw_alloc_miss(r, T0 + 11, 77, 9);
+    raw_alloc_miss(r, T0 + 12, 77, 9);
+    raw_end(r, p);
+  }
+  expect_error(r, &(Expect){"v3 ids twice", TRACE_ERROR_CORRUPT,
+                            "packet of domain 1 declares allocations 5 to 7, which domain 0's packets already numbered",
+                            2, p + 52});
+  memcpy(r->b + p + 52, &(uint64_t){7}, 8);  // the next block: fine
+  memcpy(r->b + p + 60, &(uint64_t){9}, 8);
+  expect_error(r, &(Expect){"v3 ids apart", TRACE_ERROR_NONE, "", 4, 0});
   free(r);
 }
 

@@ -13,10 +13,17 @@
 //      locations (and their names)  until close: a code's list never changes
 //      trace_reader_error's result  until close
 // 3. Memory is bounded by the codec's state, not by the trace's length: a
-//    read buffer of at most 1 MiB (less for a small file); per domain the
-//    backtrace cache (16,384 buckets, 160 KiB), the move-to-front name tables
-//    and the current backtrace (at most TRACE_READER_MAX_FRAMES frames); the
-//    table of distinct location codes and the distinct names they use.
+//    read buffer of at most 1 MiB (less for a small file); per domain (at
+//    most TRACE_READER_MAX_DOMAINS) the backtrace cache (16,384 buckets,
+//    160 KiB), the move-to-front name tables and the current backtrace (at
+//    most TRACE_READER_MAX_FRAMES frames, TRACE_READER_MAX_TOTAL_FRAMES over
+//    all domains: 8 and 32 MiB); the table of distinct location codes and
+//    the distinct names they use (a few times the location bytes read); in
+//    version 3, one id range per event packet. Work: each byte read decodes
+//    at most 86 frames (a 3-byte codeword predicts 255); a packet whose
+//    domain differs from the last allocation's compares at most
+//    TRACE_READER_MAX_FRAMES frames (`common`); the rest is constant per
+//    byte or per packet (O(domains x log packets) in version 3).
 // 4. Bad input never aborts and is never read out of bounds. Every event
 //    decoded before the damage is returned; then trace_reader_next returns
 //    TRACE_READER_ERROR, and keeps returning it. The error names the byte
@@ -47,7 +54,13 @@
 //    decodes it); a frame whose code no location event defined; a packet
 //    whose first allocation id does not follow the previous packet's; mixed
 //    format versions; packet sizes over 32 KiB; negative lengths, counts and
-//    references.
+//    references; a packet spanning 2^25 us or more (its events' times would
+//    be rebuilt wrongly); a trace-info packet with two times, allocation
+//    ids, a cache check or another pid than its event's; a word size other
+//    than 32 or 64; an allocation with no sample; a frame code of 2^62 or
+//    more (memtrace reads 63 bits of it); in version 3, allocation ids that
+//    two domains' packets both declare. docs/trace-format.md section 10
+//    lists every check.
 // 7. Not thread-safe; distinct readers are independent.
 #ifndef MINNOW_TRACE_READER_H
 #define MINNOW_TRACE_READER_H

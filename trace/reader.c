@@ -118,6 +118,11 @@ struct TraceReader {
   uint64_t allocs_done;         // allocations of finished packets
   uint64_t extra_samples;       // sum of n_samples - 1 over allocations
   uint64_t references[2];       // promotions, collections
+  // Versions 1 and 2: the state of each allocation so far, by id (ids are
+  // dense from 0 there), 2 bits each (BLOCK_*): 4 ids a byte, so memory
+  // follows the allocation events read (6 bytes or more each).
+  uint8_t *blocks;
+  uint64_t blocks_cap;          // ids the array holds
   TraceReaderError error;
 };
 
@@ -606,6 +611,43 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
   return p;
 }
 
+// ================================================================ block states
+
+// A block's state: young (allocated in the minor heap), old (promoted, or
+// allocated in the major heap or outside it), collected. A collected block
+// has no more events: a promotion or collection of it is damage (tools
+// keyed by id would skip it where `info` counts it). Writers do not promote
+// old blocks either, but the test encoders do and tools take it as a no-op:
+// not checked.
+enum { BLOCK_YOUNG = 0, BLOCK_OLD = 1, BLOCK_COLLECTED = 2 };
+
+static inline bool tracks_blocks(const TraceReader *r) { return r->info.version < 3; }
+
+static inline unsigned block_state(const TraceReader *r, uint64_t id) {
+  return (r->blocks[id >> 2] >> ((id & 3) * 2)) & 3;
+}
+
+static inline void set_block_state(TraceReader *r, uint64_t id, unsigned state) {
+  uint8_t *b = &r->blocks[id >> 2];
+  *b = (uint8_t)((*b & ~(3u << ((id & 3) * 2))) | state << ((id & 3) * 2));
+}
+
+// Room for the state of allocation `id`; false (error set) when out of memory.
+static bool room_for_block(TraceReader *r, uint64_t id, const uint8_t *at) {
+  if (id < r->blocks_cap) return true;
+  uint64_t cap = r->blocks_cap ? 2 * r->blocks_cap : 4096;
+  while (cap <= id) cap *= 2;
+  uint8_t *blocks = realloc(r->blocks, cap / 4);
+  if (!blocks) {
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for the states of %" PRIu64 " blocks", id);
+    return false;
+  }
+  memset(blocks + r->blocks_cap / 4, 0, (cap - r->blocks_cap) / 4);
+  r->blocks = blocks;
+  r->blocks_cap = cap;
+  return true;
+}
+
 // An allocation event, long (code 2) or short (101..116); p follows its
 // event header at `at`.
 static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const uint8_t *p, unsigned code) {
@@ -632,7 +674,9 @@ static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const 
                 length, n_samples, prefix);
   // A block is in the trace because at least one of its words was sampled.
   if (n_samples == 0) return FAIL(r, at, "allocation of %" PRId64 " words with no sample", length);
+  if (tracks_blocks(r) && !room_for_block(r, r->next_id, at)) return STEP_ERROR;
   if (!(p = read_backtrace(r, ev, at, p, prefix, n_coded))) return STEP_ERROR;
+  if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
   ev->source = (TraceSource)source;
@@ -657,6 +701,13 @@ static Step read_reference(TraceReader *r, TraceEvent *ev, const uint8_t *at, co
                 code == TRACE_EV_PROMOTE ? "promotion" : "collection", distance, r->next_id);
   ev->kind = code == TRACE_EV_PROMOTE ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
   ev->id = r->next_id - 1 - (uint64_t)distance;
+  if (tracks_blocks(r)) {
+    unsigned state = block_state(r, ev->id);
+    if (state == BLOCK_COLLECTED)
+      return FAIL(r, at, "%s of allocation %" PRIu64 ", which was already collected",
+                  code == TRACE_EV_PROMOTE ? "promotion" : "collection", ev->id);
+    set_block_state(r, ev->id, code == TRACE_EV_PROMOTE ? BLOCK_OLD : BLOCK_COLLECTED);
+  }
   ev->source = TRACE_SOURCE_MINOR;
   ev->length = ev->n_samples = ev->coded_prefix = 0;
   ev->backtrace = NULL;
@@ -756,7 +807,8 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
     n_coded = *p++;
   }
   if (prefix > d->n_frames || (uint64_t)(r->end - p) < (uint64_t)n_coded * MAX_CODEWORD ||
-      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d)
+      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d ||
+      (r->next_id >= r->blocks_cap && tracks_blocks(r)))
     return STEP_SLOW;
   d->last_time_us = time;
   uint32_t len = 0;
@@ -765,6 +817,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   if (__builtin_expect(len > TRACE_READER_MAX_FRAMES, 0)) return too_deep(r, at, len);
   d->n_frames = len;
   d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
+  if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
   ev->source = (TraceSource)source;
@@ -790,8 +843,14 @@ static inline __attribute__((always_inline)) Step fast_reference(TraceReader *r,
   const uint8_t *p = at + 4;
   uint64_t distance;
   if (!fast_vint(&p, &distance) || distance >= r->next_id) return STEP_SLOW;
-  d->last_time_us = time;
   bool promote = code == TRACE_EV_PROMOTE;
+  uint64_t id = r->next_id - 1 - distance;
+  if (tracks_blocks(r)) {
+    unsigned state = block_state(r, id);
+    if (state == BLOCK_COLLECTED) return STEP_SLOW;
+    set_block_state(r, id, promote ? BLOCK_OLD : BLOCK_COLLECTED);
+  }
+  d->last_time_us = time;
   ev->kind = promote ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
   ev->id = r->next_id - 1 - distance;
   ev->source = TRACE_SOURCE_MINOR;
@@ -966,6 +1025,7 @@ void trace_reader_close(TraceReader *r) {
     free(r->domains[i]);
   }
   loc_table_free(r->locs);
+  free(r->blocks);
   free(r->info_strings);
   free(r->buf);
   close(r->fd);

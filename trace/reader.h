@@ -19,7 +19,8 @@
 //    most TRACE_READER_MAX_FRAMES frames, TRACE_READER_MAX_TOTAL_FRAMES over
 //    all domains: 8 and 32 MiB); the table of distinct location codes and
 //    the distinct names they use (a few times the location bytes read); in
-//    version 3, one id range per event packet. Work: each byte read decodes
+//    version 3, one id range per event packet; in versions 1 and 2, 2 bits
+//    per allocation (whether it was collected). Work: each byte read decodes
 //    at most 86 frames (a 3-byte codeword predicts 255); a packet whose
 //    domain differs from the last allocation's compares at most
 //    TRACE_READER_MAX_FRAMES frames (`common`); the rest is constant per
@@ -59,7 +60,8 @@
 //    ids, a cache check or another pid than its event's; a word size other
 //    than 32 or 64; an allocation with no sample; a frame code of 2^62 or
 //    more (memtrace reads 63 bits of it); in version 3, allocation ids that
-//    two domains' packets both declare. docs/trace-format.md section 10
+//    two domains' packets both declare; in versions 1 and 2, a promotion
+//    or collection of a block already collected. docs/trace-format.md section 10
 //    lists every check.
 // 7. Not thread-safe; distinct readers are independent.
 #ifndef MINNOW_TRACE_READER_H

@@ -35,7 +35,8 @@
 //    lengthened by thousands of self-predicting runs (frames past the
 //    reader's limit); a location's count or table entry made inconsistent, a
 //    name losing its NUL, a location event repeated with other bits;
-//    promotions and collections naming allocations not yet made. A
+//    promotions and collections naming allocations not yet made, or
+//    repeated (a block collected twice). A
 //    mutation that changes a packet's length fixes its size field, so
 //    that the damage is met inside the packet and not at its header.
 #include <fcntl.h>
@@ -511,8 +512,16 @@ static const char *mutate(Buf *t, const Index *x) {
     replace(t, x, head->off, 0, copy, len);
     return "loc-repeat";
   }
-  case 12: {  // a promotion or collection of an allocation not made yet
+  case 12: {  // a promotion or collection of an allocation not made yet,
+              // or repeated (a block collected twice, promoted once dead)
     if (!(f = PICK(x, R_DIST))) return "none";
+    if (below(2)) {
+      const Field *head = &x->f[f->event];
+      uint8_t copy[4 + 9];
+      memcpy(copy, t->b + head->off, 4 + f->width);
+      replace(t, x, f->off + f->width, 0, copy, 4 + f->width);
+      return "repeat-reference";
+    }
     uint64_t v = below(2) ? 1000000 : 0xFFFFFFFFu;  // far back, or -1 in the i32 form
     replace(t, x, f->off, f->width, tmp, encode_vint(tmp, v, below(2) ? 2 : 0));
     return "reference";

@@ -978,6 +978,28 @@ static void test_error_bounds(void **state) {
   expect_error(r, &(Expect){"code 2^62", TRACE_ERROR_CORRUPT, "frame code 0x4000000000000000 is not below 2^62", 0,
                             at + 4});
 
+  // Versions 1 and 2: nothing happens to a collected block (the tools,
+  // which skip what names no live block, counted one collection less than
+  // info); promoting an old block is let through (a no-op for the tools).
+  for (unsigned second = TRACE_EV_PROMOTE; second <= TRACE_EV_COLLECT; second++) {
+    raw_valid_prefix(r);
+    p = raw_begin(r, 1, T0 + 20, 1, 1);
+    raw_event(r, TRACE_EV_PROMOTE, T0 + 11);
+    raw8(r, 0);
+    raw_event(r, TRACE_EV_PROMOTE, T0 + 12);
+    raw8(r, 0);
+    raw_event(r, TRACE_EV_COLLECT, T0 + 13);
+    raw8(r, 0);
+    at = r->n;
+    raw_event(r, second, T0 + 14);
+    raw8(r, 0);
+    raw_end(r, p);
+    expect_error(r, &(Expect){"after collection", TRACE_ERROR_CORRUPT,
+                              second == TRACE_EV_PROMOTE ? "promotion of allocation 0, which was already collected"
+                                                         : "collection of allocation 0, which was already collected",
+                              4, at});
+  }
+
   // Version 3: two domains' packets declaring the same allocation ids (the
   // tools, which key blocks by id, counted one block where info counted two).
   raw_info(r, 3);

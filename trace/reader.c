@@ -64,6 +64,7 @@ _Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the bu
 
 typedef struct Domain {
   uint16_t id;
+  uint8_t index;                // in TraceReader.domains
   bool has_packets;             // next_alloc_id is known
   // v3: the allocation ids this domain's packets declared, as disjoint
   // ranges [begin, end) in increasing order, adjacent ones merged (a
@@ -80,6 +81,13 @@ typedef struct Domain {
   uint64_t cache_code[TRACE_CACHE_BUCKETS];  // CACHE_EMPTY: empty
   uint16_t cache_next[TRACE_CACHE_BUCKETS];  // successor bucket
 } Domain;
+
+// Two domains' shared frames (shared_frames): how many, and the first
+// frame either changed since (UINT32_MAX: none).
+typedef struct PairFrames {
+  uint32_t lcp, low;
+  bool known;
+} PairFrames;
 
 typedef struct PacketHeader {
   uint32_t size, header_size;   // bytes
@@ -112,6 +120,7 @@ struct TraceReader {
   unsigned n_domains;
   const Domain *last_alloc_domain;
   uint64_t frames_held;         // sum of the domains' cap_frames
+  PairFrames *pairs;            // once there are two domains: MAX_DOMAINS^2, see shared_frames
   LocTable *locs;
   TraceReaderStats stats;       // some fields are derived in trace_reader_stats, from:
   uint64_t content_bytes;       // content of finished packets, info excluded
@@ -325,6 +334,13 @@ static Domain *new_domain(TraceReader *r, uint16_t id, const uint8_t *at) {
     return NULL;
   }
   d->id = id;
+  d->index = (uint8_t)r->n_domains;
+  if (r->n_domains == 1 && !(r->pairs = calloc(TRACE_READER_MAX_DOMAINS * TRACE_READER_MAX_DOMAINS,
+                                               sizeof *r->pairs))) {
+    free(d);
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory");
+    return NULL;
+  }
   d->last_time_us = r->info.start_time_us;
   memset(d->cache_code, 0xFF, sizeof d->cache_code);  // CACHE_EMPTY
   loc_names_init(&d->names);
@@ -552,10 +568,37 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
   return p;
 }
 
-// Frames shared by two backtraces (only needed when the domain changes).
-static uint32_t shared_frames(const Domain *a, const Domain *b) {
+// ---------------------------------------------------------------- shared frames of two domains
+
+// Frames shared by two domains' backtraces, needed when the domain of the
+// allocations changes. Comparing the backtraces from frame 0 each time would
+// cost up to TRACE_READER_MAX_FRAMES per switch, which tiny packets of two
+// domains taking turns can ask for with every 80 bytes. So the result is
+// kept per pair of domains, with `low`: the first frame either domain
+// changed since (UINT32_MAX: none). Invariant: both backtraces still agree
+// on their first min(lcp, low) frames, so comparing starts there; what it
+// then passes over are frames decoded since, which the bytes read paid for.
+static PairFrames *pair_of(TraceReader *r, const Domain *a, const Domain *b) {
+  unsigned i = a->index < b->index ? a->index : b->index, j = a->index ^ b->index ^ i;
+  return &r->pairs[i * TRACE_READER_MAX_DOMAINS + j];
+}
+
+// Domain d's frames from `from` on may have changed.
+static inline void note_change(TraceReader *r, const Domain *d, uint32_t from) {
+  for (unsigned k = 0; k < r->n_domains; k++) {
+    if (r->domains[k] == d) continue;
+    PairFrames *pf = pair_of(r, d, r->domains[k]);
+    if (from < pf->low) pf->low = from;
+  }
+}
+
+static uint32_t shared_frames(TraceReader *r, const Domain *a, const Domain *b) {
+  PairFrames *pf = pair_of(r, a, b);
   uint32_t n = a->n_frames < b->n_frames ? a->n_frames : b->n_frames, i = 0;
+  if (pf->known) i = pf->lcp < pf->low ? pf->lcp : pf->low;
+  if (i > n) i = n;
   while (i < n && a->frames[i] == b->frames[i]) i++;
+  *pf = (PairFrames){i, UINT32_MAX, true};
   return i;
 }
 
@@ -587,6 +630,7 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
     if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
     d->n_frames = len;
     d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
+    if (r->pairs) note_change(r, d, (uint32_t)prefix);
     ev->common = (uint32_t)prefix;
     r->stats.new_frames += len - (uint32_t)prefix;
   } else {
@@ -600,7 +644,7 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
     ev->common = d->n_frames;
   }
   if (__builtin_expect(r->last_alloc_domain != d, 0)) {
-    if (r->last_alloc_domain) ev->common = shared_frames(r->last_alloc_domain, d);
+    if (r->last_alloc_domain) ev->common = shared_frames(r, r->last_alloc_domain, d);
     r->last_alloc_domain = d;
   }
   ev->backtrace = d->frames;
@@ -817,6 +861,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   if (__builtin_expect(len > TRACE_READER_MAX_FRAMES, 0)) return too_deep(r, at, len);
   d->n_frames = len;
   d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
+  if (__builtin_expect(r->pairs != NULL, 0)) note_change(r, d, (uint32_t)prefix);
   if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
@@ -1025,6 +1070,7 @@ void trace_reader_close(TraceReader *r) {
     free(r->domains[i]);
   }
   loc_table_free(r->locs);
+  free(r->pairs);
   free(r->blocks);
   free(r->info_strings);
   free(r->buf);

@@ -21,10 +21,11 @@
 //    the distinct names they use (a few times the location bytes read); in
 //    version 3, one id range per event packet; in versions 1 and 2, 2 bits
 //    per allocation (whether it was collected). Work: each byte read decodes
-//    at most 86 frames (a 3-byte codeword predicts 255); a packet whose
-//    domain differs from the last allocation's compares at most
-//    TRACE_READER_MAX_FRAMES frames (`common`); the rest is constant per
-//    byte or per packet (O(domains x log packets) in version 3).
+//    at most 86 frames (a 3-byte codeword predicts 255); when the domain
+//    changes, `common` compares only frames decoded since the last time
+//    those two domains met (kept per pair: 64 x 64 entries once a second
+//    domain appears); the rest is constant per byte or per packet
+//    (O(domains x log packets) in version 3).
 // 4. Bad input never aborts and is never read out of bounds. Every event
 //    decoded before the damage is returned; then trace_reader_next returns
 //    TRACE_READER_ERROR, and keeps returning it. The error names the byte

@@ -121,6 +121,9 @@ static void check_common(const Events *es, const Ev *prev_alloc, const TraceEven
   if (!prev_alloc) return;
   assert_true(e->common <= prev_alloc->e.backtrace_len);
   assert_memory_equal(e->backtrace, es->frames + prev_alloc->frames_at, e->common * sizeof(uint64_t));
+  // After a change of domain, `common` is all the two backtraces share.
+  if (e->domain != prev_alloc->e.domain && e->common < e->backtrace_len && e->common < prev_alloc->e.backtrace_len)
+    assert_true(e->backtrace[e->common] != es->frames[prev_alloc->frames_at + e->common]);
 }
 
 static Events read_events(const char *path) {
@@ -1022,6 +1025,47 @@ static void test_error_bounds(void **state) {
   free(r);
 }
 
+// Version 3: domains taking turns, each backtrace changing below, at or
+// above what the two share: after each switch, `common` is exactly the
+// frames shared with the other domain's last backtrace (the reader keeps it
+// per pair of domains and compares only from the first frame that changed).
+static void test_domain_switches(void **state) {
+  (void)state;
+  Raw *r = calloc(1, sizeof *r);
+  raw_info(r, 3);
+  size_t p = raw_begin(r, 1, T0, 0, 0);
+  for (uint64_t code = 1; code <= 7; code++) raw_location(r, code, 31, 31, "f.ml", "g");
+  raw_end(r, p);
+  static const struct { uint16_t dom; uint8_t prefix, n; uint64_t codes[3]; uint32_t common, len; } steps[] = {
+      {0, 0, 3, {1, 2, 3}, 0, 3}, {1, 0, 3, {1, 2, 4}, 2, 3}, {0, 1, 1, {5}, 1, 2},    {1, 3, 0, {0}, 1, 3},
+      {0, 1, 3, {2, 4, 6}, 3, 4}, {1, 3, 2, {6, 7}, 4, 5},    {0, 4, 0, {0}, 4, 4},
+  };
+  uint64_t next_id[2] = {0, 100};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    uint16_t dom = steps[i].dom;
+    p = raw_begin(r, 1, T0 + 20, next_id[dom], next_id[dom] + 1);
+    next_id[dom]++;
+    memcpy(r->b + p + 38, &dom, 2);
+    raw_event(r, TRACE_EV_SHORT_ALLOC + 1, T0 + 10 + i);
+    raw8(r, steps[i].prefix);
+    raw8(r, steps[i].n);
+    for (unsigned k = 0; k < steps[i].n; k++) {
+      raw16(r, (uint16_t)(steps[i].codes[k] << 2 | 3));  // a miss into the bucket named by the code
+      raw64(r, steps[i].codes[k]);
+    }
+    raw_end(r, p);
+  }
+  Events es = read_bytes(r->b, r->n);
+  if (es.last != TRACE_READER_END) fail_msg("%s", es.err.message);
+  assert_int_equal(es.n, sizeof steps / sizeof steps[0]);
+  for (size_t i = 0; i < es.n; i++) {
+    assert_int_equal(es.v[i].e.common, steps[i].common);
+    assert_int_equal(es.v[i].e.backtrace_len, steps[i].len);
+  }
+  events_free(&es);
+  free(r);
+}
+
 // A long allocation (prefix 0) whose backtrace is a miss of code 77 into
 // bucket 9, then `runs` hits on bucket 9, which predicts itself, each with
 // `n` predicted frames: 1 + runs * (n + 1) frames in 10 + 3 * runs bytes.
@@ -1388,7 +1432,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_garbage),           cmocka_unit_test(test_follow),
       cmocka_unit_test(test_follow_grows),      cmocka_unit_test(test_pipe),
       cmocka_unit_test(test_open_errors),        cmocka_unit_test(test_error_bounds),
-      cmocka_unit_test(test_frame_limits),
+      cmocka_unit_test(test_frame_limits),       cmocka_unit_test(test_domain_switches),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   if (tmp_dir[0]) {

@@ -4,6 +4,7 @@
 // table, so pointers stay valid until trace_reader_close.
 #include "locations.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ typedef struct ArenaBlock {
 } ArenaBlock;
 
 enum { ARENA_BLOCK = 64 * 1024 };
+static const uint64_t LOC_MAX_CODE = (uint64_t)1 << 62;
 
 // Invariants: `codes` has a power-of-two number of slots, at most half of
 // them used (`used` marks them, as any u64 is a valid code); `names` the
@@ -266,6 +268,9 @@ const uint8_t *loc_table_read_event(LocTable *t, LocNames *names, const uint8_t 
   if (end - p < 9) return fail(err, p, "a location event runs past the end of its packet");
   uint64_t code;
   memcpy(&code, p, 8);
+  // Frame codes are OCaml ints, below 2^62: memtrace's reader keeps 63 bits
+  // of the u64 and would read a larger code as another (or negative) one.
+  if (code >= LOC_MAX_CODE) return fail(err, p, "frame code %#" PRIx64 " is not below 2^62", code);
   uint32_t count = p[8];
   p += 9;
   for (uint32_t i = 0; i < count; i++)

@@ -56,12 +56,22 @@ enum {
   CUT_BACKTRACE_BYTES = TRACE_BACKTRACE_MAX_BYTES - 16,
 };
 static const uint64_t CACHE_EMPTY = UINT64_MAX;
+// The largest span (last time - first time) of a packet whose events' times
+// can be rebuilt from their low TRACE_TIME_BITS bits.
+static const uint64_t PACKET_MAX_SPAN = ((uint64_t)1 << TRACE_TIME_BITS) - 1;
 _Static_assert(READ_SLACK >= MAX_GROUP, "slack covers a group of reads past the end");
 _Static_assert((int)SMALL_BUFFER >= (int)TRACE_MAX_PACKET, "a packet fits the buffer");
 
 typedef struct Domain {
   uint16_t id;
+  uint8_t index;                // in TraceReader.domains
   bool has_packets;             // next_alloc_id is known
+  // v3: the allocation ids this domain's packets declared, as disjoint
+  // ranges [begin, end) in increasing order, adjacent ones merged (a
+  // domain's ids only grow: packets follow each other inside a block of
+  // ids, then jump to the next block). One range per packet at most.
+  struct IdRange { uint64_t begin, end; } *ids;
+  uint32_t n_ids, cap_ids;
   bool last_maybe_cut;          // the last backtrace may have been cut
   uint64_t next_alloc_id;       // end id of this domain's last packet
   uint64_t last_time_us;        // time of its last event
@@ -71,6 +81,13 @@ typedef struct Domain {
   uint64_t cache_code[TRACE_CACHE_BUCKETS];  // CACHE_EMPTY: empty
   uint16_t cache_next[TRACE_CACHE_BUCKETS];  // successor bucket
 } Domain;
+
+// Two domains' shared frames (shared_frames): how many, and the first
+// frame either changed since (UINT32_MAX: none).
+typedef struct PairFrames {
+  uint32_t lcp, low;
+  bool known;
+} PairFrames;
 
 typedef struct PacketHeader {
   uint32_t size, header_size;   // bytes
@@ -102,12 +119,19 @@ struct TraceReader {
   Domain *domains[TRACE_READER_MAX_DOMAINS];
   unsigned n_domains;
   const Domain *last_alloc_domain;
+  uint64_t frames_held;         // sum of the domains' cap_frames
+  PairFrames *pairs;            // once there are two domains: MAX_DOMAINS^2, see shared_frames
   LocTable *locs;
   TraceReaderStats stats;       // some fields are derived in trace_reader_stats, from:
   uint64_t content_bytes;       // content of finished packets, info excluded
   uint64_t allocs_done;         // allocations of finished packets
   uint64_t extra_samples;       // sum of n_samples - 1 over allocations
   uint64_t references[2];       // promotions, collections
+  // Versions 1 and 2: the state of each allocation so far, by id (ids are
+  // dense from 0 there), 2 bits each (BLOCK_*): 4 ids a byte, so memory
+  // follows the allocation events read (6 bytes or more each).
+  uint8_t *blocks;
+  uint64_t blocks_cap;          // ids the array holds
   TraceReaderError error;
 };
 
@@ -251,6 +275,13 @@ static Step parse_header(TraceReader *r, PacketHeader *h) {
     return FAIL(r, b + 4, "packet size %" PRIu32 " larger than the format's %d-byte maximum", h->size, TRACE_MAX_PACKET);
   if (h->time_begin > h->time_end)
     return FAIL(r, b + 8, "packet's first time %" PRIu64 " is after its last time %" PRIu64, h->time_begin, h->time_end);
+  // An event carries its time's low 25 bits only: the rest comes from the
+  // packet's first time, which is unambiguous only while the packet spans
+  // less than 2^25 us (writers stop at 30 s).
+  if (h->time_end - h->time_begin > PACKET_MAX_SPAN)
+    return FAIL(r, b + 16, "packet spans %" PRIu64 " us (%" PRIu64 " to %" PRIu64 "), more than the %" PRIu64
+                " us its events' 25-bit times can tell apart", h->time_end - h->time_begin, h->time_begin,
+                h->time_end, (uint64_t)PACKET_MAX_SPAN);
   if (h->id_begin > h->id_end)
     return FAIL(r, b + 50 + v3, "packet's allocation ids run backwards (%" PRIu64 " to %" PRIu64 ")", h->id_begin,
                 h->id_end);
@@ -303,6 +334,13 @@ static Domain *new_domain(TraceReader *r, uint16_t id, const uint8_t *at) {
     return NULL;
   }
   d->id = id;
+  d->index = (uint8_t)r->n_domains;
+  if (r->n_domains == 1 && !(r->pairs = calloc(TRACE_READER_MAX_DOMAINS * TRACE_READER_MAX_DOMAINS,
+                                               sizeof *r->pairs))) {
+    free(d);
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory");
+    return NULL;
+  }
   d->last_time_us = r->info.start_time_us;
   memset(d->cache_code, 0xFF, sizeof d->cache_code);  // CACHE_EMPTY
   loc_names_init(&d->names);
@@ -317,6 +355,41 @@ static Step check_ids(TraceReader *r, const Domain *d, const PacketHeader *h, co
   if (h->version >= 3 ? h->id_begin >= expected || !d->has_packets : h->id_begin == expected) return STEP_AGAIN;
   return FAIL(r, at, "packet's first allocation id %" PRIu64 " does not follow the previous packet's last (%" PRIu64
               " expected)", h->id_begin, expected);
+}
+
+// v3: the domains draw their ids from one counter, so no two domains'
+// packets declare the same id (tools key their blocks by id: an id twice
+// would make them count one block where the reader counts two). Checks the
+// packet's range against the other domains' and records it in d's: work
+// O(domains x log packets) per packet, memory one range per packet.
+static Step claim_ids(TraceReader *r, Domain *d, const PacketHeader *h, const uint8_t *at) {
+  if (h->id_begin == h->id_end) return STEP_AGAIN;
+  for (unsigned i = 0; i < r->n_domains; i++) {
+    const Domain *o = r->domains[i];
+    if (o == d || !o->n_ids) continue;
+    uint32_t lo = 0, hi = o->n_ids;  // the first range ending after id_begin
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (o->ids[mid].end <= h->id_begin) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < o->n_ids && o->ids[lo].begin < h->id_end)
+      return FAIL(r, at, "packet of domain %u declares allocations %" PRIu64 " to %" PRIu64
+                  ", which domain %u's packets already numbered", d->id, h->id_begin, h->id_end, o->id);
+  }
+  if (d->n_ids && d->ids[d->n_ids - 1].end == h->id_begin) {
+    d->ids[d->n_ids - 1].end = h->id_end;
+    return STEP_AGAIN;
+  }
+  if (d->n_ids == d->cap_ids) {
+    uint32_t cap = d->cap_ids ? 2 * d->cap_ids : 16;
+    struct IdRange *ids = realloc(d->ids, cap * sizeof *ids);
+    if (!ids) return fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory");
+    d->ids = ids;
+    d->cap_ids = cap;
+  }
+  d->ids[d->n_ids++] = (struct IdRange){h->id_begin, h->id_end};
+  return STEP_AGAIN;
 }
 
 // The writer's view of one bucket, carried in the header, against ours.
@@ -336,7 +409,8 @@ static Step begin_packet(TraceReader *r) {
   unsigned v3 = h->version >= 3 ? 2 : 0;
   Domain *d = find_domain(r, h->domain);
   if (!d && !(d = new_domain(r, h->domain, b + 38))) return STEP_ERROR;
-  if (check_ids(r, d, h, b + 50 + v3) == STEP_ERROR || check_cache(r, d, h, b + 38 + v3) == STEP_ERROR)
+  if (check_ids(r, d, h, b + 50 + v3) == STEP_ERROR || check_cache(r, d, h, b + 38 + v3) == STEP_ERROR ||
+      (h->version >= 3 && claim_ids(r, d, h, b + 50 + v3) == STEP_ERROR))
     return STEP_ERROR;
   r->dom = d;
   r->in_packet = true;
@@ -381,21 +455,41 @@ static Step finish_packet(TraceReader *r) {
 
 // ================================================================ backtraces
 
-// Room for one more codeword's frames at `pos`.
+static Step too_deep(TraceReader *r, const uint8_t *at, uint64_t frames) {
+  return fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
+                        "a backtrace of at least %" PRIu64 " frames, past the reader's limit of %d", frames,
+                        TRACE_READER_MAX_FRAMES);
+}
+
+// Room for one more codeword's frames at `pos`. Invariants: a domain's
+// cap_frames <= MAX_FRAMES + 256 (a backtrace past MAX_FRAMES is refused
+// once decoded, so that one codeword never needs a second check), and the
+// caps of all domains add up to r->frames_held <= MAX_TOTAL_FRAMES + 256 *
+// MAX_DOMAINS.
 static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
   if (pos > TRACE_READER_MAX_FRAMES) {
-    fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at), "a backtrace of more than %d frames",
-                   TRACE_READER_MAX_FRAMES);
+    too_deep(r, at, pos);
     return false;
   }
   uint64_t need = pos + TRACE_MAX_PREDICTED + 1u, cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
   if (cap < need) cap = need;
   if (cap > TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u) cap = TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u;
+  uint64_t others = r->frames_held - d->cap_frames;
+  if (others + cap > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
+    if (others + need > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
+      fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
+                     "the domains' backtraces hold more than %d frames together, the reader's limit",
+                     TRACE_READER_MAX_TOTAL_FRAMES);
+      return false;
+    }
+    cap = need;
+  }
   uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
   if (!frames) {
     fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);
     return false;
   }
+  r->frames_held = others + cap;
   d->frames = frames;
   d->cap_frames = (uint32_t)cap;
   return true;
@@ -474,10 +568,37 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
   return p;
 }
 
-// Frames shared by two backtraces (only needed when the domain changes).
-static uint32_t shared_frames(const Domain *a, const Domain *b) {
+// ---------------------------------------------------------------- shared frames of two domains
+
+// Frames shared by two domains' backtraces, needed when the domain of the
+// allocations changes. Comparing the backtraces from frame 0 each time would
+// cost up to TRACE_READER_MAX_FRAMES per switch, which tiny packets of two
+// domains taking turns can ask for with every 80 bytes. So the result is
+// kept per pair of domains, with `low`: the first frame either domain
+// changed since (UINT32_MAX: none). Invariant: both backtraces still agree
+// on their first min(lcp, low) frames, so comparing starts there; what it
+// then passes over are frames decoded since, which the bytes read paid for.
+static PairFrames *pair_of(TraceReader *r, const Domain *a, const Domain *b) {
+  unsigned i = a->index < b->index ? a->index : b->index, j = a->index ^ b->index ^ i;
+  return &r->pairs[i * TRACE_READER_MAX_DOMAINS + j];
+}
+
+// Domain d's frames from `from` on may have changed.
+static inline void note_change(TraceReader *r, const Domain *d, uint32_t from) {
+  for (unsigned k = 0; k < r->n_domains; k++) {
+    if (r->domains[k] == d) continue;
+    PairFrames *pf = pair_of(r, d, r->domains[k]);
+    if (from < pf->low) pf->low = from;
+  }
+}
+
+static uint32_t shared_frames(TraceReader *r, const Domain *a, const Domain *b) {
+  PairFrames *pf = pair_of(r, a, b);
   uint32_t n = a->n_frames < b->n_frames ? a->n_frames : b->n_frames, i = 0;
+  if (pf->known) i = pf->lcp < pf->low ? pf->lcp : pf->low;
+  if (i > n) i = n;
   while (i < n && a->frames[i] == b->frames[i]) i++;
+  *pf = (PairFrames){i, UINT32_MAX, true};
   return i;
 }
 
@@ -497,8 +618,8 @@ static inline void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, cons
 
 // The backtrace of an allocation whose fixed fields are read; fills ev's
 // backtrace fields. Returns the position after the codewords, NULL on error.
-static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *p, int64_t prefix,
-                                     uint32_t n_coded) {
+static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *ev_at, const uint8_t *p,
+                                     int64_t prefix, uint32_t n_coded) {
   Domain *d = r->dom;
   if ((uint64_t)(r->end - p) < 2 * (uint64_t)n_coded)
     return FAIL(r, p, "backtrace of %" PRIu32 " codewords runs past the end of its packet", n_coded), NULL;
@@ -506,8 +627,10 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
   uint32_t len = 0;
   if ((uint64_t)prefix <= d->n_frames) {
     if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, true))) return NULL;
+    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
     d->n_frames = len;
     d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
+    if (r->pairs) note_change(r, d, (uint32_t)prefix);
     ev->common = (uint32_t)prefix;
     r->stats.new_frames += len - (uint32_t)prefix;
   } else {
@@ -517,10 +640,11 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
       return FAIL(r, codewords, "common prefix %" PRId64 " is longer than the previous backtrace (%" PRIu32 " frames)",
                   prefix, d->n_frames), NULL;
     if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len, true))) return NULL;
+    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
     ev->common = d->n_frames;
   }
   if (__builtin_expect(r->last_alloc_domain != d, 0)) {
-    if (r->last_alloc_domain) ev->common = shared_frames(r->last_alloc_domain, d);
+    if (r->last_alloc_domain) ev->common = shared_frames(r, r->last_alloc_domain, d);
     r->last_alloc_domain = d;
   }
   ev->backtrace = d->frames;
@@ -529,6 +653,43 @@ static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8
   r->stats.backtrace_bytes += (uint64_t)(p - codewords);
   if (d->n_frames > r->stats.max_backtrace) r->stats.max_backtrace = d->n_frames;
   return p;
+}
+
+// ================================================================ block states
+
+// A block's state: young (allocated in the minor heap), old (promoted, or
+// allocated in the major heap or outside it), collected. A collected block
+// has no more events: a promotion or collection of it is damage (tools
+// keyed by id would skip it where `info` counts it). Writers do not promote
+// old blocks either, but the test encoders do and tools take it as a no-op:
+// not checked.
+enum { BLOCK_YOUNG = 0, BLOCK_OLD = 1, BLOCK_COLLECTED = 2 };
+
+static inline bool tracks_blocks(const TraceReader *r) { return r->info.version < 3; }
+
+static inline unsigned block_state(const TraceReader *r, uint64_t id) {
+  return (r->blocks[id >> 2] >> ((id & 3) * 2)) & 3;
+}
+
+static inline void set_block_state(TraceReader *r, uint64_t id, unsigned state) {
+  uint8_t *b = &r->blocks[id >> 2];
+  *b = (uint8_t)((*b & ~(3u << ((id & 3) * 2))) | state << ((id & 3) * 2));
+}
+
+// Room for the state of allocation `id`; false (error set) when out of memory.
+static bool room_for_block(TraceReader *r, uint64_t id, const uint8_t *at) {
+  if (id < r->blocks_cap) return true;
+  uint64_t cap = r->blocks_cap ? 2 * r->blocks_cap : 4096;
+  while (cap <= id) cap *= 2;
+  uint8_t *blocks = realloc(r->blocks, cap / 4);
+  if (!blocks) {
+    fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for the states of %" PRIu64 " blocks", id);
+    return false;
+  }
+  memset(blocks + r->blocks_cap / 4, 0, (cap - r->blocks_cap) / 4);
+  r->blocks = blocks;
+  r->blocks_cap = cap;
+  return true;
 }
 
 // An allocation event, long (code 2) or short (101..116); p follows its
@@ -555,7 +716,11 @@ static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const 
   if (length < 0 || n_samples < 0 || prefix < 0)
     return FAIL(r, at, "negative allocation field (length %" PRId64 ", samples %" PRId64 ", prefix %" PRId64 ")",
                 length, n_samples, prefix);
-  if (!(p = read_backtrace(r, ev, p, prefix, n_coded))) return STEP_ERROR;
+  // A block is in the trace because at least one of its words was sampled.
+  if (n_samples == 0) return FAIL(r, at, "allocation of %" PRId64 " words with no sample", length);
+  if (tracks_blocks(r) && !room_for_block(r, r->next_id, at)) return STEP_ERROR;
+  if (!(p = read_backtrace(r, ev, at, p, prefix, n_coded))) return STEP_ERROR;
+  if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
   ev->source = (TraceSource)source;
@@ -580,6 +745,13 @@ static Step read_reference(TraceReader *r, TraceEvent *ev, const uint8_t *at, co
                 code == TRACE_EV_PROMOTE ? "promotion" : "collection", distance, r->next_id);
   ev->kind = code == TRACE_EV_PROMOTE ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
   ev->id = r->next_id - 1 - (uint64_t)distance;
+  if (tracks_blocks(r)) {
+    unsigned state = block_state(r, ev->id);
+    if (state == BLOCK_COLLECTED)
+      return FAIL(r, at, "%s of allocation %" PRIu64 ", which was already collected",
+                  code == TRACE_EV_PROMOTE ? "promotion" : "collection", ev->id);
+    set_block_state(r, ev->id, code == TRACE_EV_PROMOTE ? BLOCK_OLD : BLOCK_COLLECTED);
+  }
   ev->source = TRACE_SOURCE_MINOR;
   ev->length = ev->n_samples = ev->coded_prefix = 0;
   ev->backtrace = NULL;
@@ -668,7 +840,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   unsigned source = TRACE_SOURCE_MINOR;
   uint32_t n_coded;
   if (code == TRACE_EV_ALLOC) {
-    if (!fast_vint(&p, &length) || !fast_vint(&p, &n_samples)) return STEP_SLOW;
+    if (!fast_vint(&p, &length) || !fast_vint(&p, &n_samples) || n_samples == 0) return STEP_SLOW;
     source = *p++;
     if (!fast_vint(&p, &prefix) || source > TRACE_SOURCE_EXTERNAL) return STEP_SLOW;
     n_coded = rd16(p);
@@ -679,14 +851,18 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
     n_coded = *p++;
   }
   if (prefix > d->n_frames || (uint64_t)(r->end - p) < (uint64_t)n_coded * MAX_CODEWORD ||
-      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d)
+      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d ||
+      (r->next_id >= r->blocks_cap && tracks_blocks(r)))
     return STEP_SLOW;
   d->last_time_us = time;
   uint32_t len = 0;
   const uint8_t *after = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, false);
   if (!after) return STEP_ERROR;
+  if (__builtin_expect(len > TRACE_READER_MAX_FRAMES, 0)) return too_deep(r, at, len);
   d->n_frames = len;
   d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
+  if (__builtin_expect(r->pairs != NULL, 0)) note_change(r, d, (uint32_t)prefix);
+  if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
   ev->kind = TRACE_EVENT_ALLOC;
   ev->id = r->next_id++;
   ev->source = (TraceSource)source;
@@ -712,8 +888,14 @@ static inline __attribute__((always_inline)) Step fast_reference(TraceReader *r,
   const uint8_t *p = at + 4;
   uint64_t distance;
   if (!fast_vint(&p, &distance) || distance >= r->next_id) return STEP_SLOW;
-  d->last_time_us = time;
   bool promote = code == TRACE_EV_PROMOTE;
+  uint64_t id = r->next_id - 1 - distance;
+  if (tracks_blocks(r)) {
+    unsigned state = block_state(r, id);
+    if (state == BLOCK_COLLECTED) return STEP_SLOW;
+    set_block_state(r, id, promote ? BLOCK_OLD : BLOCK_COLLECTED);
+  }
+  d->last_time_us = time;
   ev->kind = promote ? TRACE_EVENT_PROMOTE : TRACE_EVENT_COLLECT;
   ev->id = r->next_id - 1 - distance;
   ev->source = TRACE_SOURCE_MINOR;
@@ -789,11 +971,25 @@ static Step read_info(TraceReader *r) {
     return FAIL(r, p, "the first packet's event has code %" PRIu32 ", not trace info", head >> TRACE_TIME_BITS);
   if ((head & TIME_MASK) != (h->time_begin & TIME_MASK))
     return FAIL(r, p, "the trace-info event's time differs from its packet's");
+  // The first packet's header: both times the start time, no allocation,
+  // no cache check (every writer writes it so; the numbering and the times
+  // of the whole trace start from it).
+  unsigned v3 = h->version >= 3 ? 2 : 0;
+  if (h->time_end != h->time_begin)
+    return FAIL(r, b + 16, "the trace-info packet's last time %" PRIu64 " differs from its first %" PRIu64,
+                h->time_end, h->time_begin);
+  if (h->id_begin != 0 || h->id_end != 0)
+    return FAIL(r, b + 50 + v3, "the trace-info packet declares allocations %" PRIu64 " to %" PRIu64 ", not none",
+                h->id_begin, h->id_end);
+  if (h->check_bucket != TRACE_CACHE_CHECK_NONE)
+    return FAIL(r, b + 38 + v3, "the trace-info packet carries a cache check (bucket %u)", h->check_bucket);
   memcpy(&info->sample_rate, p + 4, 8);
   info->word_size = p[12];
   p += 13;
   if (!(info->sample_rate > 0 && info->sample_rate <= 1))
     return FAIL(r, p - 9, "sampling rate %g is not in (0, 1]", info->sample_rate);
+  if (info->word_size != 32 && info->word_size != 64)
+    return FAIL(r, p - 1, "word size %u bits, not 32 or 64", info->word_size);
   char *dst = r->info_strings = malloc(h->size);
   if (!dst) return fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, p), "out of memory");
   const char **fields[] = {&info->executable, &info->host, &info->runtime_params};
@@ -803,6 +999,8 @@ static Step read_info(TraceReader *r) {
   }
   if (end - p < 8) return FAIL(r, p, "trace-info event runs past the end of its packet");
   info->pid = rd64(p);
+  if (info->pid != h->pid)
+    return FAIL(r, p, "the trace-info event's pid %" PRIu64 " differs from its packet's %" PRIu64, info->pid, h->pid);
   p += 8;
   info->context = dst;
   *dst = '\0';
@@ -868,9 +1066,12 @@ void trace_reader_close(TraceReader *r) {
   if (!r) return;
   for (unsigned i = 0; i < r->n_domains; i++) {
     free(r->domains[i]->frames);
+    free(r->domains[i]->ids);
     free(r->domains[i]);
   }
   loc_table_free(r->locs);
+  free(r->pairs);
+  free(r->blocks);
   free(r->info_strings);
   free(r->buf);
   close(r->fd);

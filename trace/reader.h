@@ -13,10 +13,19 @@
 //      locations (and their names)  until close: a code's list never changes
 //      trace_reader_error's result  until close
 // 3. Memory is bounded by the codec's state, not by the trace's length: a
-//    read buffer of at most 1 MiB (less for a small file); per domain the
-//    backtrace cache (16,384 buckets, 160 KiB), the move-to-front name tables
-//    and the current backtrace (at most TRACE_READER_MAX_FRAMES frames); the
-//    table of distinct location codes and the distinct names they use.
+//    read buffer of at most 1 MiB (less for a small file); per domain (at
+//    most TRACE_READER_MAX_DOMAINS) the backtrace cache (16,384 buckets,
+//    160 KiB), the move-to-front name tables and the current backtrace (at
+//    most TRACE_READER_MAX_FRAMES frames, TRACE_READER_MAX_TOTAL_FRAMES over
+//    all domains: 8 and 32 MiB); the table of distinct location codes and
+//    the distinct names they use (a few times the location bytes read); in
+//    version 3, one id range per event packet; in versions 1 and 2, 2 bits
+//    per allocation (whether it was collected). Work: each byte read decodes
+//    at most 86 frames (a 3-byte codeword predicts 255); when the domain
+//    changes, `common` compares only frames decoded since the last time
+//    those two domains met (kept per pair: 64 x 64 entries once a second
+//    domain appears); the rest is constant per byte or per packet
+//    (O(domains x log packets) in version 3).
 // 4. Bad input never aborts and is never read out of bounds. Every event
 //    decoded before the damage is returned; then trace_reader_next returns
 //    TRACE_READER_ERROR, and keeps returning it. The error names the byte
@@ -47,7 +56,14 @@
 //    decodes it); a frame whose code no location event defined; a packet
 //    whose first allocation id does not follow the previous packet's; mixed
 //    format versions; packet sizes over 32 KiB; negative lengths, counts and
-//    references.
+//    references; a packet spanning 2^25 us or more (its events' times would
+//    be rebuilt wrongly); a trace-info packet with two times, allocation
+//    ids, a cache check or another pid than its event's; a word size other
+//    than 32 or 64; an allocation with no sample; a frame code of 2^62 or
+//    more (memtrace reads 63 bits of it); in version 3, allocation ids that
+//    two domains' packets both declare; in versions 1 and 2, a promotion
+//    or collection of a block already collected. docs/trace-format.md section 10
+//    lists every check.
 // 7. Not thread-safe; distinct readers are independent.
 #ifndef MINNOW_TRACE_READER_H
 #define MINNOW_TRACE_READER_H
@@ -59,7 +75,14 @@
 #include "format.h"
 
 enum {
-  TRACE_READER_MAX_FRAMES = 1 << 24,  // frames of one backtrace, at most
+  // Frames of one backtrace, at most (10x a 100,000-deep recursion); a
+  // deeper one is refused (TRACE_ERROR_LIMIT, at the event's offset). The
+  // cap bounds the reader's memory and the work a consumer does per event,
+  // which a few bytes can otherwise multiply (a common prefix repeats the
+  // whole previous backtrace).
+  TRACE_READER_MAX_FRAMES = 1 << 20,
+  // Frames held by all domains together, at most (TRACE_ERROR_LIMIT).
+  TRACE_READER_MAX_TOTAL_FRAMES = 1 << 22,
   TRACE_READER_MAX_DOMAINS = 64,      // distinct v3 domains, at most
   TRACE_READER_ERROR_MAX = 256,       // bytes of an error message, NUL included
 };

@@ -5,7 +5,9 @@
 #       ASan+UBSan, persistent mode), fuzz from tests/fuzz/reader/corpus for
 #       FUZZ_SECONDS, print afl's statistics, copy crashes and hangs found
 #       into tests/fuzz/reader/crashes/ (fix the reader, commit them).
-#   make fuzz-reader-seeds   regenerate the corpus (small valid traces)
+#   make fuzz-reader-seeds   regenerate the corpus (small valid traces, and
+#       tests/fuzz/trace_gen.c's bases and mutants, gen-*.ctf, which
+#       tests/suites/trace_differential.sh also runs every command on)
 FUZZ_READER_DIR := tests/fuzz/reader
 FUZZ_SECONDS ?= 600
 FUZZ_CC ?= afl-clang-fast
@@ -31,5 +33,11 @@ build/fuzz/seed_head: $(FUZZ_READER_DIR)/seed_head.c $(call obj,release,$(TRACE_
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
-fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen build/release/tests/trace_synth
+# The structure-aware generator of hostile traces (tests/fuzz/trace_gen.c).
+build/release/tests/fuzz_trace_gen: tests/fuzz/trace_gen.c build/release/trace/writer.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
+
+fuzz-reader-seeds: build/fuzz/seed_head build/release/trace_gen build/release/tests/trace_synth \
+    build/release/tests/fuzz_trace_gen
 	bash $(FUZZ_READER_DIR)/seeds.sh

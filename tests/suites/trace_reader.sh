@@ -13,6 +13,9 @@
 #      file and byte, no sanitizer report.
 #   5. The fuzz corpus and tests/fuzz/reader/crashes/* on the ASan builds of
 #      memtrace and of the fuzz harness (build/asan/fuzz_reader_replay).
+#      The issue-23 examples (tests/fuzz/trace_gen.c's gen-span-40s,
+#      gen-frames-limit, gen-frames-repeat): refused at the right byte, or
+#      read whole.
 #   6. Usage errors exit 2, --help exits 0.
 #   7. If memtrace's own dump_trace.exe is at hand (MEMTRACE_REFERENCE: see
 #      tests/trace/reference.sh), synthetic traces
@@ -164,6 +167,29 @@ if [ -x build/asan/fuzz_reader_replay ]; then
 else
   bad "build/asan/fuzz_reader_replay is not built"
 fi
+
+# The issue's examples (tests/fuzz/trace_gen.c writes them): a packet
+# spanning 40 s is refused at its last time's field, not read as 6.4 s; a
+# backtrace one frame past TRACE_READER_MAX_FRAMES is refused at once with
+# the offset of the event; 17 events of a million frames each (within the
+# limit) read whole.
+for tool in "${tools[@]}"; do
+  f=tests/fuzz/reader/corpus/gen-span-40s.ctf
+  "$tool" dump "$f" > "$tmp/out" 2> "$tmp/err"
+  status=$?
+  check "$tool dump $f: exit $status, $(head -c 200 "$tmp/err")" \
+    '[ $status -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q "^memtrace dump: $f: byte 217: packet spans 40000000 us" "$tmp/err"'
+  f=tests/fuzz/reader/corpus/gen-frames-limit.ctf
+  timeout 10 "$tool" info "$f" > "$tmp/out" 2> "$tmp/err"
+  status=$?
+  check "$tool info $f: exit $status, $(head -c 200 "$tmp/err")" \
+    '[ $status -eq 1 ] && grep -q "^memtrace info: $f: byte 267: a backtrace of at least 1048577 frames, past the reader.s limit of 1048576" "$tmp/err"'
+  f=tests/fuzz/reader/corpus/gen-frames-repeat.ctf
+  timeout 20 "$tool" info "$f" > "$tmp/out" 2> "$tmp/err"
+  status=$?
+  check "$tool info $f: exit $status, $(head -c 200 "$tmp/err")" \
+    '[ $status -eq 0 ] && grep -q "^events *17: 17 allocations" "$tmp/out"'
+done
 
 # ---------------------------------------------------------------- 6: usage
 usage_case() {  # wanted status, stream that must hold "usage:" (out/err), args...

@@ -121,6 +121,9 @@ static void check_common(const Events *es, const Ev *prev_alloc, const TraceEven
   if (!prev_alloc) return;
   assert_true(e->common <= prev_alloc->e.backtrace_len);
   assert_memory_equal(e->backtrace, es->frames + prev_alloc->frames_at, e->common * sizeof(uint64_t));
+  // After a change of domain, `common` is all the two backtraces share.
+  if (e->domain != prev_alloc->e.domain && e->common < e->backtrace_len && e->common < prev_alloc->e.backtrace_len)
+    assert_true(e->backtrace[e->common] != es->frames[prev_alloc->frames_at + e->common]);
 }
 
 static Events read_events(const char *path) {
@@ -911,6 +914,229 @@ static void test_error_locations(void **state) {
   free(r);
 }
 
+// Issue 23, class 4: every field the format bounds is checked. A packet
+// spanning 2^25 us or more would rebuild its events' times wrongly (an
+// event 40 s in read back as 6.4 s): refused; 2^25 - 1 still reads exactly.
+static void test_error_bounds(void **state) {
+  (void)state;
+  Raw *r = calloc(1, sizeof *r);
+  const uint64_t span = (1u << TRACE_TIME_BITS) - 1;
+  raw_valid_prefix(r);
+  size_t p = raw_begin(r, 1, T0 + 40000000, 1, 1);
+  raw_event(r, TRACE_EV_PROMOTE, T0 + 40000000);
+  raw8(r, 0);
+  raw_end(r, p);
+  expect_error(r, &(Expect){"40 s", TRACE_ERROR_CORRUPT, "packet spans 40000000 us", 1, p + 16});
+  raw_valid_prefix(r);
+  p = raw_begin(r, 1, T0 + span + 1, 1, 1);
+  raw_end(r, p);
+  expect_error(r, &(Expect){"2^25", TRACE_ERROR_CORRUPT, "packet spans 33554432 us", 1, p + 16});
+  raw_valid_prefix(r);
+  p = raw_begin(r, 1, T0 + span, 1, 1);
+  raw_event(r, TRACE_EV_PROMOTE, T0 + span);
+  raw8(r, 0);
+  raw_end(r, p);
+  Events es = read_bytes(r->b, r->n);
+  assert_int_equal(es.last, TRACE_READER_END);
+  assert_int_equal(es.n, 2);
+  assert_int_equal(es.v[1].e.time_us, T0 + span);
+  events_free(&es);
+
+  // The trace-info packet: one time, no allocation, no cache check, the
+  // event's pid; a word size of 32 or 64 bits.
+  raw_info(r, 2);
+  memcpy(r->b + 16, &(uint64_t){T0 + 1}, 8);
+  expect_error(r, &(Expect){"info times", TRACE_ERROR_CORRUPT, "trace-info packet's last time", 0, 16});
+  raw_info(r, 3);
+  memcpy(r->b + 60, &(uint64_t){2}, 8);
+  expect_error(r, &(Expect){"info ids", TRACE_ERROR_CORRUPT, "trace-info packet declares allocations 0 to 2", 0, 52});
+  raw_info(r, 2);
+  memcpy(r->b + 38, &(uint16_t){7}, 2);
+  expect_error(r, &(Expect){"info check", TRACE_ERROR_CORRUPT, "trace-info packet carries a cache check", 0, 38});
+  raw_info(r, 2);
+  r->b[66 + 12] = 0;
+  expect_error(r, &(Expect){"word size", TRACE_ERROR_CORRUPT, "word size 0 bits", 0, 78});
+  raw_info(r, 2);
+  r->b[66 + 13 + 16] = 2;  // the event's pid: 2, the packet's 1
+  expect_error(r, &(Expect){"info pid", TRACE_ERROR_CORRUPT, "pid 2 differs from its packet's 1", 0, 95});
+  raw_info(r, 2);
+  r->b[78] = 32;
+  expect_error(r, &(Expect){"32-bit", TRACE_ERROR_NONE, "", 0, 0});
+
+  // An allocation with no sample.
+  raw_valid_prefix(r);
+  p = raw_begin(r, 1, T0 + 20, 1, 2);
+  size_t at = r->n;
+  raw_event(r, TRACE_EV_ALLOC, T0 + 11);
+  raw_put(r, "\x05\x00\x00\x01\x00\x00", 6);  // 5 words, 0 samples, minor, prefix 1, no codeword
+  raw_end(r, p);
+  expect_error(r, &(Expect){"no sample", TRACE_ERROR_CORRUPT, "allocation of 5 words with no sample", 1, at});
+
+  // Frame codes are below 2^62 (memtrace keeps 63 bits of them).
+  raw_info(r, 2);
+  p = raw_begin(r, 1, T0, 0, 0);
+  at = r->n;
+  raw_location(r, (uint64_t)1 << 62, 31, 31, "a.ml", "f");
+  raw_end(r, p);
+  expect_error(r, &(Expect){"code 2^62", TRACE_ERROR_CORRUPT, "frame code 0x4000000000000000 is not below 2^62", 0,
+                            at + 4});
+
+  // Versions 1 and 2: nothing happens to a collected block (the tools,
+  // which skip what names no live block, counted one collection less than
+  // info); promoting an old block is let through (a no-op for the tools).
+  for (unsigned second = TRACE_EV_PROMOTE; second <= TRACE_EV_COLLECT; second++) {
+    raw_valid_prefix(r);
+    p = raw_begin(r, 1, T0 + 20, 1, 1);
+    raw_event(r, TRACE_EV_PROMOTE, T0 + 11);
+    raw8(r, 0);
+    raw_event(r, TRACE_EV_PROMOTE, T0 + 12);
+    raw8(r, 0);
+    raw_event(r, TRACE_EV_COLLECT, T0 + 13);
+    raw8(r, 0);
+    at = r->n;
+    raw_event(r, second, T0 + 14);
+    raw8(r, 0);
+    raw_end(r, p);
+    expect_error(r, &(Expect){"after collection", TRACE_ERROR_CORRUPT,
+                              second == TRACE_EV_PROMOTE ? "promotion of allocation 0, which was already collected"
+                                                         : "collection of allocation 0, which was already collected",
+                              4, at});
+  }
+
+  // Version 3: two domains' packets declaring the same allocation ids (the
+  // tools, which key blocks by id, counted one block where info counted two).
+  raw_info(r, 3);
+  p = raw_begin(r, 1, T0, 0, 0);
+  raw_location(r, 77, 31, 31, "f.ml", "F.g");
+  raw_end(r, p);
+  for (uint16_t dom = 0; dom < 2; dom++) {
+    p = raw_begin(r, 1, T0 + 20, 5, 7);
+    memcpy(r->b + p + 38, &dom, 2);
+    raw_alloc_miss(r, T0 + 11, 77, 9);
+    raw_alloc_miss(r, T0 + 12, 77, 9);
+    raw_end(r, p);
+  }
+  expect_error(r, &(Expect){"v3 ids twice", TRACE_ERROR_CORRUPT,
+                            "packet of domain 1 declares allocations 5 to 7, which domain 0's packets already numbered",
+                            2, p + 52});
+  memcpy(r->b + p + 52, &(uint64_t){7}, 8);  // the next block: fine
+  memcpy(r->b + p + 60, &(uint64_t){9}, 8);
+  expect_error(r, &(Expect){"v3 ids apart", TRACE_ERROR_NONE, "", 4, 0});
+  free(r);
+}
+
+// Version 3: domains taking turns, each backtrace changing below, at or
+// above what the two share: after each switch, `common` is exactly the
+// frames shared with the other domain's last backtrace (the reader keeps it
+// per pair of domains and compares only from the first frame that changed).
+static void test_domain_switches(void **state) {
+  (void)state;
+  Raw *r = calloc(1, sizeof *r);
+  raw_info(r, 3);
+  size_t p = raw_begin(r, 1, T0, 0, 0);
+  for (uint64_t code = 1; code <= 7; code++) raw_location(r, code, 31, 31, "f.ml", "g");
+  raw_end(r, p);
+  static const struct { uint16_t dom; uint8_t prefix, n; uint64_t codes[3]; uint32_t common, len; } steps[] = {
+      {0, 0, 3, {1, 2, 3}, 0, 3}, {1, 0, 3, {1, 2, 4}, 2, 3}, {0, 1, 1, {5}, 1, 2},    {1, 3, 0, {0}, 1, 3},
+      {0, 1, 3, {2, 4, 6}, 3, 4}, {1, 3, 2, {6, 7}, 4, 5},    {0, 4, 0, {0}, 4, 4},
+  };
+  uint64_t next_id[2] = {0, 100};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    uint16_t dom = steps[i].dom;
+    p = raw_begin(r, 1, T0 + 20, next_id[dom], next_id[dom] + 1);
+    next_id[dom]++;
+    memcpy(r->b + p + 38, &dom, 2);
+    raw_event(r, TRACE_EV_SHORT_ALLOC + 1, T0 + 10 + i);
+    raw8(r, steps[i].prefix);
+    raw8(r, steps[i].n);
+    for (unsigned k = 0; k < steps[i].n; k++) {
+      raw16(r, (uint16_t)(steps[i].codes[k] << 2 | 3));  // a miss into the bucket named by the code
+      raw64(r, steps[i].codes[k]);
+    }
+    raw_end(r, p);
+  }
+  Events es = read_bytes(r->b, r->n);
+  if (es.last != TRACE_READER_END) fail_msg("%s", es.err.message);
+  assert_int_equal(es.n, sizeof steps / sizeof steps[0]);
+  for (size_t i = 0; i < es.n; i++) {
+    assert_int_equal(es.v[i].e.common, steps[i].common);
+    assert_int_equal(es.v[i].e.backtrace_len, steps[i].len);
+  }
+  events_free(&es);
+  free(r);
+}
+
+// A long allocation (prefix 0) whose backtrace is a miss of code 77 into
+// bucket 9, then `runs` hits on bucket 9, which predicts itself, each with
+// `n` predicted frames: 1 + runs * (n + 1) frames in 10 + 3 * runs bytes.
+static void raw_alloc_runs(Raw *r, uint64_t t, uint32_t runs, uint8_t n) {
+  raw_event(r, TRACE_EV_ALLOC, t);
+  raw_put(r, "\x01\x01\x00\x00", 4);  // 1 word, 1 sample, minor, prefix 0
+  raw16(r, (uint16_t)(1 + runs));
+  raw16(r, 9 << 2 | 3);
+  raw64(r, 77);
+  for (uint32_t i = 0; i < runs; i++) {
+    raw16(r, 9 << 2 | 2);
+    raw8(r, n);
+  }
+}
+
+// Class 3: a backtrace deeper than TRACE_READER_MAX_FRAMES is refused at
+// the codeword that passes the limit (a 12 KB packet would otherwise make
+// every later event carry a million frames more); one of exactly the limit
+// reads. The domains together hold at most TRACE_READER_MAX_TOTAL_FRAMES.
+static void test_frame_limits(void **state) {
+  (void)state;
+  _Static_assert(TRACE_READER_MAX_FRAMES == 1 << 20, "the runs below are sized for 2^20 frames");
+  Raw *r = calloc(1, sizeof *r);
+  raw_valid_prefix(r);
+  size_t p = raw_begin(r, 1, T0 + 20, 1, 3);
+  raw_alloc_runs(r, T0 + 11, 4095, 255);  // 1 + 4095 * 256 = 2^20 - 255 frames
+  size_t at = r->n;
+  raw_event(r, TRACE_EV_SHORT_ALLOC + 1, T0 + 12);
+  raw_put(r, "\xfe\x01\xff\x0f\x00\x01", 6);  // prefix 2^20 - 255 (i32 form), 1 codeword
+  raw16(r, 9 << 2 | 2);
+  raw8(r, 253);  // 254 frames more: 2^20 - 1
+  raw_end(r, p);
+  Events es = read_bytes(r->b, r->n);
+  if (es.last != TRACE_READER_END) fail_msg("%s", es.err.message);
+  assert_int_equal(es.n, 3);
+  assert_int_equal(es.v[2].e.backtrace_len, TRACE_READER_MAX_FRAMES - 1);
+  events_free(&es);
+  r->b[r->n - 1] = 254;  // exactly the limit
+  es = read_bytes(r->b, r->n);
+  assert_int_equal(es.last, TRACE_READER_END);
+  assert_int_equal(es.v[2].e.backtrace_len, TRACE_READER_MAX_FRAMES);
+  events_free(&es);
+  r->b[r->n - 1] = 255;  // one frame more, through the common prefix: refused at the event
+  expect_error(r, &(Expect){"limit + 1", TRACE_ERROR_LIMIT, "at least 1048577 frames, past the reader's limit", 2, at});
+  // A single event past the limit: refused at its last codeword.
+  raw_valid_prefix(r);
+  p = raw_begin(r, 1, T0 + 20, 1, 2);
+  at = r->n;
+  raw_alloc_runs(r, T0 + 11, 4097, 255);
+  raw_end(r, p);
+  expect_error(r, &(Expect){"deep", TRACE_ERROR_LIMIT, "past the reader's limit of 1048576", 1, at + 20 + 3 * 4096});
+
+  // Version 3: five domains of 2^20 - 255 frames each pass the total.
+  raw_info(r, 3);
+  p = raw_begin(r, 1, T0, 0, 0);
+  raw_location(r, 77, 31, 31, "f.ml", "F.g");
+  raw_end(r, p);
+  for (uint16_t dom = 0; dom < 5; dom++) {
+    p = raw_begin(r, 1, T0 + 20, dom * 10, dom * 10 + 1);
+    memcpy(r->b + p + 38, &dom, 2);
+    at = r->n;
+    raw_alloc_runs(r, T0 + 11, 4095, 255);
+    raw_end(r, p);
+  }
+  // Four domains hold 2^22 frames (a cap of 2^20 each); the fifth grows
+  // into the slack of 256 frames per possible domain (16,384), and its
+  // codeword that needs more is refused.
+  expect_error(r, &(Expect){"domains", TRACE_ERROR_LIMIT, "hold more than 4194304 frames together", 4, at + 20 + 3 * 63});
+  free(r);
+}
+
 // Version 1's quirk: a new file name, once the table is full, takes over the
 // function table of the file it evicts. Code 100's function is code 0 of
 // that inherited table: the evicted file's only function.
@@ -1205,7 +1431,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_truncation),        cmocka_unit_test(test_flipped_bytes),
       cmocka_unit_test(test_garbage),           cmocka_unit_test(test_follow),
       cmocka_unit_test(test_follow_grows),      cmocka_unit_test(test_pipe),
-      cmocka_unit_test(test_open_errors),
+      cmocka_unit_test(test_open_errors),        cmocka_unit_test(test_error_bounds),
+      cmocka_unit_test(test_frame_limits),       cmocka_unit_test(test_domain_switches),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   if (tmp_dir[0]) {

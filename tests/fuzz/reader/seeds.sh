@@ -8,6 +8,9 @@
 # allocations whose backtrace the writer cuts (the second's common prefix
 # exceeds the first's decoded length); from our writer's synth
 # (build/release/tests/trace_synth), its frame-code-0 and mixed scenarios.
+# From tests/fuzz/trace_gen.c (build/release/tests/fuzz_trace_gen): its
+# well-formed bases and 12 structure-aware mutants of each, gen-*.ctf
+# (tests/suites/trace_differential.sh runs every command on them).
 # The inputs afl++ found (afl-*.ctf: a run's queue through afl-cmin, those
 # under 8 KB) are kept: they are not regenerated.
 set -eu
@@ -26,4 +29,5 @@ build/release/trace_gen --version 3 --domains 3 --events 160 "$out/synth-domains
 build/release/trace_gen --shape cut --events 4 "$out/synth-cut.ctf"
 build/release/tests/trace_synth --scenario zero --events 40 --seed 5 "$out/writer-zero.ctf"
 build/release/tests/trace_synth --scenario mixed --events 40 --seed 5 "$out/writer-mixed.ctf"
+build/release/tests/fuzz_trace_gen "$out" 12 > /dev/null
 ls -l "$out"

@@ -66,6 +66,38 @@ LinePos *image_line_slot(Proto *p) {
   return &p->lines[p->line_count++];
 }
 
+uint32_t image_add_local(Proto *p, const char *name, uint32_t reg, uint32_t start) {
+  p->locals = grow(p->locals, p->local_count, &p->local_cap, sizeof *p->locals);
+  p->locals[p->local_count] = (LocalVar){copy_name(name), reg, start, UINT32_MAX};
+  return p->local_count++;
+}
+
+void image_end_local(Proto *p, uint32_t index, uint32_t end) {
+  if (index < p->local_count) p->locals[index].end = end;
+}
+
+void image_set_captures(Proto *p, const char *const *names, uint32_t count) {
+  if (!count) return;
+  p->captures = calloc(count, sizeof *p->captures);
+  if (!p->captures) vm_out_of_memory(NULL, "capture names");
+  for (uint32_t i = 0; i < count; i++) p->captures[i] = copy_name(names[i] ? names[i] : "");
+  p->capture_count = count;
+}
+
+const char *image_local_name(const Proto *p, const uint32_t *pc, uint32_t reg) {
+  if (!p || pc < p->code || pc >= p->code + p->code_len) return NULL;
+  uint32_t off = (uint32_t)(pc - p->code);
+  for (uint32_t i = p->local_count; i-- > 0;) {
+    const LocalVar *l = &p->locals[i];
+    if (l->reg == reg && l->start <= off && off < l->end) return l->name;
+  }
+  return NULL;
+}
+
+const char *image_capture_name(const Proto *p, uint32_t field) {
+  return p && field >= 1 && field <= p->capture_count ? p->captures[field - 1] : NULL;
+}
+
 // Code does not move once compiled, so the pointers stay valid.
 void image_link_calls(Vm *vm) {
   free(vm->fn_targets);
@@ -104,6 +136,10 @@ void image_free(Vm *vm) {
     Proto *p = vm->protos[i];
     free(p->code);
     free(p->lines);
+    for (uint32_t k = 0; k < p->local_count; k++) free((void *)p->locals[k].name);
+    free(p->locals);
+    for (uint32_t k = 0; k < p->capture_count; k++) free((void *)p->captures[k]);
+    free(p->captures);
     free((void *)p->name);
     free(p);
   }

@@ -30,6 +30,14 @@ typedef struct LinePos {
   uint32_t col;      // 0-based
 } LinePos;
 
+// A named local's register over a range of the code, [start, end) in words
+// (end UINT32_MAX: to the end of the function): what retaining paths call a
+// frame's slot (image_local_name).
+typedef struct LocalVar {
+  const char *name;         // owned
+  uint32_t reg, start, end;
+} LocalVar;
+
 struct Proto {
   uint32_t id;              // index in vm->protos (closure field 0)
   const char *name;         // "List.map", "<top>" (owned)
@@ -42,6 +50,10 @@ struct Proto {
   LinePos *lines;
   uint32_t line_count, line_cap;
   int prim;                 // >= 0: wrapper of primitive `prim` (external)
+  LocalVar *locals;         // in the order they come into scope
+  uint32_t local_count, local_cap;
+  const char **captures;    // captures[i]: the name closure field i + 1 holds (owned)
+  uint32_t capture_count;
 };
 
 // A C primitive that `external` declarations bind to. It receives its
@@ -75,6 +87,19 @@ uint32_t image_add_global(Vm *vm, const char *name);
 // fills it). The code may move until the function is finished.
 uint32_t *image_code_slot(Proto *p);
 LinePos *image_line_slot(Proto *p);
+
+// Records that register `reg` holds the local `name` (copied) from code
+// offset `start` on; returns its index for image_end_local.
+uint32_t image_add_local(Proto *p, const char *name, uint32_t reg, uint32_t start);
+// The local `index` goes out of scope at code offset `end`.
+void image_end_local(Proto *p, uint32_t index, uint32_t end);
+// Records the names of the closure's captured variables (copied).
+void image_set_captures(Proto *p, const char *const *names, uint32_t count);
+// The local that slot `reg` holds at the safe point `pc` of `p` (the one
+// that came into scope last, if several), or NULL for a temporary.
+const char *image_local_name(const Proto *p, const uint32_t *pc, uint32_t reg);
+// The name of closure field `field` (1-based) of a closure of `p`, or NULL.
+const char *image_capture_name(const Proto *p, uint32_t field);
 
 // Makes the call targets of every proto and an unresolved entry for every
 // global (the interpreter runs this when protos were added since the last).

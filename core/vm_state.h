@@ -61,7 +61,7 @@ typedef struct Boundary {
   uint32_t root_floor;   // C roots below this index belong to outer levels
 } Boundary;
 
-enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256 };
+enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256, VM_SIGNAL_BACKEDGES = 1 << 16 };
 // Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
 #define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
 
@@ -193,6 +193,13 @@ typedef struct Vm {
   // handler only (vm_catch_signals), read at safe points: loop back-edges and
   // allocation slow paths (young_limit is raised to young_end for them).
   volatile sig_atomic_t pending_signal;
+  // Loop back-edges passed since the signal arrived. A back-edge is not a
+  // safe point (no descriptor: the GC cannot see its frame's registers), so
+  // the signal waits there for the next allocation, which is one (every
+  // allocation takes the slow path while it waits), and only a loop that
+  // allocates nothing for VM_SIGNAL_BACKEDGES back-edges is stopped at one.
+  // What a trace's end state then cannot see: the innermost frame's slots.
+  uint32_t signal_backedges;
   VmOptions options;
   // --- what the layers above core/ plug in (core/fail.c) -------------------
   // Prints an uncaught error and its backtrace (the interpreter's, set by

@@ -21,7 +21,9 @@
 //    started, its depth, how many runs lie above it and the end of its
 //    first MAX_ROOT_RUNS runs, so a path is read in O(runs) whatever its
 //    length in hops, and the work over all targets is O(their distinct
-//    ancestors). A path of more runs keeps its first and last runs and
+//    ancestors + MEMO_STRIDE per target). The memo is sparse (runs' first
+//    entries and every MEMO_STRIDE-th depth): 24 bytes per 16 ancestors
+//    on a long list, not per ancestor. A path of more runs keeps its first and last runs and
 //    reports the hops between as elided.
 // 4. The debug build (vm-debug) walks every target's path hop by hop and
 //    checks that each parent's field holds the next block and that the
@@ -33,7 +35,7 @@
 #include "gc_internal.h"
 
 enum { ROOT_BIT = 0x80000000u };   // a queue entry reached from root (parent & ~ROOT_BIT)
-enum { MAX_ROOT_RUNS = GC_RETAIN_MAX_RUNS / 2 };
+enum { MAX_ROOT_RUNS = GC_RETAIN_MAX_RUNS / 2, MEMO_STRIDE = 16 };
 
 typedef struct QueueEntry {
   Value block;
@@ -241,6 +243,7 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
   if (!r->memo && !memo_grow(r)) return false;
   uint32_t stack_small[64], *stack = stack_small, depth = 0, cap = 64;
   bool ok = true;
+  bool depth_started = !memo_slot(r, e)->key;   // e itself needs computing
   for (uint32_t x = e; !memo_slot(r, x)->key;) {
     if (depth == cap) {
       uint32_t *s = malloc(2 * (size_t)cap * sizeof *s);
@@ -284,12 +287,16 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
       }
       m.anchor = m.runs <= MAX_ROOT_RUNS ? y : above.anchor;
     }
-    *memo_slot(r, y) = m;
-    r->memo_count++;
+    // Sparse: a run's first entry and every MEMO_STRIDE-th depth, so a
+    // climb stops within MEMO_STRIDE entries of where an earlier one passed.
+    if (m.run_start == y || m.depth % MEMO_STRIDE == 0) {
+      *memo_slot(r, y) = m;
+      r->memo_count++;
+    }
     above = m;
   }
   if (stack != stack_small) free(stack);
-  if (ok) *out = *memo_slot(r, e);
+  if (ok) *out = depth_started ? above : *memo_slot(r, e);
   return ok;
 }
 

@@ -111,6 +111,7 @@ typedef struct Local {
   bool is_var;
   uint32_t depth;
   uint32_t shadowed;       // index of the local of that name it hides, or NAMEMAP_NONE
+  uint32_t var;            // its entry in the proto's locals (image_add_local)
 } Local;
 
 typedef struct Capture {
@@ -591,6 +592,7 @@ static void begin_scope(FnState *fs) { fs->scope_depth++; }
 static void pop_local(FnState *fs) {
   Local *l = &fs->locals[--fs->local_count];
   *namemap_slot(&fs->local_index, l->name) = l->shadowed;
+  image_end_local(fs->proto, l->var, here(fs));
 }
 
 static void end_scope(FnState *fs, uint32_t reg_mark) {
@@ -602,7 +604,8 @@ static void end_scope(FnState *fs, uint32_t reg_mark) {
 static void add_local(FnState *fs, const char *name, uint32_t reg, bool is_var) {
   GROW(fs->locals, fs->local_count, fs->local_cap);
   uint32_t *slot = namemap_slot(&fs->local_index, name);
-  fs->locals[fs->local_count] = (Local){name, reg, is_var, fs->scope_depth, *slot};
+  fs->locals[fs->local_count] =
+      (Local){name, reg, is_var, fs->scope_depth, *slot, image_add_local(fs->proto, name, reg, here(fs))};
   *slot = fs->local_count++;
 }
 
@@ -2000,6 +2003,13 @@ static void finish_function(FnState *fs) {
   free(fs->let_fails);
   thread_jumps(p);
   retag_allocn2(p);
+  // The names retaining paths give a closure's fields (field i + 1: caps[i]).
+  if (fs->cap_count) {
+    const char **names = xrealloc(NULL, fs->cap_count * sizeof *names);
+    for (uint32_t i = 0; i < fs->cap_count; i++) names[i] = fs->caps[i].name;
+    image_set_captures(p, names, fs->cap_count);
+    free(names);
+  }
   p->fsize = fs->max_reg;
   // Each call's return address gets the caller's frame step and, past the
   // end of the code, a memprof stub of its own (core/frames.h part 5).

@@ -505,7 +505,7 @@ COMPARE_OP(GE, >=)
 
 op_JMP: JUMP((int32_t)pc[1]); DISPATCH();
 op_LOOP:
-  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
+  if (unlikely(vm->pending_signal) && ++vm->signal_backedges >= VM_SIGNAL_BACKEDGES) { SAVE(); vm_handle_signal(vm); }
   JUMP((int32_t)pc[1]);
   DISPATCH();
 op_JMPIF: {
@@ -744,7 +744,7 @@ op_TESTFIELD: {
   DISPATCH();
 }
 op_ITERLOOP: {
-  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
+  if (unlikely(vm->pending_signal) && ++vm->signal_backedges >= VM_SIGNAL_BACKEDGES) { SAVE(); vm_handle_signal(vm); }
   Value c = R(1);
   if (likely(val_has_tag(c, TAG_CONS))) {
     R(3) = val_field(c, 0);
@@ -766,7 +766,7 @@ op_FORPREP: {
   DISPATCH();
 }
 op_FORLOOP: {
-  if (unlikely(vm->pending_signal)) { SAVE(); vm_handle_signal(vm); }
+  if (unlikely(vm->pending_signal) && ++vm->signal_backedges >= VM_SIGNAL_BACKEDGES) { SAVE(); vm_handle_signal(vm); }
   Value i = R(1) + 2;
   R(1) = i;
   JUMP((int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4);

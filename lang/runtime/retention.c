@@ -27,6 +27,7 @@
 #include "retention.h"
 #include "shapes.h"
 #include "../../core/frames.h"
+#include "../../core/image.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memprof.h"
@@ -89,10 +90,14 @@ static RetainHop name_hop(const Vm *vm, const GcPathRun *run) {
     h.kind = RETAIN_HOP_FIELD;
     h.name = field_name(vm, run->parent, run->field);
     break;
-  case TAG_CLOSURE:
+  case TAG_CLOSURE: {
     h.kind = RETAIN_HOP_CAPTURE;
     h.index = run->field - 1;
+    uint64_t id = (uint64_t)val_to_int(val_field(run->parent, 0));
+    const char *name = id < vm->proto_count ? image_capture_name(vm->protos[id], run->field) : NULL;
+    if (name) h.name = name;
     break;
+  }
   case TAG_BUFFER: h.kind = RETAIN_HOP_BUFFER; break;
   default: break;
   }
@@ -148,6 +153,8 @@ static RetainRoot name_root(const Vm *vm, const GcRootInfo *r) {
       root.file = d->debug[0]->file;
       root.line = d->debug[0]->line;
     }
+    const char *local = d ? image_local_name(d->proto, d->key, r->index) : NULL;
+    if (local) root.local = local;
     break;
   }
   case GC_ROOT_C: root.kind = RETAIN_ROOT_C; break;

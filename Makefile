@@ -130,3 +130,4 @@ clean:
 -include bench/tools.mk
 -include tests/fuzz/vm.mk
 -include tests/gen/gen.mk
+-include bench/retention.mk

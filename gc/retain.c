@@ -12,9 +12,11 @@
 //    exception, the profiler's states), so each block's path is a shortest
 //    one, ties going to the earlier root. The queue is the BFS tree: one
 //    16-byte entry per reachable block (the block, its parent's entry, the
-//    field it was reached through), reserved once from the live words of the
-//    collection (a block has at least 2 words) and touched only as it fills:
-//    16 bytes of resident memory per reachable block, nothing per word.
+//    field it was reached through). Its first entries use the minor heap,
+//    empty after the collection and already resident (a 2M-word minor heap
+//    holds 1M entries); the rest is reserved once from the live words of
+//    the collection (a block has at least 2 words) and touched only as it
+//    fills: at most 16 bytes of new resident memory per reachable block.
 // 3. Runs. A hop's key is its parent's tag and the field (and the record's
 //    shape): consecutive hops with equal keys form a run ("list cell" x n).
 //    For the ancestors of targets only, a memo keeps where each one's run
@@ -35,7 +37,7 @@
 #include "gc_internal.h"
 
 enum { ROOT_BIT = 0x80000000u };   // a queue entry reached from root (parent & ~ROOT_BIT)
-enum { MAX_ROOT_RUNS = GC_RETAIN_MAX_RUNS / 2, MEMO_STRIDE = 16 };
+enum { MAX_ROOT_RUNS = GC_RETAIN_MAX_RUNS / 2, MEMO_STRIDE = 16, TARGET_BITS = 1 << 20 };
 
 typedef struct QueueEntry {
   Value block;
@@ -53,8 +55,12 @@ typedef struct Memo {
 } Memo;
 
 struct GcRetain {
-  QueueEntry *queue;
-  size_t queue_bytes;   // mapped
+  // The queue: entries [0, near_cap) in the minor heap, which is empty after
+  // the collection and already in memory (nothing allocates during the walk
+  // nor until gc_retain_free), the rest in `far`, mapped for the walk.
+  QueueEntry *near, *far;
+  uint64_t near_cap;
+  size_t far_bytes;     // mapped
   uint64_t count, cap;
   GcRootInfo *roots;
   uint32_t root_count, root_cap;
@@ -64,11 +70,17 @@ struct GcRetain {
   uint32_t *target_slots;
   uint64_t target_mask;
   uint32_t *target_entry;   // per target: its entry index, or UINT32_MAX
+  uint64_t *target_bits;    // bit (v >> 4) % TARGET_BITS set for every target:
+                            // most blocks are no target, and one bit says so
   Memo *memo;
   uint64_t memo_mask, memo_count;
   uint64_t words;
   bool failed;
 };
+
+static inline QueueEntry *Q(const GcRetain *r, uint64_t i) {
+  return i < r->near_cap ? &r->near[i] : &r->far[i - r->near_cap];
+}
 
 static uint64_t mix(uint64_t x) {
   x ^= x >> 33;
@@ -80,7 +92,8 @@ static uint64_t mix(uint64_t x) {
 // --- the walk --------------------------------------------------------------
 
 static void note_target(GcRetain *r, Value v, uint64_t entry) {
-  if (!r->n_targets) return;
+  uint64_t bit = (v >> 4) & (TARGET_BITS - 1);
+  if (!(r->target_bits[bit >> 6] >> (bit & 63) & 1)) return;
   for (uint64_t h = mix(v) & r->target_mask;; h = (h + 1) & r->target_mask) {
     uint32_t t = r->target_slots[h];
     if (!t) return;
@@ -103,7 +116,7 @@ static void reach(Vm *vm, GcRetain *r, Value v, uint32_t parent, uint32_t field)
     return;
   }
   *hd = hd_with_color(*hd, COLOR_BLACK);
-  r->queue[r->count] = (QueueEntry){v, parent, field};
+  *Q(r, r->count) = (QueueEntry){v, parent, field};
   r->words += hd_wosize(*hd) + 1;
   note_target(r, v, r->count);
   r->count++;
@@ -137,9 +150,12 @@ static bool setup_targets(GcRetain *r, const Value *targets, uint32_t n) {
   while (cap < 2 * (uint64_t)n) cap *= 2;
   r->target_slots = calloc(cap, sizeof *r->target_slots);
   r->target_mask = cap - 1;
-  if (!r->target_entry || !r->target_slots) return false;
+  r->target_bits = calloc(TARGET_BITS / 64, sizeof *r->target_bits);
+  if (!r->target_entry || !r->target_slots || !r->target_bits) return false;
   for (uint32_t i = 0; i < n; i++) {
     r->target_entry[i] = UINT32_MAX;
+    uint64_t bit = (targets[i] >> 4) & (TARGET_BITS - 1);
+    r->target_bits[bit >> 6] |= (uint64_t)1 << (bit & 63);
     uint64_t h = mix(targets[i]) & r->target_mask;
     while (r->target_slots[h]) h = (h + 1) & r->target_mask;
     r->target_slots[h] = i + 1;
@@ -155,20 +171,26 @@ GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets) {
   uint64_t most = vm->gc.stats.live_words / 2 + 1;
   if (most >= ROOT_BIT) most = ROOT_BIT - 1;
   r->cap = most;
-  r->queue_bytes = (size_t)most * sizeof(QueueEntry);
-  void *q = mmap(NULL, r->queue_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (q == MAP_FAILED || !setup_targets(r, targets, n_targets)) {
-    if (q != MAP_FAILED) munmap(q, r->queue_bytes);
-    r->queue = NULL;
+  r->near = (QueueEntry *)(void *)vm->young_start;
+  r->near_cap = (uint64_t)(vm->young_end - vm->young_start) * sizeof(Value) / sizeof(QueueEntry);
+  if (most > r->near_cap) {
+    r->far_bytes = (size_t)(most - r->near_cap) * sizeof(QueueEntry);
+    void *q = mmap(NULL, r->far_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (q == MAP_FAILED) {
+      gc_retain_free(r);
+      return NULL;
+    }
+    r->far = q;
+    madvise(q, r->far_bytes, MADV_HUGEPAGE);   // a hint: one fault per 2 MiB, not per 4 KiB
+  }
+  if (!setup_targets(r, targets, n_targets)) {
     gc_retain_free(r);
     return NULL;
   }
-  r->queue = q;
-  madvise(q, r->queue_bytes, MADV_HUGEPAGE);   // a hint: one fault per 2 MiB, not per 4 KiB
   vm->gc.collecting = true;   // nothing may allocate or collect meanwhile
   gc_scan_roots_named(vm, visit_root, r);
   for (uint64_t i = 0; i < r->count && !r->failed; i++) {
-    Value b = r->queue[i].block;
+    Value b = Q(r, i)->block;
     Header hd = val_hd(b);
     unsigned tag = hd_tag(hd);
     if (tag >= TAG_NO_SCAN) continue;
@@ -178,7 +200,7 @@ GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets) {
     for (uint64_t k = 0; k < n; k++) reach(vm, r, f[k], (uint32_t)i, (uint32_t)k);
   }
   for (uint64_t i = 0; i < r->count; i++) {
-    Header *hd = val_hd_ptr(r->queue[i].block);
+    Header *hd = val_hd_ptr(Q(r, i)->block);
     *hd = hd_with_color(*hd, COLOR_WHITE);
   }
   vm->gc.collecting = false;
@@ -191,10 +213,11 @@ GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets) {
 
 void gc_retain_free(GcRetain *r) {
   if (!r) return;
-  if (r->queue) munmap(r->queue, r->queue_bytes);
+  if (r->far) munmap(r->far, r->far_bytes);
   free(r->roots);
   free(r->target_slots);
   free(r->target_entry);
+  free(r->target_bits);
   free(r->memo);
   free(r);
 }
@@ -206,14 +229,14 @@ void gc_retain_reached(const GcRetain *r, uint64_t *blocks, uint64_t *words) {
 
 // --- paths -----------------------------------------------------------------
 
-static bool is_root_level(const GcRetain *r, uint32_t e) { return (r->queue[e].parent & ROOT_BIT) != 0; }
+static bool is_root_level(const GcRetain *r, uint32_t e) { return (Q(r, e)->parent & ROOT_BIT) != 0; }
 
 // The key of the hop into entry e (its parent's tag, the field, a record's shape).
 static uint64_t hop_key(const GcRetain *r, uint32_t e) {
-  Value parent = r->queue[r->queue[e].parent].block;
+  Value parent = Q(r, Q(r, e)->parent)->block;
   unsigned tag = val_tag(parent);
   uint64_t shape = tag == TAG_RECORD ? (uint64_t)val_field(parent, 0) : 0;
-  return ((uint64_t)tag << 56 | (uint64_t)r->queue[e].field << 24) ^ (shape * 0x9e3779b97f4a7c15u);
+  return ((uint64_t)tag << 56 | (uint64_t)Q(r, e)->field << 24) ^ (shape * 0x9e3779b97f4a7c15u);
 }
 
 static Memo *memo_slot(GcRetain *r, uint32_t e) {
@@ -258,11 +281,13 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
     }
     stack[depth++] = x;
     if (is_root_level(r, x)) break;
-    x = r->queue[x].parent;
+    x = Q(r, x)->parent;
   }
   // `above`: the memo of the entry above the next one down (the climb's end).
   Memo above = {0};
-  if (depth > 0 && !is_root_level(r, stack[depth - 1])) above = *memo_slot(r, r->queue[stack[depth - 1]].parent);
+  if (depth > 0 && !is_root_level(r, stack[depth - 1])) above = *memo_slot(r, Q(r, stack[depth - 1])->parent);
+  bool above_key_known = false;   // above_key: the key of the hop into `above`'s entry
+  uint64_t above_key = 0;
   while (ok && depth > 0) {
     uint32_t y = stack[--depth];
     if ((r->memo_count + 1) * 2 > r->memo_mask + 1 && !memo_grow(r)) {
@@ -273,12 +298,15 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
     if (is_root_level(r, y)) {
       m.run_start = y;
       m.anchor = y;
-      m.root = r->queue[y].parent & ~ROOT_BIT;
+      m.root = Q(r, y)->parent & ~ROOT_BIT;
     } else {
-      uint32_t p = r->queue[y].parent;
+      uint32_t p = Q(r, y)->parent;
       m.depth = above.depth + 1;
       m.root = above.root;
-      if (above.depth >= 1 && hop_key(r, y) == hop_key(r, p)) {
+      uint64_t key = hop_key(r, y);
+      if (above.depth >= 1 && !above_key_known) above_key = hop_key(r, p);
+      above_key_known = true;
+      if (above.depth >= 1 && key == above_key) {
         m.run_start = above.run_start;
         m.runs = above.runs;
       } else {
@@ -286,6 +314,7 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
         m.runs = above.runs + 1;
       }
       m.anchor = m.runs <= MAX_ROOT_RUNS ? y : above.anchor;
+      above_key = key;
     }
     // Sparse: a run's first entry and every MEMO_STRIDE-th depth, so a
     // climb stops within MEMO_STRIDE entries of where an earlier one passed.
@@ -305,13 +334,13 @@ static bool memo_of(GcRetain *r, uint32_t e, Memo *out) {
 static void check_path(const GcRetain *r, uint32_t e) {
   uint32_t x = e;
   while (!is_root_level(r, x)) {
-    const QueueEntry *q = &r->queue[x];
-    const QueueEntry *p = &r->queue[q->parent];
+    const QueueEntry *q = Q(r, x);
+    const QueueEntry *p = Q(r, q->parent);
     ASSERT(q->field < val_wosize(p->block) && val_field(p->block, q->field) == q->block,
            "each hop of a retaining path points to the next block");
     x = q->parent;
   }
-  ASSERT(*r->roots[r->queue[x].parent & ~ROOT_BIT].slot == r->queue[x].block,
+  ASSERT(*r->roots[Q(r, x)->parent & ~ROOT_BIT].slot == Q(r, x)->block,
          "a retaining path's root slot holds its first block");
 }
 #endif
@@ -327,8 +356,8 @@ static uint32_t collect_runs(GcRetain *r, uint32_t e, GcPathRun *out, uint32_t *
       return x;
     }
     if (m.depth == 0) break;
-    uint32_t parent = r->queue[m.run_start].parent;
-    out[(*n)++] = (GcPathRun){r->queue[parent].block, r->queue[m.run_start].field, (uint64_t)m.depth - sm.depth + 1};
+    uint32_t parent = Q(r, m.run_start)->parent;
+    out[(*n)++] = (GcPathRun){Q(r, parent)->block, Q(r, m.run_start)->field, (uint64_t)m.depth - sm.depth + 1};
     x = parent;
   }
   return x;

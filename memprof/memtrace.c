@@ -20,9 +20,14 @@
 // 4. Failure. A write error (disk full, a pipe closed) stops sampling and
 //    tracing with one message on stderr; the program runs on. The trace up
 //    to its last whole packet stays readable.
-// 5. End. The profile's release (memprof_finish: every way out of the VM;
-//    Memtrace.stop) flushes and closes the trace. Blocks still alive then get
-//    no collect event: a reader counts them as live at the end.
+// 5. End. Before the trace closes, lang/runtime/retention.c takes its end
+//    state through memtrace_identity, memtrace_stop_sampling and
+//    memtrace_each_live (a final collection, whose collect events this
+//    tracker writes, then the retaining paths in FILE.retain, which starting
+//    a trace removes when an earlier run left one). The profile's release
+//    (memprof_finish: every way out of the VM; Memtrace.stop) then flushes
+//    and closes the trace. Blocks still alive then get no collect event: a
+//    reader counts them as live at the end, and reachable.
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>

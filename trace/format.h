@@ -81,4 +81,13 @@ enum {
   TRACE_LOC_END_MAX = 0x3FF,
 };
 
+// A location as the reader returns it (trace/reader.h,
+// trace_reader_locations) and the location codec decodes it
+// (trace/locations.h): names interned by the reader.
+typedef struct TraceReaderLocation {
+  const char *function;
+  const char *file;
+  uint32_t line, start_col, end_col;
+} TraceReaderLocation;
+
 #endif

@@ -1,5 +1,5 @@
 // locations.h - the decoding side of memtrace's location codec, for
-// trace/reader.c: the move-to-front name tables (one set per domain) and the
+// trace/reader.c (which includes it; it includes only format.h): the move-to-front name tables (one set per domain) and the
 // table from frame code to locations (one per trace), names interned.
 // Encoding: trace/format.h ("A location: 48 bits") and docs/trace-format.md.
 #ifndef MINNOW_TRACE_LOCATIONS_H
@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "reader.h"
+#include "format.h"
 
 enum { LOC_MTF_SIZE = TRACE_MTF_ENTRIES, LOC_MTF_NEW = TRACE_MTF_ENTRIES };
 

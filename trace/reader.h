@@ -159,14 +159,10 @@ typedef struct TraceReaderInfo {
   uint16_t domain;           // the writer's initial domain (v3)
 } TraceReaderInfo;
 
-// A source location: a frame code maps to zero or more (inlined frames,
+// A source location (TraceReaderLocation, in format.h: the location codec
+// decodes into it): a frame code maps to zero or more (inlined frames,
 // caller first). Strings belong to the reader, interned: equal names are
 // the same pointer.
-typedef struct TraceReaderLocation {
-  const char *function;
-  const char *file;
-  uint32_t line, start_col, end_col;
-} TraceReaderLocation;
 
 // Counts and byte shares of what has been read so far. Bytes of packets
 // read = header_bytes + info_bytes + location_bytes + backtrace_bytes +

@@ -72,12 +72,11 @@ static bool ocaml_trace(const TraceReaderInfo *info) {
   return strstr(info->runtime_params, "vm=minnow") == NULL;
 }
 
-void end_state_load(EndState *es, const char *trace, const char *retain, const Profile *p, bool partial) {
-  qsort(es->survivors, es->n_survivors, sizeof *es->survivors, by_id);
-  const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
+bool end_state_open(EndState *es, const char *trace, const char *retain, const TraceReaderInfo *info,
+                    uint64_t allocs, bool partial) {
   if (!retain && strcmp(trace, "-") == 0) {
     absent(es, "give the end state with --retain FILE", "the trace comes from standard input: no end state beside it");
-    return;
+    return false;
   }
   if (retain) snprintf(es->file, sizeof es->file, "%s", retain);
   else snprintf(es->file, sizeof es->file, "%s%s", trace, RETAIN_SUFFIX);
@@ -96,35 +95,46 @@ void end_state_load(EndState *es, const char *trace, const char *retain, const P
       absent(es, RERUN,
              "no %s (%s): the run was killed before its end (SIGKILL), or the file was not copied with the trace",
              es->file, strerror(e));
-    return;
+    return false;
   }
   char err[512];
   if (!retain_read(es->file, &es->retain, err, sizeof err)) {
     damaged(es, "%s", err);
-    return;
+    return false;
   }
   es->loaded = true;
   const RetainHeader *h = &es->retain.header;
   if (h->pid != info->pid || h->start_time_us != info->start_time_us) {
     damaged(es, "%s: belongs to another trace (pid %" PRIu64 ", started at %" PRIu64 " us; this trace: pid %" PRIu64
                 ", %" PRIu64 " us)", es->file, h->pid, h->start_time_us, info->pid, info->start_time_us);
-    return;
+    return false;
   }
   if (partial) {
     absent(es, RERUN, "the trace stops at damage: its survivors are not the end state's (%s)", es->file);
-    return;
+    return false;
   }
   if (!(h->flags & RETAIN_FINAL_GC)) {
     absent(es, RERUN, "%s: the run ended without a final collection (%s)", es->file,
            *h->reason ? h->reason : "no reason given");
-    return;
+    return false;
   }
-  uint64_t allocs = profile_summary(p)->allocs;
   if (h->alloc_count != allocs) {
     damaged(es, "%s: made for a trace of %" PRIu64 " allocations; this one has %" PRIu64, es->file, h->alloc_count,
             allocs);
-    return;
+    return false;
   }
+  es->status = END_STATE_PRESENT;
+  es->paths = (h->flags & RETAIN_PATHS) != 0;
+  if (!es->paths)
+    snprintf(es->why, sizeof es->why, "%.600s: no paths (%.300s)", es->file, *h->reason ? h->reason : "no reason given");
+  return true;
+}
+
+void end_state_load(EndState *es, const char *trace, const char *retain, const Profile *p, bool partial) {
+  qsort(es->survivors, es->n_survivors, sizeof *es->survivors, by_id);
+  const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
+  if (!end_state_open(es, trace, retain, info, profile_summary(p)->allocs, partial)) return;
+  const RetainHeader *h = &es->retain.header;
   if (h->live_samples != es->n_survivors) {
     damaged(es, "%s: says %" PRIu64 " sampled blocks alive at the end; the trace leaves %" PRIu64 " uncollected",
             es->file, h->live_samples, es->n_survivors);
@@ -136,10 +146,6 @@ void end_state_load(EndState *es, const char *trace, const char *retain, const P
               es->retain.paths[i].alloc_id);
       return;
     }
-  es->status = END_STATE_PRESENT;
-  es->paths = (h->flags & RETAIN_PATHS) != 0;
-  if (!es->paths)
-    snprintf(es->why, sizeof es->why, "%s: no paths (%s)", es->file, *h->reason ? h->reason : "no reason given");
 }
 
 void end_state_free(EndState *es) {

@@ -52,6 +52,13 @@ void end_state_watch(EndState *es, ProfileOptions *opts);
 // whether the trace stopped at damage. Sets es->status (and the texts).
 void end_state_load(EndState *es, const char *trace, const char *retain, const Profile *p, bool partial);
 
+// The checks that need no survivors (info: reading the trace alone): finds
+// and reads the file and compares its header with the trace's info and
+// allocation count. True when PRESENT so far (end_state_load also checks
+// the survivors against it). *es must be zeroed (or end_state_watch'ed).
+bool end_state_open(EndState *es, const char *trace, const char *retain, const TraceReaderInfo *info,
+                    uint64_t allocs, bool partial);
+
 void end_state_free(EndState *es);
 
 // The survivor of allocation `id`, or NULL.

@@ -6,12 +6,13 @@
 # leaks named; a program that does not leak passes when no leak is named.
 # "cannot judge" counts as neither found nor named.
 # Writes bench/results/leaks_eval.csv (one row a run) and prints the table
-# of bench/LEAKS.md. Knobs: SEEDS (10), RATES ("1e-3 1e-4"), OUT.
+# of bench/LEAKS.md. Knobs: SEEDS (10), RATES ("1e-3 1e-4"), OUT, MEMTRACE_TOOL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${SEEDS:-10}
 rates=${RATES:-1e-3 1e-4}
 out=${OUT:-bench/results/leaks_eval.csv}
+tool=${MEMTRACE_TOOL:-tools/memtrace}
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -24,7 +25,7 @@ for entry in $programs; do
   for rate in $rates; do
     for seed in $(seq 1 "$seeds"); do
       MINNOW_SEED=$seed ./vm --memtrace "$tmp/t.ctf" --memtrace-rate "$rate" "bench/leaks/$prog.mn" >/dev/null
-      tools/memtrace leaks --json -n 0 "$tmp/t.ctf" >"$tmp/l.json" || true
+      "$tool" leaks --json -n 0 "$tmp/t.ctf" >"$tmp/l.json" || true
       python3 - "$tmp/l.json" "$prog" "$global" "$rate" "$seed" >>"$out" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -11,7 +11,7 @@
 #include "retain_text.h"
 
 const char *kept_verdict_name(KeptVerdict v) {
-  static const char *const names[] = {"leak", "built early", "a tail", "gaps", "too few samples"};
+  static const char *const names[] = {"leak", "built early", "a tail", "too few samples"};
   return names[v];
 }
 
@@ -131,18 +131,10 @@ static int by_verdict(const void *a, const void *b) {
 }
 
 static KeptVerdict judge(const uint64_t *w, uint64_t samples) {
-  uint32_t first = KEPT_WINDOWS, last = 0, filled = 0;
-  for (uint32_t i = 0; i + 1 < KEPT_WINDOWS; i++)
-    if (w[i]) {
-      filled++;
-      if (first == KEPT_WINDOWS) first = i;
-      last = i;
-    }
-  if (filled == KEPT_WINDOWS - 1) return KEPT_LEAK;
+  bool first = w[0] + w[1] > 0, second = w[2] + w[3] > 0;
+  if (first && second) return KEPT_LEAK;
   if (samples < KEPT_MIN_SAMPLES) return KEPT_TOO_FEW;
-  if (filled == 0 || first > 0) return KEPT_LATE;
-  if (last < KEPT_WINDOWS - 2 && filled == last - first + 1) return KEPT_EARLY;
-  return KEPT_GAPS;
+  return first ? KEPT_EARLY : KEPT_LATE;
 }
 
 static void cannot(KeptAnalysis *a, const char *why, const char *fix) {

@@ -15,21 +15,23 @@
 // fewest hop runs from the cut to one of its blocks: 0 the container's own
 // cells, 1 its elements, 2 and more the data they hold.
 //
-// Verdict. The run is cut into KEPT_WINDOWS windows of equal allocation (by
-// the allocation clock at each survivor's birth). A holder leaks when its
-// survivors were born in every window but the last: what it keeps grows all
-// over the run. A structure built early (survivors from the first windows
-// only), a bounded cache or a queue's tail (from the last windows only),
-// or anything else missing a window is not a leak, once it has at least
-// KEPT_MIN_SAMPLES survivor samples; with fewer it cannot be judged.
-// KEPT_MIN_SAMPLES = 22: survivors of a holder that keeps a fixed share of
-// the allocation are spread evenly over the windows, so with n samples a
-// given window is empty with probability about e^(-n/5), and one of the
-// four judged windows with at most 4 e^(-n/5) <= 5 % for n >= 22. So a
-// trace of N samples shows for sure only leaks that keep at least 22 / N of
-// what the run allocates (kept_floor); one of fewer than
-// KEPT_MIN_TRACE_SAMPLES = 5 x 22 samples would miss any leak keeping under
-// a fifth: it cannot be judged at all.
+// Verdict. The run is cut into KEPT_WINDOWS = 5 windows of equal allocation
+// (by the allocation clock at each survivor's birth). The last window is
+// not judged (a bounded cache, a queue's tail, the last request's data live
+// there); the four others make two halves, the first two fifths and the
+// next two. A holder leaks when it keeps blocks born in each half: what it
+// keeps was allocated all over the run. None born in the second half: built
+// early, then kept; none in the first: a tail. With fewer than
+// KEPT_MIN_SAMPLES survivor samples a holder missing a half cannot be
+// judged. KEPT_MIN_SAMPLES = 10: the survivors of a holder that keeps a
+// fixed share of the allocation are spread evenly over the run, so with n
+// samples a given half (2/5 of the run) is empty with probability
+// e^(-2n/5), one of the two with at most 2 e^(-2n/5) <= 5 % for n >= 10 (a
+// Poisson count; the sampling of words is one). So a trace of N samples
+// shows for sure only leaks that keep at least 10 / N of what the run
+// allocates (kept_floor); one of fewer than KEPT_MIN_TRACE_SAMPLES = 5 x 10
+// samples would miss any leak keeping under a fifth: it cannot be judged at
+// all. (bench/LEAKS.md measures the rule on bench/leaks.)
 //
 // Figures: kept bytes = survivor samples x word bytes / rate, with Garwood's
 // exact Poisson 95 % interval (stats.h); the kept share = survivor samples /
@@ -45,14 +47,13 @@
 #include "profile.h"
 #include "stats.h"
 
-enum { KEPT_WINDOWS = 5, KEPT_MIN_SAMPLES = 22, KEPT_MIN_TRACE_SAMPLES = 110 };
+enum { KEPT_WINDOWS = 5, KEPT_MIN_SAMPLES = 10, KEPT_MIN_TRACE_SAMPLES = 50 };
 
 typedef enum KeptVerdict {
-  KEPT_LEAK,        // survivors from every window but the last
-  KEPT_EARLY,       // none from the later windows: built early, then kept
-  KEPT_LATE,        // none from the first windows: a tail (bounded cache, queue end, last work)
-  KEPT_GAPS,        // missing some window in between
-  KEPT_TOO_FEW,     // missing a window with fewer than KEPT_MIN_SAMPLES samples: cannot judge
+  KEPT_LEAK,        // survivors born in both judged halves
+  KEPT_EARLY,       // none in the second half: built early, then kept
+  KEPT_LATE,        // none in the first half: a tail (bounded cache, queue end, last work)
+  KEPT_TOO_FEW,     // a half empty, fewer than KEPT_MIN_SAMPLES samples: cannot judge
 } KeptVerdict;
 
 typedef struct KeptSite {
@@ -105,7 +106,7 @@ double kept_rate_for(double rate, uint64_t have, uint64_t want);
 // show it (KEPT_MIN_SAMPLES / samples).
 double kept_floor(const Profile *p);
 
-// "leak", "built early", "a tail", "gaps", "too few samples".
+// "leak", "built early", "a tail", "too few samples".
 const char *kept_verdict_name(KeptVerdict v);
 
 #endif

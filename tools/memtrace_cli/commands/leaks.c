@@ -20,16 +20,16 @@ static const ToolUsage usage = {
     "state FILE.retain (./vm writes it when the run ends: a final collection, then\n"
     "a path from a root to every sampled block still alive). The blocks alive at\n"
     "the end are grouped by holder: their path up to its first list, array or\n"
-    "Hashtbl, counts erased. The run is cut into 5 windows of equal allocation; a\n"
-    "holder leaks when the blocks it keeps were born in every window but the last\n"
-    "(a structure built early, or a tail kept by a bounded cache or a queue, is\n"
-    "not a leak). Leaks first, most kept first: the holder's path, the bytes kept\n"
+    "Hashtbl, counts erased. The run is cut into 5 windows of equal allocation; the\n"
+    "last is not judged, the others make two halves: a holder leaks when the blocks\n"
+    "it keeps were born in both (a structure built early, or a tail kept by a\n"
+    "bounded cache or a queue, is not a leak). Leaks first, most kept first: the holder's path, the bytes kept\n"
     "[95 % Poisson interval] and their share of what its sites allocated [95 %\n"
     "Clopper-Pearson], survivors per window, then its sites, most directly held\n"
     "first (the container's cells, its elements, the data they hold), with their\n"
     "callstacks (repeated frames collapsed: \"List.map x16\"). A holder with fewer\n"
-    "than 22 samples that misses a window cannot be judged; a trace of fewer than\n"
-    "110 samples, or without a usable end state, cannot be judged at all: leaks\n"
+    "than 10 samples that misses a half cannot be judged; a trace of fewer than\n"
+    "50 samples, or without a usable end state, cannot be judged at all: leaks\n"
     "then says why and what would let it (a rate, a longer run), never \"no leak\".\n"
     "A damaged end state, or one of another trace, is an error (status 1).\n"
     "  --retain FILE  the end state to read (default: FILE.retain)\n"
@@ -97,10 +97,10 @@ static void print_verdict(const Profile *p, const KeptAnalysis *an) {
   printf("judged: a leak keeping %.2g%% or more of the bytes allocated shows here for sure (%u samples in a "
          "holder); --all lists every holder\n", 100 * kept_floor(p), KEPT_MIN_SAMPLES);
   if (an->n_leaking)
-    printf("%u leak%s: %s holder%s keep%s blocks born all over the run (in each of the first %u of %u windows of "
-           "equal allocation), most kept first\n",
+    printf("%u leak%s: %s holder%s keep%s blocks born all over the run (in the first two fifths and the next "
+           "two), most kept first\n",
            an->n_leaking, an->n_leaking > 1 ? "s" : "", an->n_leaking > 1 ? "these" : "this",
-           an->n_leaking > 1 ? "s" : "", an->n_leaking > 1 ? "" : "s", KEPT_WINDOWS - 1, KEPT_WINDOWS);
+           an->n_leaking > 1 ? "s" : "", an->n_leaking > 1 ? "" : "s");
   else if (!an->n_too_few)
     printf("no leak: of %u holders of blocks alive at the end, none keeps blocks born all over the run\n", an->n);
   if (an->n_too_few) {

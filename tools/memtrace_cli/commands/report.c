@@ -557,8 +557,8 @@ static void put_kept(const Page *pg) {
   fputs("<section id=\"kept-by\">\n<h2>Kept by</h2>\n<p class=\"note\">", out);
   fprintf(out, "From the end state (a final collection, then a path from a GC root to every sampled block still "
           "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
-          "erased). The run is cut into %d windows of equal allocation: a holder <b>leaks</b> when the blocks it "
-          "keeps were born in every window but the last. Under each holder, its sites, most directly held first. "
+          "erased). The run is cut into %d windows of equal allocation; the last is not judged, the others make "
+          "two halves: a holder <b>leaks</b> when the blocks it keeps were born in both. Under each holder, its sites, most directly held first. "
           "Bytes with Garwood's Poisson 95%% interval, shares with Clopper-Pearson's.</p>\n<p class=\"note\">",
           KEPT_WINDOWS);
   Captured cap;

@@ -66,32 +66,29 @@ static bool container(RetainHopKind k) {
 
 // The holder's hops (kept.h) and the depth below it, in hop runs.
 static uint32_t cut_of(const RetainPath *path, uint32_t *depth) {
-  for (uint32_t i = 0; i < path->hop_count; i++)
-    if (container(path->hops[i].kind)) {
-      *depth = path->hop_count - i - 1;
+  for (uint32_t i = 0; i < path->hop_count; i++) {
+    RetainHopKind k = path->hops[i].kind;
+    if (container(k)) {
+      // A list cell run and a Hashtbl entry end at the container's own
+      // cells; an array or Hashtbl value or key hop at an element.
+      bool to_element = k == RETAIN_HOP_ARRAY || k == RETAIN_HOP_HASHTBL_VALUE || k == RETAIN_HOP_HASHTBL_KEY;
+      *depth = path->hop_count - i - 1 + to_element;
       return i + 1;
     }
+  }
   uint32_t cut = path->hop_count ? path->hop_count - 1 : 0;
   *depth = path->hop_count - cut;
   return cut;
 }
 
-// Hashtbl hops of a holder read the same whatever their kind: a table
-// keeps its keys, values and entries together.
+// The holder's text (retain_text.h, erased: Hashtbl hops read the same
+// whatever their kind), hashed.
 static uint64_t holder_key(const RetainPath *path, uint32_t cut) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) xalloc_fail();
-  RetainPath copy = *path;
-  RetainHop hops[RETAIN_MAX_HOPS];
-  for (uint32_t i = 0; i < cut; i++) {
-    hops[i] = path->hops[i];
-    if (hops[i].kind == RETAIN_HOP_HASHTBL_KEY || hops[i].kind == RETAIN_HOP_HASHTBL_ENTRY)
-      hops[i].kind = RETAIN_HOP_HASHTBL_VALUE;
-  }
-  copy.hops = hops;
-  retain_text_path(f, &copy, cut, true);
+  retain_text_path(f, path, cut, true);
   fclose(f);
   uint64_t h = hash_memory(text, len);
   free(text);

@@ -11,9 +11,11 @@
 // up to the cut, with counts, array indices and frame lines erased, are the
 // holder: every block kept by one list, array or table, or one field,
 // reads the same. A survivor without a path (no paths in the file) has the
-// holder "unknown" of its site. Under a holder, a site's depth is the
-// fewest hop runs from the cut to one of its blocks: 0 the container's own
-// cells, 1 its elements, 2 and more the data they hold.
+// holder "unknown" of its site. Under a holder, a site's depth is how
+// directly it holds the site's blocks (the fewest, over its blocks): 0 the
+// container's own cells (list cells, Hashtbl entries), 1 its elements (a
+// list element, an array element, a Hashtbl key or value), each further hop
+// run one more (the data the elements hold).
 //
 // Verdict. The run is cut into KEPT_WINDOWS = 5 windows of equal allocation
 // (by the allocation clock at each survivor's birth). The last window is

@@ -49,9 +49,9 @@ void retain_text_hop(FILE *f, const RetainHop *h, bool erase) {
       if (*h->name) put_name(f, h->name);
       else fprintf(f, "#%llu", i);
       break;
-    case RETAIN_HOP_HASHTBL_VALUE: fputs("Hashtbl value", f); break;
-    case RETAIN_HOP_HASHTBL_KEY: fputs("Hashtbl key", f); break;
-    case RETAIN_HOP_HASHTBL_ENTRY: fputs("Hashtbl entry", f); break;
+    case RETAIN_HOP_HASHTBL_VALUE: fputs(erase ? "Hashtbl" : "Hashtbl value", f); break;
+    case RETAIN_HOP_HASHTBL_KEY: fputs(erase ? "Hashtbl" : "Hashtbl key", f); break;
+    case RETAIN_HOP_HASHTBL_ENTRY: fputs(erase ? "Hashtbl" : "Hashtbl entry", f); break;
     case RETAIN_HOP_BUFFER: fputs("Buffer storage", f); break;
     case RETAIN_HOP_ELIDED: fprintf(f, "(%llu hops elided)", n); return;
     default: fprintf(f, "field #%llu", i); break;
@@ -94,7 +94,9 @@ void retain_json_path(Json *j, const char *key, const RetainPath *path, uint32_t
   for (uint32_t i = 0; i < hops && i < path->hop_count; i++) {
     const RetainHop *h = &path->hops[i];
     json_object(j, NULL);
-    json_string(j, "kind", retain_hop_kind_name(h->kind));
+    bool table = h->kind == RETAIN_HOP_HASHTBL_VALUE || h->kind == RETAIN_HOP_HASHTBL_KEY ||
+                 h->kind == RETAIN_HOP_HASHTBL_ENTRY;
+    json_string(j, "kind", erase && table ? "Hashtbl" : retain_hop_kind_name(h->kind));
     bool erased = erase && (h->kind == RETAIN_HOP_LIST_CELL || h->kind == RETAIN_HOP_ARRAY);
     if (!erased) json_uint(j, "count", h->count);
     if ((h->kind == RETAIN_HOP_TUPLE || h->kind == RETAIN_HOP_CAPTURE || h->kind == RETAIN_HOP_OTHER ||

@@ -11,7 +11,8 @@
 //          "Buffer storage", "field #2", "(37 hops elided)"
 //   path   root, then " -> " and each hop.
 // In a holder (erase = true) an array index is "[*]", a run of list cells
-// "list cell xn", a frame's line is left out: every block of one container
+// "list cell xn", a Hashtbl hop "Hashtbl" (keys, values and entries of one
+// table together), a frame's line is left out: every block of one container
 // reads the same.
 //
 // Collapsed callstacks: a frame repeated in a row, or a cycle of up to

@@ -122,7 +122,7 @@ if [ -x "$asan" ]; then
   done
 fi
 # stdin and stdout.
-"$tool" report - <"$tmp/leak.ctf" >"$tmp/stdin.html" 2>"$tmp/err"
+"$tool" report --retain "$tmp/leak.ctf.retain" - <"$tmp/leak.ctf" >"$tmp/stdin.html" 2>"$tmp/err"
 check "report - (stdin) > page: $(head -c 200 "$tmp/err")" \
   '[ "$(tail -1 "$tmp/stdin.html")" = "</html>" ] && cmp -s <(grep -v "trace" "$tmp/stdin.html") <(grep -v "trace" "$tmp/leak.html")'
 

@@ -131,7 +131,7 @@ bool end_state_open(EndState *es, const char *trace, const char *retain, const T
 }
 
 void end_state_load(EndState *es, const char *trace, const char *retain, const Profile *p, bool partial) {
-  qsort(es->survivors, es->n_survivors, sizeof *es->survivors, by_id);
+  if (es->n_survivors) qsort(es->survivors, es->n_survivors, sizeof *es->survivors, by_id);
   const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
   if (!end_state_open(es, trace, retain, info, profile_summary(p)->allocs, partial)) return;
   const RetainHeader *h = &es->retain.header;

@@ -173,7 +173,7 @@ void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
     }
     a->samples += s->samples;
   }
-  qsort(m, n, sizeof *m, by_key);
+  if (n) qsort(m, n, sizeof *m, by_key);
   a->holders = xrealloc(NULL, (n ? n : 1) * sizeof *a->holders);
   for (uint64_t i = 0; i < n;) {
     uint64_t j = i;
@@ -204,7 +204,7 @@ void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
     i = j;
   }
   free(m);
-  qsort(a->holders, a->n, sizeof *a->holders, by_verdict);
+  if (a->n) qsort(a->holders, a->n, sizeof *a->holders, by_verdict);
   a->judgement = KEPT_JUDGED;
 }
 

@@ -438,7 +438,7 @@ static int top_by_holder(const TopOptions *o) {
   if (kept_load(&usage, o->path, o->retain, &popts, NULL, &l, &es) != 0) return 1;
   KeptAnalysis an;
   kept_analyse(l.profile, &es, &an);
-  qsort(an.holders, an.n, sizeof *an.holders, by_kept);  // most kept first, whatever the verdict
+  if (an.n) qsort(an.holders, an.n, sizeof *an.holders, by_kept);  // most kept first, whatever the verdict
   (o->json ? holders_json : holders_text)(&l, &es, o, &an);
   kept_analysis_free(&an);
   int s1 = kept_status(&usage, &es);

@@ -6,7 +6,7 @@
 #   make vm-debug   ./vm-debug, every ASSERT checked (core/debug.h)
 #   make demo       trace examples/leaky_cache.mn: demo/report.html, timeline, flame graph
 #   make test       every test suite; ends with one line "N passed, N failed"
-#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools   benchmarks (bench/README.md)
+#   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools / bench-leaks   benchmarks (bench/README.md)
 
 CC      ?= gcc
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -131,6 +131,7 @@ clean:
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
 -include bench/peers.mk
+-include bench/leaks.mk
 -include bench/tools.mk
 -include tests/fuzz/vm.mk
 -include tests/gen/gen.mk

@@ -3,7 +3,8 @@
 # evicts) with ./vm --memtrace, then writes what tools/memtrace makes of it
 # into demo/ (generated, not committed): the HTML report, the live heap chart
 # (by gnuplot, when installed), the flame graph; prints the top sites and the
-# leak suspects, and the paths written. Run from the top of the tree after
+# leak verdict from the end state (what keeps the leak: "Kept by"), and the
+# paths written. Run from the top of the tree after
 # `make` (the Makefile's demo target builds ./vm and tools/memtrace first).
 #
 # The rate (1e-2: about 12,000 samples) and the small minor heap (32,768
@@ -21,7 +22,7 @@ run ./vm --minor-words 32768 --memtrace "$out/leaky_cache.ctf" --memtrace-rate "
 echo
 run tools/memtrace top -n 5 "$out/leaky_cache.ctf"
 echo
-run tools/memtrace leaks -n 2 "$out/leaky_cache.ctf"
+run tools/memtrace leaks -n 1 "$out/leaky_cache.ctf"
 echo
 tools/memtrace report "$out/leaky_cache.ctf" -o "$out/report.html"
 tools/memtrace flamegraph "$out/leaky_cache.ctf" -o "$out/flame.svg"

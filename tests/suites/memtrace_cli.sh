@@ -70,7 +70,7 @@ for tool in "${tools[@]}"; do
       '[ $status = 2 ] && head -1 "$tmp/err" | grep -qF -- "$want" && grep -q "^usage: memtrace" "$tmp/err" && [ ! -s "$tmp/out" ]'
   done <<EOF
 top --frobnicate $a|memtrace top: unknown option '--frobnicate'
-top --by=nothing $a|memtrace top: option --by: 'nothing' is not site, function, file or stack
+top --by=nothing $a|memtrace top: option --by: 'nothing' is not site, function, file, stack or holder
 top -nx $a|memtrace top: option -n: 'x' is not a count
 top $a -n|memtrace top: option -n needs a value
 top --live=yes $a|memtrace top: option --live takes no value

@@ -6,8 +6,8 @@
 # script>.mn, so its path holds "<script>alert(1)</script>"), an empty trace
 # and a truncated one.
 #   1. The HTML (no browser needed): every section; the first row of the top
-#      sites and the leak suspects are those `memtrace top` and `memtrace
-#      leaks` print; inline SVGs (the chart, the flame graph); no URL but the
+#      sites and the Kept by section's leaks are those `memtrace top` and
+#      `memtrace leaks` print; inline SVGs (the chart, the flame graph); no URL but the
 #      SVG namespace, no src= and no href= but to the page's own anchors;
 #      names escaped; the same page with no gnuplot on PATH and from the
 #      ASan+UBSan build; partial traces (banner with the byte offset, exit
@@ -50,7 +50,7 @@ escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quo
 
 # ---------------------------------------------------------------- 1. the HTML
 
-sections=(summary top-sites live-heap flame-graph lifetimes leak-suspects)
+sections=(summary top-sites live-heap flame-graph lifetimes kept-by)
 for name in leak fixture hostile empty; do
   t="$tmp/$name.ctf"
   [ "$name" = fixture ] && t=$fixture
@@ -88,22 +88,21 @@ total=$("$tool" top -n 1 "$tmp/leak.ctf" | sed -n 's/^total \([^ ]* [^ ]*\) \[\(
 check "report leak: summary's allocated is top's total '$total'" \
   'grep -q "<th>allocated (estimated)</th><td>${total%% \[*} <span class=\"iv\">\[${total#*\[}</span>" "$tmp/leak.html"'
 
-# Leak suspects: those of `memtrace leaks`, in its order; render line 3 first.
-"$tool" leaks "$tmp/leak.ctf" | awk 'site {sub(/^ +/, ""); print; site = 0} /^ *[0-9]+\. keeps/ {site = 1}' >"$tmp/leaks.txt"
-grep -o '<div class="leaksite">[^<]*</div>' "$tmp/leak.html" | sed 's/<[^>]*>//g' >"$tmp/leaks.html.txt"
-check "report leak: leak suspects as 'memtrace leaks' names them: $(diff "$tmp/leaks.txt" "$tmp/leaks.html.txt" | head -3)" \
+# Kept by: the leaks of `memtrace leaks`, in its order, first; the cache first,
+# render's line 3 among its sites.
+"$tool" leaks "$tmp/leak.ctf" | sed -n 's/^ *[0-9]*\. Kept by //p' >"$tmp/leaks.txt"
+grep -o '<li class="leak"><div class="holder">[^<]*</div>' "$tmp/leak.html" | sed 's/<[^>]*>//g' >"$tmp/leaks.html.txt"
+check "report leak: Kept by's leaks as 'memtrace leaks' names them: $(diff "$tmp/leaks.txt" "$tmp/leaks.html.txt" | head -3)" \
   '[ -s "$tmp/leaks.txt" ] && cmp -s <(escape <"$tmp/leaks.txt") "$tmp/leaks.html.txt"'
-check "report leak: the first leak suspect is render at leaky_cache.mn line 3: $(head -1 "$tmp/leaks.html.txt")" \
-  '[[ "$(head -1 "$tmp/leaks.html.txt")" == "render examples/leaky_cache.mn:3:"* ]]'
+check "report leak: the first holder is the cache, render at leaky_cache.mn line 3 under it: $(head -1 "$tmp/leaks.html.txt")" \
+  '[ "$(head -1 "$tmp/leaks.html.txt")" = "global cache -&gt; Hashtbl" ] &&
+   grep -q "<span class=\"leaksite\">render examples/leaky_cache.mn:3:" "$tmp/leak.html"'
 check "report leak: the leak's callers (handle line 7)" 'grep -q "<li>called from handle examples/leaky_cache.mn:7:" "$tmp/leak.html"'
-# The fixture: as leaks says, suspects or the "no leak suspects" line.
-if "$tool" leaks "$fixture" | grep -q "^no leak"; then
-  check "report fixture: 'no leak suspects' as leaks says" 'grep -q "id=\"no-leaks\">No leak suspects" "$tmp/fixture.html"'
-else
-  check "report fixture: leak suspects as leaks says" 'grep -q "<ol class=\"leaks\">" "$tmp/fixture.html"'
-fi
-check "report empty: no leak suspects, no samples" \
-  'grep -q "id=\"no-leaks\"" "$tmp/empty.html" && grep -q "(no samples)" "$tmp/empty.html"'
+# The fixture (OCaml's: no end state) and the empty trace: Kept by cannot judge, as leaks says.
+check "report fixture: Kept by cannot judge, as leaks says" \
+  '"$tool" leaks "$fixture" | grep -q "^cannot judge" && grep -q "id=\"cannot-judge\">Cannot judge: " "$tmp/fixture.html"'
+check "report empty: Kept by cannot judge, no samples" \
+  'grep -q "id=\"cannot-judge\"" "$tmp/empty.html" && grep -q "(no samples)" "$tmp/empty.html"'
 check "report fixture: names the OCaml program" 'grep -q "<title>memtrace report: bintrees</title>" "$tmp/fixture.html"'
 
 # Hostile names: escaped wherever they appear, never markup.
@@ -123,7 +122,7 @@ if [ -x "$asan" ]; then
   done
 fi
 # stdin and stdout.
-"$tool" report - <"$tmp/leak.ctf" >"$tmp/stdin.html" 2>"$tmp/err"
+"$tool" report --retain "$tmp/leak.ctf.retain" - <"$tmp/leak.ctf" >"$tmp/stdin.html" 2>"$tmp/err"
 check "report - (stdin) > page: $(head -c 200 "$tmp/err")" \
   '[ "$(tail -1 "$tmp/stdin.html")" = "</html>" ] && cmp -s <(grep -v "trace" "$tmp/stdin.html") <(grep -v "trace" "$tmp/leak.html")'
 
@@ -186,7 +185,7 @@ if [ -n "$chromium_bin" ]; then
   check "Chromium: the flame graph zooms and resets inside the page: ${verdict:-no verdict (its script did not run)}" \
     '[[ "$verdict" == "data-test=\"PASS"* ]]'
   check "Chromium on leak.html: the top site and the leaking line in the DOM" \
-    'grep -qF "<summary>$(printf "%s" "$top_site" | escape)</summary>" "$tmp/z-leak.dom" && grep -q "<div class=\"leaksite\">render examples/leaky_cache.mn:3:" "$tmp/z-leak.dom"'
+    'grep -qF "<summary>$(printf "%s" "$top_site" | escape)</summary>" "$tmp/z-leak.dom" && grep -q "<span class=\"leaksite\">render examples/leaky_cache.mn:3:" "$tmp/z-leak.dom"'
   check "Chromium on hostile.html: one script element (the flame graph's), the name as text" \
     '[ "$(grep -o "<script" "$tmp/hostile.dom" | wc -l)" = 1 ] && grep -qF "alert(1)&lt;/script&gt;.mn" "$tmp/hostile.dom"'
   # A screenshot: a PNG of the size asked (IHDR: width and height, big-endian, at bytes 16-23).

@@ -33,9 +33,19 @@ KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file"
 COMMON = {"command": "str", "partial": "bool", "error": ("str", "null")}
 QUANTILES = {q: ("num", "null", "alive") for q in ("p50", "p90", "p99")}
 SIDE = {"bytes": "num", "interval": INTERVAL, "samples": "int"}
-TREND = {"share": "num", "interval": INTERVAL, "z": "num"}
-LEAK = {"rank": "int", "leaks": "bool", "key": KEY, "stack": [FRAME], "growth": TREND, "thirds": [TREND],
-        "growth_bytes_per_s": "num", "live_bytes_judged_end": "num", "series_bytes": ["num"]}
+END_STATE = {"status": "str", "file": ("str", "null"), "paths?": "bool", "why?": "str", "fix?": "str",
+             "final_collection?": "bool", "live_samples?": "int", "path_count?": "int",
+             "reachable_blocks?": "int", "reachable_words?": "int", "final_collection_s?": "num",
+             "walk_s?": "num"}
+ROOT = {"kind": "str", "name?": "str", "file?": "str", "line?": "int", "local?": "str", "index?": "int"}
+PATH = {"root": ROOT, "hops": [{"kind": "str", "count?": "int", "index?": "int", "name?": "str"}]}
+CALLERS = [{"frames": [({"function": "str", "file": "str", "line": "int"}, {"code": "int"})], "repeat": "int"}]
+KEPT_SITE = {"site": SITE_FIELDS, "depth": "int", "blocks": "int", "samples": "int", "kept_bytes": "num",
+             "kept_bytes_interval": INTERVAL, "path": (PATH, "null"), "callers": CALLERS}
+HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "holder": (PATH, "null"),
+          "example_path?": PATH, "blocks": "int", "samples": "int", "kept_bytes": "num",
+          "kept_bytes_interval": INTERVAL, "allocated_samples": "int", "kept_share": "num",
+          "kept_share_interval": INTERVAL, "window_samples": ["int"], "sites": [KEPT_SITE]}
 
 SCHEMAS = {
     "top": dict(COMMON, trace=TRACE, metric="str", by="str", at_s=("num", "null"), at_in_trace="bool",
@@ -52,10 +62,14 @@ SCHEMAS = {
                              "lifetime_us": QUANTILES, "lifetime_alloc_bytes": QUANTILES,
                              "minor_gcs_estimate": QUANTILES}],
                       rows_omitted="int"),
-    "leaks": dict(COMMON, trace=TRACE, by="str", windows="int", checkpoints_s=["num"],
-                  checkpoints_allocated_bytes=["num"], major_collections="int", judged_windows="int",
-                  criteria={"z_min": "num", "z_third_min": "num", "third_share_min": "num", "windows_min": "int"},
-                  tested="int", leaks=[LEAK], leaks_omitted="int", **{"not_leaking?": [LEAK]}),
+    "leaks": dict(COMMON, trace=TRACE, end_state=END_STATE, judgement="str",
+                  rule={"windows": "int", "min_samples": "int", "min_trace_samples": "int"},
+                  survivor_samples="int", holders="int", too_few="int", leaks=[HOLDER], leaks_omitted="int",
+                  **{"why?": "str", "fix?": "str", "not_leaking?": [HOLDER]}),
+    "paths": dict(COMMON, trace=TRACE, end_state=END_STATE, by="str",
+                  **{"paths?": [{"alloc_id": "int", "samples": "int", "site": SITE_FIELDS, "path": PATH}],
+                     "holders?": [{"holder": (PATH, "null"), "blocks": "int", "samples": "int", "bytes": "num",
+                                   "sites": [dict(SITE_FIELDS, depth="int", samples="int")]}]}),
     "diff": dict(COMMON, a=TRACE, b=TRACE, metric="str", by="str", keys_compared="int", alpha="num",
                  total={"a": SIDE, "b": SIDE, "change_bytes": "num", "p": "num"},
                  rows=[{"rank": "int", "key": KEY, "a": SIDE, "b": SIDE, "change_bytes": "num",
@@ -71,7 +85,8 @@ SCHEMAS = {
                  locations={"codes": "int", "events": "int"},
                  packets={"count": "int", "skipped": "int", "skipped_bytes": "int"},
                  bytes={"total": "int", "headers": "int", "trace_info": "int", "locations": "int",
-                        "backtraces": "int", "events": "int"}),
+                        "backtraces": "int", "events": "int"},
+                 end_state=END_STATE),
     "timeline": dict(COMMON, trace=TRACE, by="str", bands=["str"],
                      points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
     "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",

@@ -19,6 +19,7 @@ static const Command commands[] = {
     {"top", cmd_top, "allocation sites ranked by bytes allocated, live (--live [--at T]) or promoted"},
     {"lifetimes", cmd_lifetimes, "per site: share of blocks promoted, lifetime quantiles (time, allocation, ~GCs)"},
     {"leaks", cmd_leaks, "sites whose live bytes keep growing over the run, with growth rate and callstack"},
+    {"paths", cmd_paths, "the end state: each block alive at the end and its path from a root, or by holder"},
     {"diff", cmd_diff, "per-site change in bytes from trace A to trace B, with its significance"},
     {"timeline", cmd_timeline, "estimated live heap over time, top sites stacked: CSV, or a chart by gnuplot"},
     {"flamegraph", cmd_flamegraph, "folded stacks of bytes allocated or live; -o X.svg: an SVG flame graph"},

@@ -537,6 +537,10 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress) {
 static void flush_live(void *ctx, LiveEntry *e) {
   Profile *p = ctx;
   record_end(p, e, p->summary.last_us, p->gc_cur_us, true);
+  if (p->opts.on_survivor) {
+    ProfileSurvivor s = {e->id, e->samples, e->birth_us, e->birth_clock - e->samples, e->stack};
+    p->opts.on_survivor(p->opts.survivor_ctx, &s);
+  }
 }
 
 void profile_finish(Profile *p) {

@@ -147,6 +147,15 @@ typedef struct ProfileLifetimes {
   uint64_t died_young_blocks, died_young_samples;  // born minor, collected unpromoted
 } ProfileLifetimes;
 
+// A sampled block without a collect event, as profile_finish reports it.
+typedef struct ProfileSurvivor {
+  uint64_t id;             // allocation id
+  uint64_t samples;
+  uint64_t birth_us;
+  uint64_t birth_clock;    // the allocation clock before its own samples
+  uint32_t stack;          // ProfileStackId
+} ProfileSurvivor;
+
 typedef struct ProfileOptions {
   // Allocations only: promotions and collections are counted in the summary
   // and otherwise ignored, no block enters the live table, and every live,
@@ -164,7 +173,13 @@ typedef struct ProfileOptions {
   // profile then holds exactly the events before `ev` (timeline series).
   void (*before_event)(void *ctx, const Profile *p, const TraceEvent *ev);
   void *hook_ctx;
+  // Called by profile_finish once for each sampled block never collected
+  // (NULL: none), in no particular order: what the end state (end_state.h)
+  // is matched against. Not called with allocations_only.
+  void (*on_survivor)(void *ctx, const ProfileSurvivor *s);
+  void *survivor_ctx;
 } ProfileOptions;
+
 
 // What grouping a key or a row is by.
 typedef enum ProfileBy { PROFILE_BY_SITE, PROFILE_BY_FUNCTION, PROFILE_BY_FILE, PROFILE_BY_STACK } ProfileBy;

@@ -18,5 +18,6 @@ int cmd_pprof(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_paths(int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "../analysis/end_state.h"
 #include "../analysis/output.h"
 #include "../cli/options.h"
 #include "commands.h"
@@ -16,9 +17,13 @@ static const ToolUsage usage = {
     "collections, backtrace depths, and the bytes of the file split into packet\n"
     "headers, trace info, locations, backtraces and other event bytes, in total and\n"
     "per sample. A damaged trace is summarized up to the damage, then the error is\n"
-    "printed on stderr; exit status 1.\n"
-    "  --json   JSON (schema: tools/memtrace_cli/README.md)\n"
-    "  -o OUT   write to OUT instead of stdout\n",
+    "printed on stderr; exit status 1. Then the end state (FILE.retain, written\n"
+    "by ./vm when the run ends): whether a final collection ran, the blocks alive\n"
+    "and paths it holds, its times; or why there is none. A damaged end state, or\n"
+    "one of another trace, is an error (status 1).\n"
+    "  --retain FILE  the end state to read (default: FILE.retain)\n"
+    "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  -o OUT         write to OUT instead of stdout\n",
 };
 
 typedef struct EventTally {
@@ -94,9 +99,49 @@ static void print_bytes(const TraceReaderStats *s) {
          per(s->info_bytes, s->samples));
 }
 
+static void print_end_state(const EndState *es) {
+  const RetainHeader *h = &es->retain.header;
+  if (es->status == END_STATE_ABSENT) {
+    printf("%-16snone: %s\n%-16s%s\n", "end state", es->why, "to get one", es->fix);
+    return;
+  }
+  if (es->status == END_STATE_DAMAGED) {
+    printf("%-16sunusable: %s\n", "end state", es->why);
+    return;
+  }
+  printf("%-16s%s: final collection in %.6f s, %" PRIu64 " sampled blocks alive at the end\n", "end state", es->file,
+         (double)h->gc_us / 1e6, h->live_samples);
+  if (es->paths)
+    printf("%-16s%" PRIu64 " from the roots (walk %.6f s; it reached %" PRIu64 " blocks, %" PRIu64 " words)\n",
+           "paths", es->retain.path_count, (double)h->walk_us / 1e6, h->reachable_blocks, h->reachable_words);
+  else
+    printf("%-16snone: %s\n", "paths", es->why);
+}
+
+static void json_end_state(Json *j, const EndState *es) {
+  const RetainHeader *h = &es->retain.header;
+  json_object(j, "end_state");
+  json_string(j, "status", end_state_status_name(es->status));
+  if (*es->file) json_string(j, "file", es->file);
+  else json_null(j, "file");
+  if (es->status != END_STATE_PRESENT) json_string(j, "why", es->why);
+  if (es->status == END_STATE_ABSENT) json_string(j, "fix", es->fix);
+  if (es->status == END_STATE_PRESENT) {
+    json_bool(j, "final_collection", true);
+    json_bool(j, "paths", es->paths);
+    json_uint(j, "live_samples", h->live_samples);
+    json_uint(j, "path_count", es->retain.path_count);
+    json_uint(j, "reachable_blocks", h->reachable_blocks);
+    json_uint(j, "reachable_words", h->reachable_words);
+    json_number(j, "final_collection_s", (double)h->gc_us / 1e6);
+    json_number(j, "walk_s", (double)h->walk_us / 1e6);
+  }
+  json_end_object(j);
+}
+
 // The same figures as one JSON document.
 static void print_json(const char *path, const TraceReader *r, const TraceReaderStats *s, const EventTally *t,
-                       bool partial) {
+                       bool partial, const EndState *es) {
   const TraceReaderInfo *info = trace_reader_info(r);
   uint64_t events = s->allocs + s->promotes + s->collects;
   Json j;
@@ -159,15 +204,18 @@ static void print_json(const char *path, const TraceReader *r, const TraceReader
   json_bool(&j, "partial", partial);
   if (partial) json_string(&j, "error", trace_reader_error(r)->message);
   else json_null(&j, "error");
+  json_end_state(&j, es);
   json_end_object(&j);
   json_finish(&j);
 }
 
 int cmd_info(int argc, char **argv) {
   const char *out_path = NULL;
+  const char *retain = NULL;
   bool json = false;
-  const ToolOption options[] = {TOOL_OPTION_JSON(&json), TOOL_OPTION_OUTPUT(&out_path)};
-  ToolArgs args = {&usage, options, 2, 1, 1, NULL, 0};
+  const ToolOption options[] = {TOOL_OPTION_JSON(&json), TOOL_OPTION_OUTPUT(&out_path),
+                                {"--retain", "FILE", &retain, NULL, NULL, 0, 0}};
+  ToolArgs args = {&usage, options, 3, 1, 1, NULL, 0};
   TraceReader *r;
   int status = tool_parse_and_open(&args, argc, argv, &out_path, &r);
   if (status != TOOL_CONTINUE) return status;
@@ -182,14 +230,22 @@ int cmd_info(int argc, char **argv) {
   }
   TraceReaderStats stats;
   trace_reader_stats(r, &stats);
+  EndState es = {0};
+  end_state_open(&es, path, retain, trace_reader_info(r), stats.allocs, s == TRACE_READER_ERROR);
   if (json) {
-    print_json(path, r, &stats, &tally, s == TRACE_READER_ERROR);
+    print_json(path, r, &stats, &tally, s == TRACE_READER_ERROR, &es);
   } else {
     print_header(path, trace_reader_info(r));
     print_counts(trace_reader_info(r), &stats, &tally);
     print_bytes(&stats);
+    print_end_state(&es);
   }
   status = tool_finish_output(&usage);
+  if (es.status == END_STATE_DAMAGED) {
+    fprintf(stderr, "memtrace info: %s\n", es.why);
+    status = 1;
+  }
+  end_state_free(&es);
   if (s == TRACE_READER_ERROR) status = tool_trace_error(&usage, path, r);
   trace_reader_close(r);
   return status;

@@ -1,15 +1,16 @@
 // report.c - `memtrace report FILE -o OUT.html`: one static, self-contained
 // HTML page of a trace (its CSS, SVGs and the flame graph's script inline;
 // nothing fetched, no server): a summary, the top allocation sites, the live
-// heap over time, a flame graph, lifetimes per site and the leak suspects.
+// heap over time, a flame graph, lifetimes per site and what the end state
+// keeps ("Kept by": holders, their paths, the sites under them, leaks first).
 //
-// One read (two passes: the leak windows need the allocation clock's total
-// first, load.h) builds one profile with lifetimes and leak windows while
-// live_series.h records the live heap; each section then calls the module
+// One read builds one profile with lifetimes while live_series.h records
+// the live heap and end_state.h gathers the survivors for the end state; each section then calls the module
 // its command uses: ranking.h (top), live_series.h and svg_chart.h
 // (timeline; drawn by the tool itself, so the page is the same whether
 // gnuplot is installed or not), calltree.h and flame_tree.h (flamegraph),
-// lifetime_rows.h (lifetimes), leak_test.h (leaks).
+// lifetime_rows.h (lifetimes), kept.h (leaks). Paths from the end state are
+// written through text_put_xml too.
 //
 // Every string from the trace (names of functions and files, the executable,
 // host, runtime parameters, context) is written through text_put_xml: a
@@ -26,13 +27,15 @@
 
 #include "../analysis/calltree.h"
 #include "../analysis/flame_tree.h"
-#include "../analysis/leak_test.h"
+#include "../analysis/kept.h"
 #include "../analysis/lifetime_rows.h"
 #include "../analysis/live_series.h"
 #include "../analysis/output.h"
 #include "../analysis/ranking.h"
+#include "../analysis/retain_text.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"
+#include "../cli/kept_load.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
 #include "../render/svg_chart.h"
@@ -46,18 +49,21 @@ static const ToolUsage usage = {
     "live at the end and at the peak, with 95 % intervals), the top allocation sites,\n"
     "the estimated live heap over time (top sites stacked, drawn as inline SVG), a\n"
     "flame graph of the bytes allocated (click a frame to zoom), lifetimes per site\n"
-    "and the leak suspects. Everything is inline: it opens from a file in any\n"
+    "and what the end state keeps (\"Kept by\": the holders of the blocks alive at\n"
+    "the end, their paths, the sites under them, the bytes kept; leaks first, as\n"
+    "memtrace leaks judges them). Everything is inline: it opens from a file in any\n"
     "browser, offline.\n"
     "  -o OUT      write the page to OUT (default: stdout)\n"
     "  -n N        rows of the sites and lifetimes tables (default 20; 0: all)\n"
     "  --top N     sites of their own in the live heap chart (default 8)\n"
     "  --title T   the page's heading (default: the traced program)\n"
+    "  --retain F  the end state (default: FILE.retain)\n"
     "On a damaged or truncated trace: the page of the events before the damage,\n"
     "under a PARTIAL banner naming the byte offset, the error on stderr; exit status 1.\n",
 };
 
 typedef struct Options {
-  const char *file, *out, *title;
+  const char *file, *out, *title, *retain;
   uint32_t rows, top;
 } Options;
 
@@ -68,6 +74,7 @@ typedef struct Page {
   const Loaded *l;
   const Profile *p;
   const LiveSeries *series;
+  const EndState *es;
 } Page;
 
 // ---------------------------------------------------------------- options
@@ -79,6 +86,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_ROWS(&o->rows),
       {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 100", 0, 100},
       {"--title", "T", &o->title, NULL, NULL, 0, 0},
+      KEPT_OPTION_RETAIN(&o->retain),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
@@ -195,6 +203,8 @@ static const char STYLE[] =
     "ul.stack { margin: 2px 0 4px; padding-left: 18px; font-size: 12px; color: #444; }\n"
     "ol.leaks > li { margin-bottom: 14px; } .leaksite { font-family: monospace; font-weight: bold;"
     " word-break: break-all; }\n"
+    ".holder { font-family: monospace; font-weight: bold; font-size: 15px; word-break: break-all; }\n"
+    "ol.leaks > li.leak .holder { color: #b00; } ul.keptsites { padding-left: 18px; }\n"
     "svg.chart text { font-family: sans-serif; font-size: 11px; fill: #222; }\n"
     "svg.chart text.title { font-size: 14px; } svg.chart text.legend { font-family: monospace; }\n"
     ".figure { overflow-x: auto; }\n"
@@ -227,7 +237,7 @@ static void put_head(const Page *pg) {
   }
   fputs("<nav><a href=\"#summary\">Summary</a><a href=\"#top-sites\">Top sites</a><a href=\"#live-heap\">Live "
         "heap</a><a href=\"#flame-graph\">Flame graph</a><a href=\"#lifetimes\">Lifetimes</a><a "
-        "href=\"#leak-suspects\">Leak suspects</a></nav>\n", out);
+        "href=\"#kept-by\">Kept by</a></nav>\n", out);
 }
 
 // ---------------------------------------------------------------- summary
@@ -478,74 +488,113 @@ static void put_lifetimes(const Page *pg) {
   profile_groups_free(g);
 }
 
-// ---------------------------------------------------------------- leaks
+// ---------------------------------------------------------------- kept by
 
-// The kept bytes at each judged window's end, as a small chart.
-static void put_leak_series(FILE *out, const Profile *p, const Leak *l) {
-  uint32_t to = leak_last_judged(p), n = to >= 2 ? to - 1 : 0;
-  double x[LEAK_WINDOWS + 1], y[LEAK_WINDOWS + 1];
-  for (uint32_t k = 2; k <= to; k++) {
-    x[k - 2] = (double)profile_checkpoint_time(p, k) / 1e6;
-    y[k - 2] = l->series[k] * profile_sample_bytes(p);
+// Text a printer writes, escaped, as list items (one a line).
+static void put_lines(FILE *out, char *text) {
+  fputs("<ul class=\"stack\">", out);
+  for (char *line = text, *end; *line; line = end + 1) {
+    if (!(end = strchr(line, '\n'))) end = line + strlen(line) - 1;
+    else *end = 0;
+    fputs("<li>", out);
+    put(out, line);
+    fputs("</li>", out);
   }
-  const char *names[1] = {"kept live (proven reachable) at each window's end"};
-  StackedChart c = {"", "time since the trace's start", "kept bytes", n, 1, x, y, names, true};
-  SvgChartOptions so = {640, 110, "chart", false, 0, NULL};
-  svg_chart_write(&c, &so, out);
+  fputs("</ul>", out);
 }
 
-static void put_leak(FILE *out, const Profile *p, const Leak *l) {
-  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX];
-  fputs("<li><div class=\"leaksite\">", out);
-  put_group(out, p, PROFILE_BY_SITE, l->stack);
-  fprintf(out, "</div>\n<div>keeps <b>%.3g%%</b> of the bytes allocated <span class=\"iv\">[%.3g%%, %.3g%%]</span> "
-          "(<b>%s/s</b> at this run's allocation rate), z = %.1f; in each third of the run: %.3g%%, %.3g%%, %.3g%%; "
-          "kept live at the last judged window's end: %s</div>\n",
-          100 * l->whole.slope, 100 * (l->whole.slope - LEAK_Z95 * l->whole.sd),
-          100 * (l->whole.slope + LEAK_Z95 * l->whole.sd), out_bytes(a, l->whole.slope * leak_allocation_rate(p)),
-          l->whole.z, 100 * l->part[0].slope, 100 * l->part[1].slope, 100 * l->part[2].slope,
-          out_bytes(b, l->series[leak_last_judged(p)] * profile_sample_bytes(p)));
-  fputs("<div class=\"note\">called from:</div>", out);
-  put_callers(out, p, l->stack, 16);
-  fputs("<div class=\"figure\">", out);
-  put_leak_series(out, p, l);
-  fputs("</div></li>\n", out);
+static void put_path(FILE *out, const RetainPath *path, uint32_t hops, bool erase) {
+  char *text = retain_path_string(path, hops, erase);
+  put(out, text);
+  free(text);
 }
 
-static void put_leaks(const Page *pg) {
+static const char *depth_text(uint32_t depth) {
+  return depth == 0 ? "the container's own cells" : depth == 1 ? "its elements" : "data its elements hold";
+}
+
+static void put_holder(FILE *out, const Profile *p, const KeptHolder *h) {
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
+  fprintf(out, "<li class=\"%s\"><div class=\"holder\">", h->verdict == KEPT_LEAK ? "leak" : "kept");
+  if (h->example) put_path(out, h->example, h->cut, true);
+  else fputs("(no path) ", out), put_group(out, p, PROFILE_BY_SITE, h->sites[0].stack);
+  fprintf(out, "</div>\n<div><b>%s</b>: keeps <b>", h->verdict == KEPT_LEAK ? "leak" : kept_verdict_name(h->verdict));
+  Interval bi = kept_bytes_interval(p, h->samples), si = kept_share_interval(h->samples, h->allocated_samples);
+  double share = h->allocated_samples ? (double)h->samples / (double)h->allocated_samples : 0;
+  fprintf(out, "%s</b> <span class=\"iv\">[%s, %s]</span>, %.3g%% <span class=\"iv\">[%.3g%%, %.3g%%]</span> of "
+          "what its sites allocated; survivor samples by fifth of the run:", out_bytes(a, kept_bytes(p, h->samples)),
+          out_bytes(b, bi.lo), out_bytes(c, bi.hi), 100 * share, 100 * si.lo, 100 * si.hi);
+  for (int w = 0; w < KEPT_WINDOWS; w++) fprintf(out, " %llu", (unsigned long long)h->windows[w]);
+  fputs("</div>\n", out);
+  if (h->example) {
+    fputs("<div class=\"note\">e.g. <code>", out);
+    put_path(out, h->example, h->example->hop_count, false);
+    fputs("</code></div>\n", out);
+  }
+  fputs("<ul class=\"keptsites\">\n", out);
+  for (uint32_t k = 0; k < h->n_sites; k++) {
+    const KeptSite *s = &h->sites[k];
+    Interval iv = kept_bytes_interval(p, s->samples);
+    fputs("<li><span class=\"leaksite\">", out);
+    put_group(out, p, PROFILE_BY_SITE, s->stack);
+    fprintf(out, "</span> &mdash; %s: %s <span class=\"iv\">[%s, %s]</span>", h->example ? depth_text(s->depth) : "kept",
+            out_bytes(a, kept_bytes(p, s->samples)), out_bytes(b, iv.lo), out_bytes(c, iv.hi));
+    Captured cap;
+    retain_text_callers(capture(&cap), p, s->stack, "", 16);
+    char *text = captured(&cap);
+    put_lines(out, text);
+    free(text);
+    fputs("</li>\n", out);
+  }
+  fputs("</ul></li>\n", out);
+}
+
+static void put_kept(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
-  LeakAnalysis an = {0};
-  if (!g || !leak_analyse(p, g, &an)) xalloc_fail();
-  uint32_t to = leak_last_judged(p);
-  char a[OUT_TEXT_MAX];
-  fputs("<section id=\"leak-suspects\">\n<h2>Leak suspects</h2>\n<p class=\"note\">", out);
-  fprintf(out, "The run is cut into %u windows of equal allocation; at each window's end a site's bytes that "
-          "collections kept (promoted, or surviving a major collection) count, blocks younger than a window "
-          "ignored. A suspect's kept bytes grow beyond sampling noise (z &ge; %g) and in each third of the run. ",
-          profile_windows(p), LEAK_Z);
-  if (profile_major_collections(p))
-    fprintf(out, "Judged up to %s (window %u), the last major collection seen (of %llu).", out_duration(a,
-            (double)profile_checkpoint_time(p, to)), to, (unsigned long long)profile_major_collections(p));
-  else
-    fputs("No major collection seen: only promotions prove old blocks reachable.", out);
+  KeptAnalysis an;
+  kept_analyse(p, pg->es, &an);
+  fputs("<section id=\"kept-by\">\n<h2>Kept by</h2>\n<p class=\"note\">", out);
+  fprintf(out, "From the end state (a final collection, then a path from a GC root to every sampled block still "
+          "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
+          "erased). The run is cut into %d windows of equal allocation; the last is not judged, the others make "
+          "two halves: a holder <b>leaks</b> when the blocks it keeps were born in both. Under each holder, its sites, most directly held first. "
+          "Bytes with Garwood's Poisson 95%% interval, shares with Clopper-Pearson's.</p>\n<p class=\"note\">",
+          KEPT_WINDOWS);
+  Captured cap;
+  kept_print_end_state(capture(&cap), pg->es);
+  char *text = captured(&cap);
+  text[strcspn(text, "\n")] = 0;
+  put(out, text);
+  free(text);
   fputs("</p>\n", out);
-  if (to < LEAK_MIN_POINTS + 1)
-    fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak suspects: too little of the run can be judged "
-            "(fewer than %u windows).</p>\n", LEAK_MIN_POINTS);
-  else if (!an.n_leaking)
-    fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak suspects: no site's kept bytes grow beyond sampling "
-            "noise all over the run (%u site%s with kept blocks tested).</p>\n", an.n, an.n == 1 ? "" : "s");
-  else {
-    fprintf(out, "<p class=\"verdict\">%u leak suspect%s (of %u sites tested), fastest growth first:</p>\n"
-            "<ol class=\"leaks\">\n", an.n_leaking, an.n_leaking > 1 ? "s" : "", an.n);
-    for (uint32_t i = 0; i < an.n_leaking; i++) put_leak(out, p, &an.leaks[i]);
-    fputs("</ol>\n", out);
+  if (an.judgement == KEPT_CANNOT_JUDGE) {
+    fputs("<p class=\"verdict\" id=\"cannot-judge\">Cannot judge: ", out);
+    put(out, an.why);
+    fputs(". To judge: ", out);
+    put(out, an.fix);
+    fputs(".</p>\n", out);
+  } else {
+    if (an.n_leaking)
+      fprintf(out, "<p class=\"verdict\">%u leak%s: blocks born all over the run, most kept first:</p>\n",
+              an.n_leaking, an.n_leaking > 1 ? "s" : "");
+    else if (!an.n_too_few)
+      fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak: of %u holder%s of blocks alive at the end, none "
+              "keeps blocks born all over the run.</p>\n", an.n, an.n == 1 ? "" : "s");
+    else
+      fprintf(out, "<p class=\"verdict\" id=\"too-few\">No leak found, but %u holder%s keep%s too few samples to "
+              "judge (%d needed).</p>\n", an.n_too_few, an.n_too_few > 1 ? "s" : "", an.n_too_few > 1 ? "" : "s",
+              KEPT_MIN_SAMPLES);
+    uint32_t shown = shown_rows(pg->o->rows, an.n);
+    if (shown) {
+      fputs("<ol class=\"leaks\">\n", out);
+      for (uint32_t i = 0; i < shown; i++) put_holder(out, p, &an.holders[i]);
+      fputs("</ol>\n", out);
+    }
+    if (shown < an.n) fprintf(out, "<p class=\"note\">%u more holders (-n 0 shows all).</p>\n", an.n - shown);
   }
   fputs("</section>\n", out);
-  leak_analysis_free(&an);
-  profile_groups_free(g);
+  kept_analysis_free(&an);
 }
 
 static void put_footer(const Page *pg) {
@@ -565,7 +614,7 @@ static void write_page(const Page *pg) {
   put_live_heap(pg);
   put_flame_graph(pg);
   put_lifetimes(pg);
-  put_leaks(pg);
+  put_kept(pg);
   put_footer(pg);
 }
 
@@ -581,16 +630,17 @@ int cmd_report(int argc, char **argv) {
   }
   LiveSeries series;
   live_series_init(&series, 400);
-  ProfileOptions popts = {.lifetimes = true, .windows = LEAK_WINDOWS, .before_event = live_series_hook,
-                          .hook_ctx = &series};
+  ProfileOptions popts = {.lifetimes = true, .before_event = live_series_hook, .hook_ctx = &series};
   Loaded l;
-  if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) {
+  EndState es;
+  if (kept_load(&usage, o.file, o.retain, &popts, NULL, &l, &es) != 0) {
+    end_state_free(&es);
     live_series_free(&series);
     if (!to_stdout) fclose(out), unlink(o.out);
     return 1;
   }
   live_series_end(&series, l.profile);
-  Page pg = {out, &o, &l, l.profile, &series};
+  Page pg = {out, &o, &l, l.profile, &series, &es};
   write_page(&pg);
   status = 0;
   if (!to_stdout) {
@@ -601,7 +651,8 @@ int cmd_report(int argc, char **argv) {
   }
   if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out);
   live_series_free(&series);
-  int trace_status = load_status(&usage, &l);
+  int trace_status = load_status(&usage, &l) | kept_status(&usage, &es);
+  end_state_free(&es);
   load_close(&l);
   return status ? status : trace_status;
 }

@@ -3,14 +3,18 @@
 // promoted; as a table or JSON; --follow redraws it every second while the
 // trace is being written (README.md shows the layouts).
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../analysis/kept.h"
 #include "../analysis/output.h"
 #include "../analysis/ranking.h"
+#include "../analysis/retain_text.h"
+#include "../cli/kept_load.h"
 #include "../cli/load.h"
 #include "commands.h"
 
@@ -26,7 +30,10 @@ static const ToolUsage usage = {
     "                trace's duration\n"
     "  --promoted    rank by bytes promoted (blocks that survived a minor GC)\n"
     "  --by KEY      site (default: the innermost frame's location), function,\n"
-    "                file, or stack (the whole callstack)\n"
+    "                file, or stack (the whole callstack); with --live, holder:\n"
+    "                the blocks alive at the end grouped by what holds them, from\n"
+    "                the end state FILE.retain (memtrace paths --by holder)\n"
+    "  --retain FILE with --by holder: the end state (default: FILE.retain)\n"
     "  -n N          show N rows (default 20; 0: all)\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT        write to OUT instead of stdout\n"
@@ -46,9 +53,18 @@ typedef struct TopOptions {
   AtTime at;
   double idle_s;
   const char *path;
+  bool by_holder;
+  const char *retain;
 } TopOptions;
 
 // ---------------------------------------------------------------- options
+
+// --by: load_parse_by's keys, or "holder" (TopOptions.by_holder).
+static bool parse_top_by(const ToolOption *opt, const char *text) {
+  TopOptions *o = (TopOptions *)((char *)opt->target - offsetof(TopOptions, by));
+  o->by_holder = strcmp(text, "holder") == 0;
+  return o->by_holder || load_parse_by(opt, text);
+}
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
@@ -58,7 +74,9 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
       {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
       LOAD_OPTION_AT(&o->at),
-      LOAD_OPTION_BY(&o->by),
+      {"--by", "KEY", &o->by, parse_top_by, "site, function, file, stack or holder", PROFILE_BY_SITE,
+       PROFILE_BY_STACK},
+      KEPT_OPTION_RETAIN(&o->retain),
       TOOL_OPTION_ROWS(&o->rows),
       TOOL_OPTION_JSON(&o->json),
       TOOL_OPTION_OUTPUT(&out),
@@ -74,6 +92,9 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
   o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
+  if (o->by_holder && (!live || o->at.set || o->follow))
+    return tool_usage_error(&usage, "--by holder goes with --live, at the end (no --at, no --follow)");
+  if (o->retain && !o->by_holder) return tool_usage_error(&usage, "--retain goes with --by holder");
   return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
 
@@ -350,6 +371,83 @@ static int follow(const TopOptions *o) {
   return status;
 }
 
+// ---------------------------------------------------------------- by holder
+
+static void holders_text(const Loaded *l, const EndState *es, const TopOptions *o, const KeptAnalysis *an) {
+  const Profile *p = l->profile;
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
+  printf("%s: live at the end by holder\n", l->path);
+  load_print_partial(stdout, l);
+  kept_print_end_state(stdout, es);
+  if (es->status != END_STATE_PRESENT) {
+    if (es->status == END_STATE_ABSENT) printf("to get one: %s\n", es->fix);
+    return;
+  }
+  double total = kept_bytes(p, an->samples);
+  printf("%4s %10s %23s %6s %7s  %-15s %s\n", "rank", "bytes", "95% interval", "share", "samples", "verdict",
+         "holder");
+  for (uint32_t i = 0; i < an->n && (!o->rows || i < o->rows); i++) {
+    const KeptHolder *h = &an->holders[i];
+    Interval iv = kept_bytes_interval(p, h->samples);
+    printf("%4u %10s [%10s, %10s] %5.1f%% %7llu  %-15s ", i + 1, out_bytes(a, kept_bytes(p, h->samples)),
+           out_bytes(b, iv.lo), out_bytes(c, iv.hi), total > 0 ? 100 * kept_bytes(p, h->samples) / total : 0,
+           (unsigned long long)h->samples, kept_verdict_name(h->verdict));
+    if (h->example) retain_text_path(stdout, h->example, h->cut, true);
+    else printf("(no path) "), out_site(stdout, profile_site(p, h->unknown_site));
+    putchar('\n');
+  }
+}
+
+static void holders_json(const Loaded *l, const EndState *es, const TopOptions *o, const KeptAnalysis *an) {
+  const Profile *p = l->profile;
+  Json j;
+  load_json_begin(&j, stdout, "top", l);
+  json_string(&j, "metric", "live");
+  json_string(&j, "by", "holder");
+  kept_json_end_state(&j, es);
+  json_array(&j, "rows");
+  for (uint32_t i = 0; es->status == END_STATE_PRESENT && i < an->n && (!o->rows || i < o->rows); i++) {
+    const KeptHolder *h = &an->holders[i];
+    json_object(&j, NULL);
+    json_uint(&j, "rank", i + 1);
+    if (h->example) retain_json_path(&j, "holder", h->example, h->cut, true);
+    else json_null(&j, "holder");
+    json_number(&j, "bytes", kept_bytes(p, h->samples));
+    Interval iv = kept_bytes_interval(p, h->samples);
+    json_interval(&j, "interval", iv.lo, iv.hi);
+    json_uint(&j, "samples", h->samples);
+    json_uint(&j, "blocks", h->blocks);
+    json_string(&j, "verdict", kept_verdict_name(h->verdict));
+    json_end_object(&j);
+  }
+  json_end_array(&j);
+  json_end_object(&j);
+  json_finish(&j);
+}
+
+static int by_kept(const void *a, const void *b) {
+  const KeptHolder *x = a, *y = b;
+  if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int top_by_holder(const TopOptions *o) {
+  ProfileOptions popts = {0};
+  Loaded l;
+  EndState es;
+  if (kept_load(&usage, o->path, o->retain, &popts, NULL, &l, &es) != 0) return 1;
+  KeptAnalysis an;
+  kept_analyse(l.profile, &es, &an);
+  if (an.n) qsort(an.holders, an.n, sizeof *an.holders, by_kept);  // most kept first, whatever the verdict
+  (o->json ? holders_json : holders_text)(&l, &es, o, &an);
+  kept_analysis_free(&an);
+  int s1 = kept_status(&usage, &es);
+  end_state_free(&es);
+  int s2 = load_status(&usage, &l);
+  load_close(&l);
+  return s1 | s2;
+}
+
 // ---------------------------------------------------------------- main
 
 int cmd_top(int argc, char **argv) {
@@ -357,6 +455,7 @@ int cmd_top(int argc, char **argv) {
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;
   if (o.follow) return follow(&o);
+  if (o.by_holder) return top_by_holder(&o);
   // Bytes allocated need no block's death: no live table (profile.h).
   ProfileOptions popts = {.allocations_only = o.metric == RANK_ALLOCATED};
   Loaded l;

@@ -539,6 +539,6 @@ const char *retain_root_kind_name(RetainRootKind kind) {
 const char *retain_hop_kind_name(RetainHopKind kind) {
   static const char *const names[RETAIN_HOP_KINDS] = {"field", "tuple", "array", "list cell", "list element",
                                                       "capture", "Hashtbl value", "Hashtbl key", "Buffer storage",
-                                                      "field", "...", "Hashtbl entry"};
+                                                      "field", "...", "Hashtbl entry", "Hashtbl storage"};
   return (unsigned)kind < RETAIN_HOP_KINDS ? names[kind] : "?";
 }

@@ -46,6 +46,7 @@ typedef enum RetainHopKind {
   RETAIN_HOP_OTHER = 9,          // a field of another kind of block: index
   RETAIN_HOP_ELIDED = 10,        // `count` hops left out of a very long path
   RETAIN_HOP_HASHTBL_ENTRY = 11, // from a Hashtbl to one of its (key, value) pairs or bucket cells
+  RETAIN_HOP_HASHTBL_STORAGE = 12, // from a Hashtbl to its bucket array
   RETAIN_HOP_KINDS
 } RetainHopKind;
 

@@ -115,12 +115,16 @@ static bool is_hashtbl_data(const Vm *vm, const GcPathRun *run) {
 // Matches a Hashtbl's inside at runs[i]: its `data` field, the bucket
 // array, the bucket's cells (if any), the element, then the pair's key or
 // value ("Hashtbl value", "Hashtbl key"). A path ending at a bucket cell or
-// a pair reads "Hashtbl entry". Returns the runs it covers (0: no match)
+// a pair reads "Hashtbl entry", at the bucket array "Hashtbl storage". Returns the runs it covers (0: no match)
 // and the hop in *out; `n` runs follow i on the path (through `last`).
 static uint32_t match_hashtbl(const Vm *vm, const GcPathRun *runs, uint32_t n, uint32_t i, bool last,
                               RetainHop *out, uint64_t *rest) {
   *rest = 0;
   *out = (RetainHop){.kind = RETAIN_HOP_HASHTBL_ENTRY, .count = 1, .name = ""};
+  if (i + 1 == n && last && is_hashtbl_data(vm, &runs[i])) {   // the path ends at the bucket array
+    out->kind = RETAIN_HOP_HASHTBL_STORAGE;
+    return 1;
+  }
   if (i + 2 > n || !is_hashtbl_data(vm, &runs[i])) return 0;
   uint32_t k = i + 1;
   if (val_tag(runs[k].parent) != TAG_ARRAY || runs[k].count != 1) return 0;

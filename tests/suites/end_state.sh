@@ -51,6 +51,7 @@ has "$tmp/k" '^[0-9]+ global registry -> field items -> list element -> field pa
 has "$tmp/k" '^[0-9]+ global table -> Hashtbl key$' "a Hashtbl's key"
 has "$tmp/k" '^[0-9]+ global table -> Hashtbl value$' "a Hashtbl's value"
 has "$tmp/k" '^[0-9]+ global table -> Hashtbl entry$' "a Hashtbl's pair"
+has "$tmp/k" '^[0-9]+ global fresh -> Hashtbl storage$' "a Hashtbl's bucket array"
 has "$tmp/k" '^[0-9]+ global grid -> array\[1\] -> tuple\[1\]$' "array and tuple indices"
 has "$tmp/k" '^[0-9]+ global counter -> capture hidden\[0\]$' "a closure's capture by name"
 has "$tmp/k" '^[0-9]+ global buf -> Buffer storage$' "a Buffer's storage"

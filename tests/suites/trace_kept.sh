@@ -48,9 +48,9 @@ MINNOW_SEED=1 ./vm --memtrace "$tmp/h.ctf" --memtrace-rate 1 tests/kept/hops.mn 
 check "hops.mn: the end state is written beside the trace" '[ -s "$tmp/h.ctf.retain" ]'
 "$tool" paths "$tmp/h.ctf" >"$tmp/h.paths"
 for want in "global rec -> field data" "global pair -> tuple .1" "global arr -> array [0]" \
-            "global cells -> list cell x4 -> list element" "global closure -> capture" \
+            "global cells -> list cell x4 -> list element" "global closure -> capture captured" \
             "global table -> Hashtbl value" "global table -> Hashtbl key" "global table -> Hashtbl entry" \
-            "global buf -> Buffer storage" "hops elided) ->" "local #" "of hold (tests/kept/hops.mn:"; do
+            "global buf -> Buffer storage" "hops elided) ->" "local mine of hold (tests/kept/hops.mn:"; do
   check "paths on hops.mn show '$want'" 'grep -qF -- "$want" "$tmp/h.paths"'
 done
 check "a cycle: ring's other record is one hop from the global" \

@@ -61,7 +61,7 @@ double kept_floor(const Profile *p) {
 
 static bool container(RetainHopKind k) {
   return k == RETAIN_HOP_LIST_CELL || k == RETAIN_HOP_ARRAY || k == RETAIN_HOP_HASHTBL_VALUE ||
-         k == RETAIN_HOP_HASHTBL_KEY || k == RETAIN_HOP_HASHTBL_ENTRY;
+         k == RETAIN_HOP_HASHTBL_KEY || k == RETAIN_HOP_HASHTBL_ENTRY || k == RETAIN_HOP_HASHTBL_STORAGE;
 }
 
 // The holder's hops (kept.h) and the depth below it, in hop runs.

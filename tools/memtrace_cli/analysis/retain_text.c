@@ -52,6 +52,7 @@ void retain_text_hop(FILE *f, const RetainHop *h, bool erase) {
     case RETAIN_HOP_HASHTBL_VALUE: fputs(erase ? "Hashtbl" : "Hashtbl value", f); break;
     case RETAIN_HOP_HASHTBL_KEY: fputs(erase ? "Hashtbl" : "Hashtbl key", f); break;
     case RETAIN_HOP_HASHTBL_ENTRY: fputs(erase ? "Hashtbl" : "Hashtbl entry", f); break;
+    case RETAIN_HOP_HASHTBL_STORAGE: fputs(erase ? "Hashtbl" : "Hashtbl storage", f); break;
     case RETAIN_HOP_BUFFER: fputs("Buffer storage", f); break;
     case RETAIN_HOP_ELIDED: fprintf(f, "(%llu hops elided)", n); return;
     default: fprintf(f, "field #%llu", i); break;
@@ -95,7 +96,7 @@ void retain_json_path(Json *j, const char *key, const RetainPath *path, uint32_t
     const RetainHop *h = &path->hops[i];
     json_object(j, NULL);
     bool table = h->kind == RETAIN_HOP_HASHTBL_VALUE || h->kind == RETAIN_HOP_HASHTBL_KEY ||
-                 h->kind == RETAIN_HOP_HASHTBL_ENTRY;
+                 h->kind == RETAIN_HOP_HASHTBL_ENTRY || h->kind == RETAIN_HOP_HASHTBL_STORAGE;
     json_string(j, "kind", erase && table ? "Hashtbl" : retain_hop_kind_name(h->kind));
     bool erased = erase && (h->kind == RETAIN_HOP_LIST_CELL || h->kind == RETAIN_HOP_ARRAY);
     if (!erased) json_uint(j, "count", h->count);

@@ -126,6 +126,7 @@ clean:
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
+-include bench/hashtbl.mk
 -include bench/peers.mk
 -include bench/tools.mk
 -include tests/fuzz/vm.mk

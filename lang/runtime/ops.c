@@ -192,11 +192,26 @@ static __attribute__((noinline)) bool equal_walk(Vm *vm, Value a, Value b) {
   return eq;
 }
 
+// Whether two tuples or cons cells of the same header differ at the top: a
+// pair of fields, one of them immediate, that are not the same word (an
+// immediate equals only itself). The walk would find that pair too; this
+// answers the common unequal keys of a Hashtbl bucket without starting it.
+static inline bool fields_differ_at_top(Value a, Value b, uint64_t n) {
+  const Value *fa = val_fields(a), *fb = val_fields(b);
+  for (uint64_t i = 0; i < n; i++)
+    if (fa[i] != fb[i] && (!val_is_ptr(fa[i]) || !val_is_ptr(fb[i]))) return true;
+  return false;
+}
+
 bool ops_equal(Vm *vm, Value a, Value b) {
   if (a == b) return true;
   if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
-  Header ha = val_hd(a);
-  if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
+  Header ha = val_hd(a), hb = val_hd(b);
+  unsigned tag = hd_tag(ha);
+  if (tag == TAG_STRING) return same_shape(ha, hb) && string_words_equal(a, b, hd_wosize(ha));
+  if (tag == TAG_FLOAT) return same_shape(ha, hb) && float_of_val(a) == float_of_val(b);
+  if ((tag == TAG_TUPLE || tag == TAG_CONS) && (!same_shape(ha, hb) || fields_differ_at_top(a, b, hd_wosize(ha))))
+    return false;
   return equal_walk(vm, a, b);
 }
 

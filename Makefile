@@ -130,6 +130,7 @@ clean:
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
+-include bench/hashtbl.mk
 -include bench/peers.mk
 -include bench/leaks.mk
 -include bench/tools.mk

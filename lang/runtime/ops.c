@@ -192,11 +192,26 @@ static __attribute__((noinline)) bool equal_walk(Vm *vm, Value a, Value b) {
   return eq;
 }
 
+// Whether two tuples or cons cells of the same header differ at the top: a
+// pair of fields, one of them immediate, that are not the same word (an
+// immediate equals only itself). The walk would find that pair too; this
+// answers the common unequal keys of a Hashtbl bucket without starting it.
+static inline bool fields_differ_at_top(Value a, Value b, uint64_t n) {
+  const Value *fa = val_fields(a), *fb = val_fields(b);
+  for (uint64_t i = 0; i < n; i++)
+    if (fa[i] != fb[i] && (!val_is_ptr(fa[i]) || !val_is_ptr(fb[i]))) return true;
+  return false;
+}
+
 bool ops_equal(Vm *vm, Value a, Value b) {
   if (a == b) return true;
   if (!val_is_ptr(a) || !val_is_ptr(b)) return false;
-  Header ha = val_hd(a);
-  if (hd_tag(ha) == TAG_STRING) return same_shape(ha, val_hd(b)) && string_words_equal(a, b, hd_wosize(ha));
+  Header ha = val_hd(a), hb = val_hd(b);
+  unsigned tag = hd_tag(ha);
+  if (tag == TAG_STRING) return same_shape(ha, hb) && string_words_equal(a, b, hd_wosize(ha));
+  if (tag == TAG_FLOAT) return same_shape(ha, hb) && float_of_val(a) == float_of_val(b);
+  if ((tag == TAG_TUPLE || tag == TAG_CONS) && (!same_shape(ha, hb) || fields_differ_at_top(a, b, hd_wosize(ha))))
+    return false;
   return equal_walk(vm, a, b);
 }
 
@@ -285,52 +300,94 @@ int ops_compare(Vm *vm, Value a, Value b) {
 }
 
 // =====================================================================
-// Hashing (FNV-1a over a bounded walk, so that long lists hash in O(1))
+// Hashing
 // =====================================================================
+//
+// ops_hash folds 64-bit words into a state with hash_step, then spreads
+// every bit of the state over the result with hash_finish, so that keys
+// differing only in high bits (integral floats, ints above bit 32) differ in
+// the low bits Hashtbl's `hash % buckets` keeps. hash_step is a bijection of
+// the state for a fixed word and of the word for a fixed state: two values
+// whose words differ in one place never collide before the mask to 62 bits.
+//
+// Consistency with ==: a value contributes only what == looks at. A string
+// its words (the padding is a function of the length, value.h, so equal
+// strings have equal words); a float its value with -0.0 as 0.0 and every
+// nan as one nan; a record the hash of its set of field names, then its
+// fields in name order (shapes.h), never its shape; functions, buffers and
+// the profiler's blocks (equal only to themselves) their header alone.
+// Blocks are visited breadth first, at most HASH_VISITS of them, so a large
+// or cyclic value costs O(1) beyond its strings, and the items near the
+// top of a list or tuple all count.
 
-static uint64_t mix(uint64_t h, uint64_t x) {
-  h ^= x;
-  return h * 0x100000001b3ull;
+enum { HASH_VISITS = 48, HASH_QUEUE = 64 };
+
+static const uint64_t HASH_SEED = 0x9e3779b97f4a7c15ull;
+
+static inline uint64_t rotl64(uint64_t x, unsigned r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t hash_step(uint64_t h, uint64_t w) {
+  return rotl64(h ^ (w * 0xa0761d6478bd642full), 29) * 0xe7037ed1a0b428dbull;
 }
 
-static uint64_t hash_string(Value v) {
-  uint64_t h = mix(0xcbf29ce484222325ull, TAG_STRING);
-  const unsigned char *s = (const unsigned char *)str_bytes(v);
-  for (size_t i = 0, len = str_len(v); i < len; i++) h = mix(h, s[i]);
+static inline uint64_t hash_finish(uint64_t h) {
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 32;
+  return h & (((uint64_t)1 << 62) - 1);
+}
+
+// The words of string v (its padding included), folded into h.
+static inline uint64_t hash_string_words(uint64_t h, Value v) {
+  const Value *w = val_fields(v);
+  for (uint64_t i = 0, n = val_wosize(v); i < n; i++) h = hash_step(h, w[i]);
   return h;
 }
 
-static uint64_t hash_rec(const Vm *vm, Value v, int *budget) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  if (--*budget < 0) return h;
-  if (!val_is_ptr(v)) return mix(h, v);
-  unsigned tag = val_tag(v);
-  uint64_t n = val_wosize(v);
-  h = mix(h, tag);
-  if (tag == TAG_STRING) return hash_string(v);
-  if (tag == TAG_FLOAT) {
-    double d = float_of_val(v);
-    if (d == 0) d = 0;  // -0.0 == 0.0
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    return mix(h, bits);
+static inline uint64_t float_key(double d) {
+  if (d == 0) d = 0;            // -0.0 == 0.0
+  if (isnan(d)) d = NAN;        // one nan (nan equals nothing: any choice is consistent)
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+static __attribute__((noinline)) uint64_t hash_walk(const Vm *vm, Value v) {
+  Value queue[HASH_QUEUE];
+  unsigned head = 0, tail = 0;
+  uint64_t h = HASH_SEED;
+  queue[tail++] = v;
+  for (int visits = 0; head < tail && visits < HASH_VISITS; visits++) {
+    Value x = queue[head++];
+    if (!val_is_ptr(x)) {
+      h = hash_step(h, x);
+      continue;
+    }
+    unsigned tag = val_tag(x);
+    uint64_t n = val_wosize(x);
+    h = hash_step(h, n << 8 | tag);
+    if (tag == TAG_STRING) {
+      h = hash_string_words(h, x);
+    } else if (tag == TAG_FLOAT) {
+      h = hash_step(h, float_key(float_of_val(x)));
+    } else if (tag == TAG_RECORD) {
+      uint32_t shape = record_shape(x);
+      const uint32_t *canon = shapes_canon(vm->shapes, shape);
+      h = hash_step(h, shapes_set_hash(vm->shapes, shapes_field_set(vm->shapes, shape)));
+      for (uint64_t k = 0; k + 1 < n && tail < HASH_QUEUE; k++) queue[tail++] = val_field(x, 1 + canon[k]);
+    } else if (tag == TAG_CONS || tag == TAG_TUPLE || tag == TAG_ARRAY) {
+      for (uint64_t i = 0; i < n && tail < HASH_QUEUE; i++) queue[tail++] = val_field(x, i);
+    }
   }
-  if (tag >= TAG_NO_SCAN || tag == TAG_CLOSURE || tag == TAG_BUFFER || tag == TAG_CALLSTACK) return mix(h, n);
-  if (tag == TAG_RECORD) {   // the field names, then the fields in name order (as ==)
-    uint32_t shape = record_shape(v);
-    const uint32_t *canon = shapes_canon(vm->shapes, shape);
-    h = mix(h, shapes_set_hash(vm->shapes, shapes_field_set(vm->shapes, shape)));
-    for (uint64_t k = 0; k + 1 < n && *budget > 0; k++) h = mix(h, hash_rec(vm, val_field(v, 1 + canon[k]), budget));
-    return h;
-  }
-  for (uint64_t i = 0; i < n && *budget > 0; i++) h = mix(h, hash_rec(vm, val_field(v, i), budget));
-  return h;
+  return hash_finish(h);
 }
 
 uint64_t ops_hash(const Vm *vm, Value v) {
-  if (val_has_tag(v, TAG_STRING)) return hash_string(v) & (((uint64_t)1 << 62) - 1);
-  int budget = 16;
-  return hash_rec(vm, v, &budget) & (((uint64_t)1 << 62) - 1);
+  if (!val_is_ptr(v)) return hash_finish(hash_step(HASH_SEED, v));
+  if (val_has_tag(v, TAG_STRING)) return hash_finish(hash_string_words(hash_step(HASH_SEED, val_wosize(v) << 8 | TAG_STRING), v));
+  return hash_walk(vm, v);
 }
 
 // =====================================================================

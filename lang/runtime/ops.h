@@ -24,7 +24,10 @@ bool ops_equal(Vm *vm, Value a, Value b);
 // when == holds (floats aside: nan == nan is false, compare(nan, nan) is 0);
 // raises `type error: cannot compare T and U` otherwise.
 int ops_compare(Vm *vm, Value a, Value b);
-// Structural hash, non-negative, consistent with ops_equal.
+// Structural hash in 0 .. 2^62 - 1, consistent with ops_equal (equal values
+// hash equal: records whatever their field order, 0.0 and -0.0), every bit
+// of the value's words mixed into the low bits; looks at a bounded part of
+// a large or cyclic value, and at the whole of each string it reaches.
 uint64_t ops_hash(const Vm *vm, Value v);
 // Prints v as `str` does; `quoted`: strings quoted with escapes.
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted);

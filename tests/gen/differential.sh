@@ -4,7 +4,8 @@
 # program (tests/gen/progen.c), which runs on every build below; their
 # stdout, stderr and exit status must be identical to ./vm's:
 #   ./vm, ./vm-boehm, ./vm --gc-stress, ./vm-asan (and ./vm-debug when built).
-# A disagreement, a timeout or a signal is kept under build/diff-failures/
+# A disagreement, a timeout, a signal, or a line "INVARIANT BROKEN: ..."
+# (the program's self-checks of hash and compare) is kept under build/diff-failures/
 # SEED/ (the program and each build's outputs) and printed; it becomes a
 # test in tests/lang/hostile/. DIFF_JOBS seeds (default 2) run at a time.
 # vm-asan runs without leak checking (the script suites check leaks; its
@@ -33,6 +34,7 @@ compare() {
     fi
   done
   [ "$(cat "$dir/status0")" -ge 124 ] && ok=0   # a timeout or a signal on every build
+  grep -q '^INVARIANT BROKEN' "$dir/out0" && ok=0   # the program's own checks (progen.c, 4.)
   if [ "$ok" -eq 1 ]; then
     echo "pass $name"
   else

@@ -16,11 +16,19 @@
 //    which the program catches.
 // 3. Every loop is bounded and no function calls itself or a later one, so
 //    every program ends.
-// 4. What the generator exercises: deep and nested patterns with guards,
+// 4. Self-checks: a program prints "INVARIANT BROKEN: ..." when two values
+//    that are == hash differently, or compare disagrees with == or with
+//    itself swapped; differential.sh fails a program whose output has it.
+// 5. What the generator exercises: deep and nested patterns with guards,
 //    closures with up to 300 captures, list/array/tuple literals up to 600
 //    items (past the compiler's 256-item threshold), records written in
 //    several field orders and compared, exceptions, arrays, strings, buffers,
-//    hash tables, higher-order stdlib calls, memprof callbacks.
+//    hash tables (also keyed by adversarial families: integral floats, ints
+//    differing above bit 32, -0.0, pairs, records in two field orders),
+//    range arithmetic at the int edges (List.range, for-loops, Array.sub,
+//    Array.fill, Array.blit, String.sub, List.take/drop at max_int, min_int
+//    and their neighbours: never a size that allocates without bound),
+//    higher-order stdlib calls, memprof callbacks.
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,8 +121,9 @@ static void expr(Gen *g, Kind kind);
 
 static void int_literal(Gen *g) {
   static const char *const edges[] = {"0", "1", "-1", "7", "4611686018427387903", "Int.min_int", "1000000007",
-                                      "0x7fff", "65536"};
-  if (chance(g, 20)) out("%s", edges[below(g, 9)]);
+                                      "0x7fff", "65536", "4611686018427387902", "(Int.min_int + 1)",
+                                      "4294967296"};
+  if (chance(g, 20)) out("%s", edges[below(g, 12)]);
   else out("%d", below(g, 200) - 50);
 }
 
@@ -480,6 +489,113 @@ static void stmt_table(Gen *g) {
   out("println(Hashtbl.find_opt(%s, {j: \"a\", k: 1}))\n", h);
 }
 
+// The int edges as literals, for ranges (issue 23, class 2).
+static const char *int_edge(Gen *g) {
+  static const char *const edges[] = {"0", "1", "-1", "2", "Int.max_int", "(Int.max_int - 1)", "Int.min_int",
+                                      "(Int.min_int + 1)", "3"};
+  return edges[below(g, 9)];
+}
+
+// Ranges whose ends lie at the int edges: a range that would wrap is empty
+// or an error, never endless. Only sizes of at most a few items are built:
+// List.range and for-loops run from an edge to that edge plus 0..4 (which
+// wraps past max_int, giving an empty range).
+static void stmt_edges(Gen *g) {
+  char v[16];
+  fresh(g, v, "e");
+  line_start(g);
+  out("let %s = %s\n", v, int_edge(g));
+  switch (below(g, 6)) {
+    case 0: line_start(g); out("println(List.range(%s, %s + %d))\n", v, v, below(g, 5)); break;
+    case 1:
+      line_start(g); out("println(List.length(List.range(%s - %d, %s)))\n", v, below(g, 5), v);
+      break;
+    case 2: {
+      char n[16];
+      fresh(g, n, "n");
+      line_start(g); out("var %s = 0\n", n);
+      line_start(g); out("for i in %s..%s + %d { %s = %s + 1 }\n", v, v, below(g, 5), n, n);
+      line_start(g); out("println(%s)\n", n);
+      break;
+    }
+    case 3:
+      line_start(g);
+      out("try { let a = [| 1, 2, 3, 4 |]; Array.fill(a, %s, %s, 0); println(a) } catch e { println(e) }\n", v,
+          int_edge(g));
+      line_start(g);
+      out("try { println(Array.sub([| 1, 2, 3 |], %s, %s)) } catch e { println(e) }\n", int_edge(g), v);
+      break;
+    case 4:
+      line_start(g);
+      out("try { println(String.sub(\"minnow\", %s, %s)) } catch e { println(e) }\n", v, int_edge(g));
+      line_start(g);
+      out("try { let a = [| 1, 2, 3 |]; Array.blit(a, %s, a, %s, %s); println(a) } catch e { println(e) }\n",
+          int_edge(g), v, int_edge(g));
+      break;
+    default:
+      line_start(g);
+      out("try { println((List.take(%s, [1, 2, 3]), List.drop(%s, [1, 2]), List.nth([4, 5], %s))) } catch e { println(e) }\n",
+          v, int_edge(g), v);
+      break;
+  }
+}
+
+// A Hashtbl keyed by one adversarial family, each key found again through
+// an equal key built another way; then the invariants of hash and compare
+// on two random values of one kind.
+static void stmt_keys(Gen *g) {
+  static const char *const family[][2] = {
+      {"Float.of_int(k)", "Float.of_int(k) + 0.0"},
+      {"k * 4294967296", "k * 2147483648 * 2"},
+      {"Float.of_int(k) * -1.0", "0.0 - Float.of_int(k)"},
+      {"(k, Float.of_int(k))", "(k + 0, Float.of_int(k))"},
+      {"{x: k, y: \"s\" ++ str(k)}", "{y: \"s\" ++ str(k), x: k}"},
+      {"[k, -k, k * 35184372088832]", "[k, 0 - k, k * 35184372088832]"},
+      {"Int.max_int - k", "Int.min_int - 1 - k"},
+      {"\"prefix--\" ++ str(k)", "String.concat(\"\", [\"prefix\", \"--\", str(k)])"},
+  };
+  int f = below(g, 8), n = 20 + below(g, 300);
+  char h[16];
+  fresh(g, h, "keys");
+  line_start(g);
+  out("let %s = Hashtbl.create(%d)\n", h, 1 + below(g, 16));
+  line_start(g);
+  out("for k in 0..%d { Hashtbl.replace(%s, %s, k) }\n", n, h, family[f][0]);
+  line_start(g);
+  out("println((Hashtbl.length(%s), List.for_all(fn(k) { Hashtbl.find(%s, %s) == k }, List.range(0, %d))))\n", h,
+      h, family[f][1], n);
+  Kind kinds[] = {K_INT, K_STR, K_LIST, K_PAIR, K_ARRAY, K_REC};
+  Kind kind = kinds[below(g, 6)];
+  line_start(g);
+  out("{\n");
+  g->indent++;
+  line_start(g); out("let x = "); expr(g, kind); out("\n");
+  line_start(g);
+  out("let y = ");
+  if (chance(g, 50)) {   // equal to x, built another way
+    switch (kind) {
+      case K_INT: out("x + 0"); break;
+      case K_STR: out("String.sub(x ++ \"\", 0, String.length(x))"); break;
+      case K_LIST: out("List.rev(List.rev(x))"); break;
+      case K_PAIR: out("{ let (p, q) = x; (p + 0, q) }"); break;
+      case K_ARRAY: out("Array.copy(x)"); break;
+      default: out("{c: x.c, b: x.b, a: x.a}"); break;
+    }
+  } else {
+    expr(g, kind);
+  }
+  out("\n");
+  line_start(g);
+  out("if x == y && hash(x) != hash(y) { println(\"INVARIANT BROKEN: hash\") }\n");
+  line_start(g);
+  out("try { let c = compare(x, y); if (c == 0) != (x == y) || c != -compare(y, x) { println(\"INVARIANT BROKEN: compare\") } } catch e { nil }\n");
+  line_start(g);
+  out("println(x == y)\n");
+  g->indent--;
+  line_start(g);
+  out("}\n");
+}
+
 static void statement(Gen *g) {
   int r = below(g, 100);
   if (r < 25) stmt_let(g);
@@ -488,8 +604,10 @@ static void statement(Gen *g) {
   else if (r < 68) stmt_try(g);
   else if (r < 76) stmt_match(g);
   else if (r < 85) stmt_mutate(g);
-  else if (r < 91 && g->depth == 0) stmt_captures(g);
-  else stmt_table(g);
+  else if (r < 89 && g->depth == 0) stmt_captures(g);
+  else if (r < 93) stmt_table(g);
+  else if (r < 97) stmt_edges(g);
+  else stmt_keys(g);
 }
 
 static void block(Gen *g, int statements) {

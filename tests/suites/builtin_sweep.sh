@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # builtin_sweep.sh - the builtin sweep (issue 17): generates the scripts
 # (tests/sweep/gen_sweep.sh: every standard-library function and every C
-# primitive, each argument position set to each of 55 values, and arity
-# +-1, each call inside try) and runs each on ./vm, ./vm-boehm and
+# primitive, each argument position set to each of 59 values, every two
+# int-taking positions at every pair of the int edges, and arity +-1, each
+# call inside try; compare on every pair of values and every value as a
+# Hashtbl key) and runs each on ./vm, ./vm-boehm and
 # ./vm-asan with --max-heap-words 4000000 (a call such as List.init(max_int,
 # f) then ends in `out of memory` in a second, not after filling the
 # machine). A script passes when it exits 0 with its summary line

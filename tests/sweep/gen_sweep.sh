@@ -10,8 +10,13 @@
 #     improper lists, tuples, arrays, records, closures of several arities,
 #     cyclic values, buffers, hash tables, memprof handles), the other
 #     positions holding a plausible value chosen by the parameter's name;
+#   * with every two int-taking positions (those whose plausible value is an
+#     int) set to every pair of the int edges 0, 1, -1, 2, max_int,
+#     max_int - 1, min_int, min_int + 1 (issue 23: no range end may wrap);
 #   * through a variable with one argument too few and one too many;
-# each inside `try`. A script prints one last line
+# each inside `try`. sweep_prelude.mn also calls compare and == on every
+# pair of the values and stops with status 3 if two equal values hash
+# differently; sweep_hashtbl.mn uses every value as a key of one table. A script prints one last line
 #   sweep MODULE: N calls, M errors caught
 # and must exit 0 with nothing on stderr (tests/suites/builtin_sweep.sh).
 set -u
@@ -41,6 +46,7 @@ v_cyclic_array[0] = v_cyclic_array
 let v_cyclic_record = {next: nil, v: 1}
 v_cyclic_record.next = v_cyclic_record
 let values = [| 0, -1, 1, 2, 255, 256, 65536, 2147483648, 4611686018427387903, Int.min_int,
+  4611686018427387902, Int.min_int + 1, 4294967296, -4294967296,
   0.0, -0.0, v_nan, v_inf, -v_inf, 1e-300, 1.5, -7.25e18,
   "", "a", "\x00", String.repeat("x", 1000), "0x10", "-", "\xff\xfe",
   nil, true, false,
@@ -50,6 +56,7 @@ let values = [| 0, -1, 1, 2, 255, 256, 65536, 2147483648, 4611686018427387903, I
   {x: 1}, {sampling_rate: 1.0}, {size: 0, data: [||]}, v_cyclic_record,
   fn() { 1 }, fn(a) { a }, fn(a, b) { a }, fn(a, b, c) { raise("boom") }, compare,
   Buffer.create(1), Hashtbl.create(1), v_profile, v_callstack |]
+let edges = [| 0, 1, -1, 2, Int.max_int, Int.max_int - 1, Int.min_int, Int.min_int + 1 |]
 var calls = 0
 var caught = 0
 fn t(f) {
@@ -66,7 +73,8 @@ default_for() {
     cmp) echo 'compare' ;;
     p|pred) echo 'fn(x) { true }' ;;
     l|l1|l2|ls|xs|list|bytes|lst) echo '[1, 2, 3]' ;;
-    a|arr|src|dst) echo '[|1, 2, 3|]' ;;
+    a) case "$2" in List|Int) echo '1' ;; Float) echo '1.5' ;; *) echo '[|1, 2, 3|]' ;; esac ;;
+    arr|src|dst) echo '[|1, 2, 3|]' ;;
     s|sep|prefix|suffix|pattern|name|file|str) echo '"abc"' ;;
     b) [ "$2" = Buffer ] && echo 'Buffer.create(4)' || echo '1' ;;
     h|tbl) echo 'Hashtbl.create(4)' ;;
@@ -103,6 +111,25 @@ emit() {
     [ "$name" = "Sys.exit" ] && from=5
     printf 'for k in %d..Array.length(values) { t(fn() { %s(%s) }) }\n' "$from" "$name" "$(join "${args[@]}")"
   done
+  # Every two int-taking positions at every pair of the int edges.
+  if [ "$name" != "Sys.exit" ]; then
+    local ints=()
+    for ((j = 0; j < n; j++)); do
+      [[ $(default_for "${params[$j]}" "$module") =~ ^-?[0-9]+$ ]] && ints+=("$j")
+    done
+    local p q
+    for ((p = 0; p < ${#ints[@]}; p++)); do
+      for ((q = p + 1; q < ${#ints[@]}; q++)); do
+        args=()
+        for ((j = 0; j < n; j++)); do
+          if [ "$j" -eq "${ints[$p]}" ]; then args+=("x")
+          elif [ "$j" -eq "${ints[$q]}" ]; then args+=("y")
+          else args+=("$(default_for "${params[$j]}" "$module")"); fi
+        done
+        printf 'for x in edges { for y in edges { t(fn() { %s(%s) }) } }\n' "$name" "$(join "${args[@]}")"
+      done
+    done
+  fi
   # Wrong arity, through a variable so that it is a run-time error.
   local few=() many=()
   for ((j = 0; j < n - 1; j++)); do few+=(1); done
@@ -110,6 +137,33 @@ emit() {
   [ "$name" = "Sys.exit" ] && return   # exit() is an arity error anyway, but exit(1, 1) must not exit either
   printf 't(fn() { let g = %s; g(%s) })\n' "$name" "$(join "${few[@]}")"
   printf 't(fn() { let g = %s; g(%s) })\n' "$name" "$(join "${many[@]}")"
+}
+
+# Adversarial pairs and keys (issue 23, class 3), after the module's calls.
+extra_prelude() {
+  cat <<'EOF2'
+for x in values {
+  for y in values {
+    t(fn() { compare(x, y) })
+    t(fn() { x < y })
+    if x == y && hash(x) != hash(y) {
+      println("sweep: equal values hash differently: " ++ str(x) ++ " and " ++ str(y))
+      Sys.exit(3)
+    }
+  }
+}
+EOF2
+}
+extra_hashtbl() {
+  cat <<'EOF2'
+let keyed = Hashtbl.create(1)
+for x in values { t(fn() { Hashtbl.replace(keyed, x, x) }) }
+for x in values { t(fn() { Hashtbl.add(keyed, x, 0); Hashtbl.find(keyed, x) }) }
+for x in values { t(fn() { Hashtbl.remove(keyed, x); Hashtbl.find_all(keyed, x) }) }
+for x in edges { for y in edges { t(fn() { Hashtbl.replace(keyed, (x, y), Float.of_int(x)) }) } }
+for x in edges { t(fn() { Hashtbl.replace(keyed, Float.of_int(x), x) }) }
+t(fn() { Hashtbl.length(keyed) })
+EOF2
 }
 
 # The functions of one stdlib file: "name param param..." per line.
@@ -130,6 +184,7 @@ for file in stdlib/*.mn; do
       if [ "$base" = prelude ]; then emit "$module" "$fname" $params
       else emit "$module" "$module.$fname" $params; fi
     done < <(functions_of "$file")
+    extra_$base 2> /dev/null || true
     echo "println(\"sweep $module: \" ++ str(calls) ++ \" calls, \" ++ str(caught) ++ \" errors caught\")"
   } > "$script"
 done

@@ -26,6 +26,7 @@ static const ToolUsage usage = {
     "  --by KEY   site (default), function or file\n"
     "  -n N       show N leaks (default 10; 0: all)\n"
     "  --all      also list the sites tested that did not qualify, with their figures\n"
+    "  --whole-stacks  callstacks whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json     JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT     write to OUT instead of stdout\n",
 };

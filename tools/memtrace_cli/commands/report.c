@@ -50,6 +50,7 @@ static const ToolUsage usage = {
     "browser, offline.\n"
     "  -o OUT      write the page to OUT (default: stdout)\n"
     "  -n N        rows of the sites and lifetimes tables (default 20; 0: all)\n"
+    "  --whole-stacks  callstacks and the flame graph whole (default: recursion folded)\n"
     "  --top N     sites of their own in the live heap chart (default 8)\n"
     "  --title T   the page's heading (default: the traced program)\n"
     "On a damaged or truncated trace: the page of the events before the damage,\n"
@@ -59,6 +60,7 @@ static const ToolUsage usage = {
 typedef struct Options {
   const char *file, *out, *title;
   uint32_t rows, top;
+  bool whole_stacks;
 } Options;
 
 // What the sections share.
@@ -79,11 +81,13 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_ROWS(&o->rows),
       {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 100", 0, 100},
       {"--title", "T", &o->title, NULL, NULL, 0, 0},
+      TOOL_OPTION_WHOLE_STACKS(&o->whole_stacks),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
+  out_set_whole_stacks(o->whole_stacks);
   return TOOL_CONTINUE;
 }
 
@@ -389,7 +393,7 @@ static void put_live_heap(const Page *pg) {
 static void put_flame_graph(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED);
+  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED, out_fold_period());
   if (!t) xalloc_fail();
   fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
         "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "

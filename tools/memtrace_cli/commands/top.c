@@ -28,6 +28,7 @@ static const ToolUsage usage = {
     "  --by KEY      site (default: the innermost frame's location), function,\n"
     "                file, or stack (the whole callstack)\n"
     "  -n N          show N rows (default 20; 0: all)\n"
+    "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT        write to OUT instead of stdout\n"
     "  --follow      the trace is being written: redraw every second until the\n"
@@ -52,7 +53,7 @@ typedef struct TopOptions {
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
-  bool live = false, promoted = false;
+  bool live = false, promoted = false, whole = false;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -60,6 +61,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
       LOAD_OPTION_AT(&o->at),
       LOAD_OPTION_BY(&o->by),
       TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_WHOLE_STACKS(&whole),
       TOOL_OPTION_JSON(&o->json),
       TOOL_OPTION_OUTPUT(&out),
       {"--follow", NULL, &o->follow, NULL, NULL, 0, 0},
@@ -69,6 +71,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
+  out_set_whole_stacks(whole);
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");

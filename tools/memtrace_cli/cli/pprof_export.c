@@ -244,6 +244,29 @@ static void add_stack(Export *e, const Profile *p, ProfileStackId s, const uint3
   m->values[INUSE_SPACE] += (double)c->live_samples * bytes;
 }
 
+// The location-trie node of run r, made (with its ancestors') if new: only
+// the runs of sampled stacks get locations, however many the trie holds.
+static uint32_t run_node(Export *e, const Profile *p, const Collapse *c, CollapseId r, const uint64_t *key_of,
+                         uint32_t *node_of_run) {
+  CollapseId top = r;
+  while (node_of_run[top] == UINT32_MAX) top = collapse_run(c, top)->parent;
+  // node_of_run[top] is made: make the runs after it on the way to r,
+  // outermost first.
+  uint32_t depth = collapse_run(c, r)->runs - collapse_run(c, top)->runs;
+  CollapseId *path = xrealloc(NULL, ((size_t)depth + 1) * sizeof *path);
+  uint32_t k = 0;
+  for (CollapseId id = r; id != top; id = collapse_run(c, id)->parent) path[k++] = id;
+  while (k--) {
+    CollapseId id = path[k];
+    const uint32_t *reps;
+    collapse_unit(c, collapse_run(c, id)->unit, &reps);
+    uint32_t loc = collapse_plain(c, id) ? node_location(e, p, reps[0]) : run_location(e, p, c, id, key_of);
+    node_of_run[id] = loc_child(e, node_of_run[collapse_run(c, id)->parent], loc);
+  }
+  free(path);
+  return node_of_run[r];
+}
+
 // Each trie node's path folded (runs come after their parents, as trie
 // nodes do), each run's location-trie node, then each stack's values into
 // its sample: its callers' runs, then its own frame's location (the
@@ -262,19 +285,17 @@ static void add_stacks(Export *e, const Profile *p) {
   }
   uint32_t n_runs = collapse_size(c);
   uint32_t *node_of_run = xrealloc(NULL, (size_t)n_runs * sizeof *node_of_run);
+  memset(node_of_run, 0xff, (size_t)n_runs * sizeof *node_of_run);  // UINT32_MAX: not made yet
   node_of_run[0] = 0;
-  for (CollapseId r = 1; r < n_runs; r++) {
-    const uint32_t *reps;
-    collapse_unit(c, collapse_run(c, r)->unit, &reps);
-    uint32_t loc = collapse_plain(c, r) ? node_location(e, p, reps[0]) : run_location(e, p, c, r, key_of);
-    node_of_run[r] = loc_child(e, node_of_run[collapse_run(c, r)->parent], loc);
-  }
   uint32_t *node_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *node_of);
   node_of[0] = 0;
   for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) {
     ProfileNodeId leaf = profile_stack(p, s)->leaf;
-    if (leaf != 0)
-      node_of[leaf] = loc_child(e, node_of_run[run_of[profile_node(p, leaf)->parent]], node_location(e, p, leaf));
+    if (!profile_stack(p, s)->counts.samples) continue;
+    if (leaf != 0) {
+      uint32_t at = run_node(e, p, c, run_of[profile_node(p, leaf)->parent], key_of, node_of_run);
+      node_of[leaf] = loc_child(e, at, node_location(e, p, leaf));
+    }
     add_stack(e, p, s, node_of);
   }
   collapse_free(c);

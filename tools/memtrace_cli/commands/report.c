@@ -443,7 +443,7 @@ static void put_lifetimes(const Page *pg) {
   if (!rows) xalloc_fail();
   const ProfileSummary *s = profile_summary(p);
   fputs("<section id=\"lifetimes\">\n<h2>Lifetimes per site</h2>\n<p class=\"note\">Largest allocators first. "
-        "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Wilson "
+        "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Clopper-Pearson "
         "interval]; at end: share of the bytes still alive when the trace ends; quantiles of the bytes' lifetime in "
         "time, in bytes the whole program allocated meanwhile, and that over the minor heap's size (~GCs: about how "
         "many minor collections they lived through", out);

@@ -23,6 +23,7 @@ typedef struct Node {
   uint32_t parent;
   const char *key_file;       // the file merged on (NULL by function: pub.file is the first met)
   uint64_t key_line;          // line, or the code when unlocated
+  uint32_t key_repeat;        // the count merged on: the run's, or 2 for any run (merge_counts)
   size_t code_name;           // unlocated or composed: offset of its name in the pool
   uint32_t children, n_children;  // range of `child_ids` (after build)
 } Node;
@@ -52,7 +53,7 @@ static bool grow_table(CallTree *t) {
   if (!slots) return false;
   for (uint32_t id = 1; id < t->n_nodes; id++) {
     const Node *n = &t->nodes[id];
-    uint64_t j = key_hash(n->parent, n->pub.function, n->key_file, n->key_line, n->pub.repeat) & (n_slots - 1);
+    uint64_t j = key_hash(n->parent, n->pub.function, n->key_file, n->key_line, n->key_repeat) & (n_slots - 1);
     while (slots[j]) j = (j + 1) & (n_slots - 1);
     slots[j] = id + 1;
   }
@@ -71,7 +72,7 @@ static uint32_t child(CallTree *t, uint32_t parent, const char *function, const 
   for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
     const Node *n = &t->nodes[v - 1];
     if (n->parent == parent && n->pub.function == function && n->key_file == file && n->key_line == line &&
-        n->pub.repeat == repeat)
+        n->key_repeat == repeat)
       return v - 1;
   }
   if (t->n_nodes == t->cap_nodes) {
@@ -83,8 +84,8 @@ static uint32_t child(CallTree *t, uint32_t parent, const char *function, const 
   }
   uint32_t id = t->n_nodes++, level = t->nodes[parent].pub.depth + 1;  // the root's depth field holds level 0
   bool located = function && function != composed_marker;
-  t->nodes[id] = (Node){{function, file, located ? (uint32_t)line : 0, level, 0, 0, repeat, !located && function},
-                        parent, file, line, 0, 0, 0};
+  t->nodes[id] = (Node){{function, file, located ? (uint32_t)line : 0, level, 0, 0, repeat, repeat, !located && function},
+                        parent, file, line, repeat, 0, 0, 0};
   if (level > t->max_level) t->max_level = level;
   t->slots[j] = id + 1;
   if (2 * (t->n_nodes - 1) > t->mask && !grow_table(t)) return UINT32_MAX;
@@ -175,21 +176,29 @@ static size_t unit_label(CallTree *t, const Profile *p, const Collapse *c, uint3
 // folded run is one node, a single location keeping its function, file and
 // line, anything else a composed label.
 static uint32_t expand_run(CallTree *t, const Profile *p, const Collapse *c, CollapseId r, ProfileNodeId first,
-                           uint32_t at, CallTreeKey key) {
+                           uint32_t at, CallTreeKey key, bool merge_counts) {
   const CollapseRun *run = collapse_run(c, r);
   const uint32_t *reps;
   uint32_t len = collapse_unit(c, run->unit, &reps);
   if (collapse_plain(c, r)) return expand(t, p, first, at, key);
   const TraceReaderLocation *locs;
+  uint32_t n, key_repeat = merge_counts ? 2 : run->count;  // a folded run repeats at least twice
+  uint32_t made = t->n_nodes;  // nodes from `made` on are new
   if (len == 1 && profile_node_locations(p, reps[0], &locs) == 1) {
     bool by_line = key == CALLTREE_BY_LINE;
-    uint32_t n = child(t, at, locs[0].function, by_line ? locs[0].file : NULL, by_line ? locs[0].line : 0, run->count);
+    n = child(t, at, locs[0].function, by_line ? locs[0].file : NULL, by_line ? locs[0].line : 0, key_repeat);
     if (n != UINT32_MAX && !t->nodes[n].pub.file) t->nodes[n].pub.file = locs[0].file, t->nodes[n].pub.line = locs[0].line;
-    return n;
+  } else {
+    n = child(t, at, composed_marker, NULL, run->unit, key_repeat);
+    if (n != UINT32_MAX && t->nodes[n].code_name == 0 && !(t->nodes[n].code_name = unit_label(t, p, c, run->unit, key)))
+      return UINT32_MAX;
   }
-  uint32_t n = child(t, at, composed_marker, NULL, run->unit, run->count);
-  if (n != UINT32_MAX && t->nodes[n].code_name == 0 && !(t->nodes[n].code_name = unit_label(t, p, c, run->unit, key)))
-    return UINT32_MAX;
+  if (n != UINT32_MAX && merge_counts) {
+    CallTreeNode *pub = &t->nodes[n].pub;
+    if (n >= made) pub->repeat = pub->repeat_max = run->count;
+    if (run->count < pub->repeat) pub->repeat = run->count;
+    if (run->count > pub->repeat_max) pub->repeat_max = run->count;
+  }
   return n;
 }
 
@@ -252,14 +261,15 @@ static bool link_children(CallTree *t) {
 
 // Each trie node's path folded (run_of), each run's tree node (runs come
 // after their parents), then the stacks' values.
-static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period) {
+static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                  bool merge_counts) {
   uint32_t n = profile_n_nodes(p);
   uint32_t *run_of = malloc((size_t)(n ? n : 1) * sizeof *run_of);
   t->nodes = malloc(1024 * sizeof *t->nodes);
   if (!run_of || !t->nodes || !grow_table(t)) return free(run_of), false;
   t->cap_nodes = 1024;
   t->n_nodes = 1;
-  t->nodes[0] = (Node){{"all", "", 0, 0, 0, 0, 1, false}, UINT32_MAX, NULL, 0, 0, 0, 0};
+  t->nodes[0] = (Node){{"all", "", 0, 0, 0, 0, 1, 1, false}, UINT32_MAX, NULL, 0, 1, 0, 0, 0};
   t->pool_len = 1;  // offset 0 means "no name"
   Collapse *c = collapse_new(max_period);
   run_of[0] = 0;
@@ -275,7 +285,7 @@ static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue 
     tree_of_run[0] = 0;
   }
   for (CollapseId r = 1; r < n_runs && ok; r++) {
-    tree_of_run[r] = expand_run(t, p, c, r, tree_of_run[r], tree_of_run[collapse_run(c, r)->parent], key);
+    tree_of_run[r] = expand_run(t, p, c, r, tree_of_run[r], tree_of_run[collapse_run(c, r)->parent], key, merge_counts);
     ok = tree_of_run[r] != UINT32_MAX;
   }
   if (ok) add_values(t, p, run_of, tree_of_run, value, key, &ok);
@@ -296,10 +306,11 @@ static void finish_nodes(CallTree *t) {
   }
 }
 
-CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period) {
+CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                         bool merge_counts) {
   CallTree *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  bool ok = build(t, p, key, value, max_period);
+  bool ok = build(t, p, key, value, max_period, merge_counts);
   if (ok) finish_nodes(t);
   if (!ok || !link_children(t)) {
     calltree_free(t);

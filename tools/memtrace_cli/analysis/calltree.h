@@ -37,6 +37,7 @@ typedef struct CallTreeNode {
   uint32_t depth;       // 0 for the outermost frames (the root, not a frame, has no node)
   double self, total;   // bytes (contract 2)
   uint32_t repeat;      // times the frame (or composed run) repeats: 1 for a plain frame
+  uint32_t repeat_max;  // with merge_counts, the largest count merged (repeat the smallest); else repeat
   bool composed;        // `function` is a folded run's label "f (file:line) → g (file:line)"
                         // (file "", line 0); else a frame (repeat > 1: "f" recursing)
 } CallTreeNode;
@@ -46,8 +47,11 @@ typedef struct CallTree CallTree;
 // Builds the tree of `p` (after profile_finish). NULL when out of memory.
 // Callers' recursion is folded (collapse.h, cycles up to max_period frames;
 // 0: stacks whole, one node per frame); the allocating frame is always a
-// node of its own, repeat 1.
-CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period);
+// node of its own, repeat 1. merge_counts: runs of one unit under one parent
+// are one node whatever their counts (repeat .. repeat_max), as a flame
+// graph wants them (one wide frame, not a sliver per depth reached).
+CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                         bool merge_counts);
 void calltree_free(CallTree *t);
 
 // The sum of every stack's value (the root's total).

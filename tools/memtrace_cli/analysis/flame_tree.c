@@ -19,7 +19,11 @@ static bool visit(void *ctx, const CallTreeNode *node, const CallTreeNode *const
   if (node->repeat == 1 && !node->composed) return flame_svg_frame(s->svg, node->depth, node->function, s->where, node->total);
   // Folded recursion: one frame labelled with its count.
   char *label = NULL;
-  if (asprintf(&label, node->composed ? "(%s) \u00d7%u" : "%s \u00d7%u", node->function, node->repeat) < 0) return false;
+  int n = node->repeat == node->repeat_max
+              ? asprintf(&label, node->composed ? "(%s) \u00d7%u" : "%s \u00d7%u", node->function, node->repeat)
+              : asprintf(&label, node->composed ? "(%s) \u00d7%u-%u" : "%s \u00d7%u-%u", node->function, node->repeat,
+                         node->repeat_max);
+  if (n < 0) return false;
   bool drawn = flame_svg_frame(s->svg, node->depth, label, s->where, node->total);
   free(label);
   return drawn;

@@ -235,7 +235,7 @@ int cmd_flamegraph(int argc, char **argv) {
   if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) return 1;
   CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,
                                o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED,
-                               o.whole_stacks ? 0 : COLLAPSE_MAX_PERIOD);
+                               o.whole_stacks ? 0 : COLLAPSE_MAX_PERIOD, wants_svg(&o));
   if (!t) {
     fprintf(stderr, "memtrace flamegraph: %s: out of memory\n", o.file);
     load_close(&l);

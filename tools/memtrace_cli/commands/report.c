@@ -393,7 +393,7 @@ static void put_live_heap(const Page *pg) {
 static void put_flame_graph(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED, out_fold_period());
+  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED, out_fold_period(), true);
   if (!t) xalloc_fail();
   fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
         "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "

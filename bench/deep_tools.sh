@@ -7,7 +7,7 @@
 # For each: the output size and the median wall time / peak RSS of
 # BENCH_DEEP_RUNS runs of flamegraph (folded and SVG), report, pprof, merge
 # (the trace twice), top --by stack; `go tool pprof -top` on the pprof output
-# (time and peak RSS, when go is installed); pprof with --whole-stacks on
+# (time and peak RSS, when go is installed; its bytes column is the profile's size); pprof with --whole-stacks on
 # deep80k, alternating with the default. Then callgrind instructions of
 # pprof, default and --whole-stacks, at rate 1 on 5,000- and 10,000-deep
 # recursions (deterministic: the growth with depth). Results:
@@ -25,18 +25,21 @@ tool=tools/memtrace
 [ -f "$work/deep100k.ctf" ] || ./vm --memtrace "$work/deep100k.ctf" --memtrace-rate 1e-3 bench/deep_tools/deep.mn 100000 25 >/dev/null
 [ -f "$work/deep80k.ctf" ] || ./vm --memtrace "$work/deep80k.ctf" --memtrace-rate 1 bench/deep_tools/deep.mn 80000 >/dev/null
 
-# run LABEL OUTFILE COMMAND...: one timed run; prints "wall_s,rss_kb,out_bytes".
+# run LABEL OUTFILE COMMAND...: one timed run; prints "wall_s,cpu_s,rss_kb,out_bytes"
+# (cpu: user + system, the figure to judge by on a loaded machine).
 run() {
   local label=$1 file=$2
   shift 2
-  /usr/bin/time -f "%e,%M" -o "$work/time" "$@" >"$work/stdout" 2>/dev/null || true
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$work/stdout" 2>/dev/null || true
   [ "$file" = - ] && file=$work/stdout
-  echo "$(cat "$work/time"),$(wc -c <"$file")"
+  read -r wall user sys rss <"$work/time"
+  echo "$wall,$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}'),$rss,$(wc -c <"$file")"
 }
 
-median() { sort -t, -k1 -g | awk -F, '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
+# The run of median CPU time.
+median() { sort -t, -k2 -g | awk -F, '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
 
-echo "trace,case,wall_s,peak_rss_kb,output_bytes" >"$out/deep_tools.csv"
+echo "trace,case,wall_s,cpu_s,peak_rss_kb,output_bytes" >"$out/deep_tools.csv"
 for trace in deep100k deep80k; do
   t=$work/$trace.ctf
   cases=("flamegraph|-|$tool flamegraph $t"

@@ -7,7 +7,10 @@
 # small minor heap, at two rates), memtrace's own fixtures (v2, v3, stacks
 # of 10,000 frames, hashtbl_str), synthetic traces (tests/trace/trace_synth.c:
 # random stacks, inlined frames, odd names, 85,000-frame stacks; empty; one
-# event), a truncated trace and a file that is no trace. Outside tools, used when installed and
+# event), a truncated trace and a file that is no trace. The dump's sums are
+# of whole stacks (--whole-stacks); the default output folds recursion
+# (analysis/collapse.h), and unfolding its "f ×N" and "(f → g) ×N" frames must
+# give the whole stacks back, line for line. Outside tools, used when installed and
 # skipped with a message (not counted) when not:
 #   go (golang-go): go tool pprof -raw/-top/-traces read the profiles;
 #   gnuplot (gnuplot-nox): timeline's PNG and SVG charts;
@@ -61,6 +64,27 @@ expect() {  # trace mode [times]: dump_truth's answer (dumps kept per trace)
 
 # ---------------------------------------------------------------- flamegraph
 
+# Folded lines with each "NAME ×N" frame repeated N times and each "(A → B)
+# ×N" frame N times A;B: the whole stacks of folded recursion.
+unfold() {
+  LC_ALL=C awk -v times_sign="×" -v arrow=" → " '{
+    value = $NF; line = substr($0, 1, length($0) - length(value) - 1)
+    n = split(line, frames, ";"); sep = ""
+    for (i = 1; i <= n; i++) {
+      f = frames[i]; times = 1
+      if (match(f, / [^ ]+$/) && index(substr(f, RSTART + 1), times_sign) == 1 &&
+          substr(f, RSTART + 1 + length(times_sign)) ~ /^[0-9]+$/) {
+        times = substr(f, RSTART + 1 + length(times_sign)) + 0; f = substr(f, 1, RSTART - 1)
+        if (f ~ /^\(.*\)$/) {
+          f = substr(f, 2, length(f) - 2)
+          while ((k = index(f, arrow)) > 0) f = substr(f, 1, k - 1) ";" substr(f, k + length(arrow))
+        }
+      }
+      for (k = 0; k < times; k++) { printf "%s%s", sep, f; sep = ";" }
+    }
+    print " " value }'
+}
+
 for t in "${traces[@]}"; do
   name=$(basename "$t")
   expect "$t" folded | LC_ALL=C sort >"$tmp/e.folded"
@@ -70,9 +94,13 @@ for t in "${traces[@]}"; do
     for variant in "folded:" "live:--live" "fn:--functions"; do
       label=${variant%%:*} flag=${variant#*:}
       # shellcheck disable=SC2086
-      if "$tl" flamegraph $flag "$t" 2>"$tmp/err" | LC_ALL=C sort >"$tmp/got" &&
+      if "$tl" flamegraph --whole-stacks $flag "$t" 2>"$tmp/err" | LC_ALL=C sort >"$tmp/got" &&
          cmp -s "$tmp/got" "$tmp/e.$label"; then ok
-      else bad "$tl flamegraph $flag $name: differs from the dump's sums: $(diff "$tmp/got" "$tmp/e.$label" | head -3) $(head -2 "$tmp/err")"; fi
+      else bad "$tl flamegraph --whole-stacks $flag $name: differs from the dump's sums: $(diff "$tmp/got" "$tmp/e.$label" | head -3) $(head -2 "$tmp/err")"; fi
+      # shellcheck disable=SC2086
+      if "$tl" flamegraph $flag "$t" 2>"$tmp/err" | unfold | LC_ALL=C sort >"$tmp/got" &&
+         cmp -s "$tmp/got" "$tmp/e.$label"; then ok
+      else bad "$tl flamegraph $flag $name, unfolded: differs from the dump's sums: $(diff "$tmp/got" "$tmp/e.$label" | head -3 | cut -c1-300) $(head -2 "$tmp/err")"; fi
     done
   done
 done
@@ -84,7 +112,7 @@ if [ "$total" = "$(awk -v n="$samples" 'BEGIN {printf "%.0f", n * 8 / 1e-2}')" ]
 else bad "flamegraph total $total is not $samples samples x 800 bytes"; fi
 
 # Partial: the stacks before the damage, PARTIAL in the SVG, exit 1 with the offset.
-"$tool" flamegraph "$tmp/cut.ctf" >"$tmp/got" 2>"$tmp/err"
+"$tool" flamegraph --whole-stacks "$tmp/cut.ctf" >"$tmp/got" 2>"$tmp/err"
 status=$?
 expect "$tmp/cut.ctf" folded | LC_ALL=C sort >"$tmp/e.folded"
 if [ "$status" = 1 ] && LC_ALL=C sort "$tmp/got" | cmp -s - "$tmp/e.folded" && [ -s "$tmp/got" ] &&

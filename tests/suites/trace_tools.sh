@@ -20,7 +20,10 @@
 #      significant change; doubling one site's allocation shows that site,
 #      first and significant, and no other;
 #   5. memtrace's OCaml traces (tests/fixtures/memtrace): totals agree with
-#      `info`, v2 and v3 twins diff to nothing, 10,000-frame stacks;
+#      `info`, v2 and v3 twins diff to nothing, 10,000-frame stacks (folded
+#      by default, whole with --whole-stacks); recursion folded on a
+#      20,000-deep trace (bounded output), --whole-stacks byte for byte as
+#      before the folding (tests/fixtures/memtrace/whole_stacks);
 #   6. empty, one-event, truncated, damaged, missing traces and bad usage:
 #      exit statuses, PARTIAL marks, messages naming the file and byte;
 #   7. --json of every command against its schema (README.md);
@@ -204,11 +207,61 @@ done
 "$tool" diff "$fixtures/bintrees-1e-5.ctf" "$fixtures/bintrees-1e-5.v3.ctf" >"$tmp/d.txt"
 check "diff of the v2 and v3 twins: total change 0, nothing significant" \
   'grep -q "^total .*(+0 B, p 1.000)" "$tmp/d.txt" && ! grep -qE "^ +[0-9]+ .* [*]  " "$tmp/d.txt"'
-"$tool" top --by stack -n 0 --json "$fixtures/listmap-1e-6.ctf" >"$tmp/deep.json"
+"$tool" top --by stack -n 0 --json --whole-stacks "$fixtures/listmap-1e-6.ctf" >"$tmp/deep.json"
+"$tool" top --by stack -n 0 --json "$fixtures/listmap-1e-6.ctf" >"$tmp/folded.json"
 if $have_python; then
   depth=$(python3 "$check" get "$tmp/deep.json" "max(len(r['key']['stack']) for r in d['rows'])")
-  check "top --by stack on listmap: a stack of thousands of frames in JSON (deepest $depth)" '[ "$depth" -gt 1000 ]'
+  check "top --by stack --whole-stacks on listmap: a stack of thousands of frames in JSON (deepest $depth)" '[ "$depth" -gt 1000 ]'
+  # Folded: the same frames, the recursion as {"repeat": N, "frames": [...]}.
+  folded=$(python3 "$check" get "$tmp/folded.json" "max(len(r['key']['stack']) for r in d['rows'])")
+  unfolded=$(python3 "$check" get "$tmp/folded.json" \
+    "max(sum(f.get('repeat', 1) * len(f.get('frames', [f])) for f in r['key']['stack']) for r in d['rows'])")
+  check "top --by stack on listmap: recursion folded in JSON ($folded entries for $unfolded frames)" \
+    '[ "$folded" -le 10 ] && [ "$unfolded" = "$depth" ]'
 fi
+
+# 5b. Recursion folded (analysis/collapse.h): a 20,000-deep recursion (and a
+# 2,000-deep mutual one) at rate 1e-2. Every stack shows at most 5 frames
+# (<top>, "down ×N", down; or <top>, "(ping → pong) ×N", ping, pong), so the
+# folded stacks, pprof and the report grow with the distinct frames and the
+# number of stacks, not with the depth; --whole-stacks gives every frame.
+./vm --memtrace "$tmp/deep.ctf" --memtrace-rate 1e-2 bench/deep_tools/deep.mn 20000 >/dev/null
+"$tool" flamegraph "$tmp/deep.ctf" >"$tmp/deep.folded"
+"$tool" flamegraph --whole-stacks "$tmp/deep.ctf" >"$tmp/deep.whole"
+lines=$(wc -l <"$tmp/deep.folded")
+frames=$(awk '{n = split($0, f, ";"); if (n > m) m = n} END {print m + 0}' "$tmp/deep.folded")
+whole=$(awk '{n = split($0, f, ";"); if (n > m) m = n} END {print m + 0}' "$tmp/deep.whole")
+check "deep recursion folded: $lines stacks of at most $frames frames ($(wc -c <"$tmp/deep.folded") bytes; whole: $whole frames, $(wc -c <"$tmp/deep.whole") bytes)" \
+  '[ "$lines" -gt 100 ] && [ "$frames" -le 5 ] && [ "$(wc -c <"$tmp/deep.folded")" -le $((lines * 200)) ] && [ "$whole" -gt 19000 ] &&
+   [ "$(wc -l <"$tmp/deep.whole")" = "$lines" ]'
+check "deep recursion folded: a run \"down (...) ×N\" and a cycle \"(ping (...) → pong (...)) ×N\"" \
+  'grep -q ";down (bench/deep_tools/deep.mn:[0-9]*) ×[0-9]*;" "$tmp/deep.folded" &&
+   grep -q ";(ping (bench/deep_tools/deep.mn:[0-9]*) → pong (bench/deep_tools/deep.mn:[0-9]*)) ×[0-9]*;" "$tmp/deep.folded"'
+"$tool" pprof "$tmp/deep.ctf" -o "$tmp/deep.pb.gz"
+"$tool" pprof --whole-stacks "$tmp/deep.ctf" -o "$tmp/deep-whole.pb.gz"
+folded_pb=$(zcat "$tmp/deep.pb.gz" | wc -c) whole_pb=$(zcat "$tmp/deep-whole.pb.gz" | wc -c)
+check "deep recursion: pprof of $folded_pb bytes folded, $whole_pb whole (unzipped)" \
+  '[ "$folded_pb" -lt 200000 ] && [ "$whole_pb" -gt $((20 * folded_pb)) ]'
+"$tool" report "$tmp/deep.ctf" -o "$tmp/deep.html"
+check "deep recursion: report of $(wc -c <"$tmp/deep.html") bytes (under 1 MiB)" '[ "$(wc -c <"$tmp/deep.html")" -lt 1048576 ]'
+"$tool" top --by stack -n 3 "$tmp/deep.ctf" >"$tmp/deep.top"
+check "deep recursion: top --by stack names the run (\"called from down ... ×N\"), not each frame" \
+  'grep -q "called from down bench/deep_tools/deep.mn:[0-9:-]* ×[0-9]*$" "$tmp/deep.top" && [ "$(wc -l <"$tmp/deep.top")" -lt 20 ]'
+
+# --whole-stacks prints what the tool printed before it folded recursion,
+# byte for byte (tests/fixtures/memtrace/whole_stacks, written by commit 8b9e26b).
+ws=tests/fixtures/memtrace/whole_stacks
+bt=tests/fixtures/memtrace/bintrees-1e-5.ctf
+check "flamegraph --whole-stacks: the previous folded stacks" 'cmp -s <("$tool" flamegraph --whole-stacks "$bt") <(zcat "$ws/bintrees.folded.gz")'
+check "flamegraph --whole-stacks --functions: the previous folded stacks" \
+  'cmp -s <("$tool" flamegraph --whole-stacks --functions "$bt") <(zcat "$ws/bintrees.functions.folded.gz")'
+"$tool" flamegraph --whole-stacks "$bt" -o "$tmp/ws.svg"
+check "flamegraph --whole-stacks -o X.svg: the previous SVG" 'cmp -s "$tmp/ws.svg" <(zcat "$ws/bintrees.svg.gz")'
+"$tool" pprof --whole-stacks "$bt" -o "$tmp/ws.pb.gz"
+check "pprof --whole-stacks: the previous profile" 'cmp -s <(zcat "$tmp/ws.pb.gz") <(zcat "$ws/bintrees.pb.gz")'
+check "top --by stack --whole-stacks: the previous table" \
+  'cmp -s <("$tool" top --by stack -n 5 --whole-stacks "$bt") "$ws/bintrees.top_stack.txt"'
+check "bintrees folds its recursion by default" '! cmp -s <("$tool" flamegraph "$bt") <(zcat "$ws/bintrees.folded.gz")'
 
 # ---------------------------------------------------------------- 6. edge cases
 
@@ -284,7 +337,9 @@ if $have_python; then
               "top:top --by file $fixtures/listmap-1e-6.ctf" "top:top $tmp/empty.ctf" \
               "lifetimes:lifetimes $t" "lifetimes:lifetimes --by function $fixtures/bintrees-1e-5.ctf" \
               "leaks:leaks --all $tmp/leaky.ctf" "leaks:leaks -n 1 $t" "leaks:leaks $tmp/empty.ctf" \
-              "diff:diff $t $tmp/leaky.ctf" "diff:diff --live --by stack $t $t" "diff:diff --promoted $tmp/empty.ctf $t"; do
+              "diff:diff $t $tmp/leaky.ctf" "diff:diff --live --by stack $t $t" "diff:diff --promoted $tmp/empty.ctf $t" \
+              "top:top --by stack $tmp/deep.ctf" "leaks:leaks --all $tmp/deep.ctf" "flamegraph:flamegraph $tmp/deep.ctf" \
+              "top:top --by stack $fixtures/listmap-1e-6.ctf"; do
     command=${spec%%:*}
     args=${spec#*:}
     # shellcheck disable=SC2086

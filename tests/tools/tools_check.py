@@ -25,8 +25,10 @@ import sys
 INTERVAL = {"lo": "num", "hi": "num"}
 TRACE = {"file": "str", "executable": "str", "format_version": "int", "sample_rate": "num",
          "word_bytes": "int", "duration_s": "num", "events": "int", "samples": "int"}
-FRAME = ({"function": "str", "file": "str", "line": "int", "start_col": "int", "end_col": "int"},
-         {"code": "int"})
+PLAIN_FRAME = ({"function": "str", "file": "str", "line": "int", "start_col": "int", "end_col": "int"},
+               {"code": "int"})
+# A stack's entry: a frame, or folded recursion (a run of a frame or cycle).
+FRAME = PLAIN_FRAME + ({"repeat": "int", "frames": [PLAIN_FRAME]},)
 SITE_FIELDS = {"site": "str", "function": ("str", "null"), "file": ("str", "null"),
                "line": ("int", "null"), "start_col": ("int", "null"), "end_col": ("int", "null")}
 KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file": "str"}, {"file": "str"})
@@ -90,7 +92,8 @@ SCHEMAS = {
     "timeline": dict(COMMON, trace=TRACE, by="str", bands=["str"],
                      points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
     "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",
-                       stacks=[{"frames": [{"function": "str", "file": "str", "line": "int"}], "bytes": "num"}]),
+                       stacks=[{"frames": [{"function": "str", "file": "str", "line": "int", "repeat?": "int"}],
+                                "bytes": "num"}]),
 }
 
 

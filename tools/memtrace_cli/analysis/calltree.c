@@ -12,12 +12,19 @@
 
 #include "../base/hash.h"
 #include "../base/ocaml_int.h"
+#include "collapse.h"
+
+// The function of a folded run's node while building (its label is in the
+// pool): a pointer no location name can equal.
+static const char composed_marker[1] = "";
 
 typedef struct Node {
   CallTreeNode pub;
   uint32_t parent;
+  const char *key_file;       // the file merged on (NULL by function: pub.file is the first met)
   uint64_t key_line;          // line, or the code when unlocated
-  size_t code_name;           // unlocated: offset of "$CODE" in the pool
+  uint32_t key_repeat;        // the count merged on: the run's, or 2 for any run (merge_counts)
+  size_t code_name;           // unlocated or composed: offset of its name in the pool
   uint32_t children, n_children;  // range of `child_ids` (after build)
 } Node;
 
@@ -32,9 +39,10 @@ struct CallTree {
   size_t pool_len, pool_cap;
 };
 
-static uint64_t key_hash(uint32_t parent, const char *function, const char *file, uint64_t line) {
+static uint64_t key_hash(uint32_t parent, const char *function, const char *file, uint64_t line, uint32_t repeat) {
   uint64_t h = hash_mix((uint64_t)parent * 0x9e3779b97f4a7c15ull + (uint64_t)(uintptr_t)function);
-  return hash_mix(h ^ ((uint64_t)(uintptr_t)file * 0xc2b2ae3d27d4eb4full) ^ (line + 0x165667b19e3779f9ull));
+  h = hash_mix(h ^ ((uint64_t)(uintptr_t)file * 0xc2b2ae3d27d4eb4full) ^ (line + 0x165667b19e3779f9ull));
+  return repeat == 1 ? h : hash_combine(h, repeat);
 }
 
 // ---------------------------------------------------------------- building
@@ -45,7 +53,7 @@ static bool grow_table(CallTree *t) {
   if (!slots) return false;
   for (uint32_t id = 1; id < t->n_nodes; id++) {
     const Node *n = &t->nodes[id];
-    uint64_t j = key_hash(n->parent, n->pub.function, n->pub.file, n->key_line) & (n_slots - 1);
+    uint64_t j = key_hash(n->parent, n->pub.function, n->key_file, n->key_line, n->key_repeat) & (n_slots - 1);
     while (slots[j]) j = (j + 1) & (n_slots - 1);
     slots[j] = id + 1;
   }
@@ -55,13 +63,16 @@ static bool grow_table(CallTree *t) {
   return true;
 }
 
-// The child of `parent` at (function, file, line), made if new; UINT32_MAX
-// when out of memory. function NULL: unlocated, `line` is the code.
-static uint32_t child(CallTree *t, uint32_t parent, const char *function, const char *file, uint64_t line) {
-  uint64_t j = key_hash(parent, function, file, line) & t->mask;
+// The child of `parent` at (function, file, line) repeated `repeat` times,
+// made if new; UINT32_MAX when out of memory. function NULL: unlocated,
+// `line` is the code; composed_marker: a folded run, `line` is its unit.
+static uint32_t child(CallTree *t, uint32_t parent, const char *function, const char *file, uint64_t line,
+                      uint32_t repeat) {
+  uint64_t j = key_hash(parent, function, file, line, repeat) & t->mask;
   for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
     const Node *n = &t->nodes[v - 1];
-    if (n->parent == parent && n->pub.function == function && n->pub.file == file && n->key_line == line)
+    if (n->parent == parent && n->pub.function == function && n->key_file == file && n->key_line == line &&
+        n->key_repeat == repeat)
       return v - 1;
   }
   if (t->n_nodes == t->cap_nodes) {
@@ -72,65 +83,142 @@ static uint32_t child(CallTree *t, uint32_t parent, const char *function, const 
     t->cap_nodes = cap;
   }
   uint32_t id = t->n_nodes++, level = t->nodes[parent].pub.depth + 1;  // the root's depth field holds level 0
-  t->nodes[id] = (Node){{function, file, function ? (uint32_t)line : 0, level, 0, 0}, parent, line, 0, 0, 0};
+  bool located = function && function != composed_marker;
+  t->nodes[id] = (Node){{function, file, located ? (uint32_t)line : 0, level, 0, 0, repeat, repeat, !located && function},
+                        parent, file, line, repeat, 0, 0, 0};
   if (level > t->max_level) t->max_level = level;
   t->slots[j] = id + 1;
   if (2 * (t->n_nodes - 1) > t->mask && !grow_table(t)) return UINT32_MAX;
   return id;
 }
 
-static bool pool_add_code(CallTree *t, Node *n) {
-  char text[32];
-  size_t len = (size_t)snprintf(text, sizeof text, "$%lld", (long long)ocaml_int(n->key_line)) + 1;
+// Appends text[0 .. len) to the pool; returns its offset, 0 when out of memory.
+static size_t pool_add(CallTree *t, const char *text, size_t len) {
   if (t->pool_len + len > t->pool_cap) {
     size_t cap = 2 * t->pool_cap + len + 256;
     char *pool = realloc(t->pool, cap);
-    if (!pool) return false;
+    if (!pool) return 0;
     t->pool = pool;
     t->pool_cap = cap;
   }
-  n->code_name = t->pool_len;
   memcpy(t->pool + t->pool_len, text, len);
   t->pool_len += len;
-  return true;
+  return t->pool_len - len;
 }
 
-// The tree node of trie node `id`, given its parent's: one level per location.
+static bool pool_add_code(CallTree *t, Node *n) {
+  char text[32];
+  size_t len = (size_t)snprintf(text, sizeof text, "$%lld", (long long)ocaml_int(n->key_line)) + 1;
+  return (n->code_name = pool_add(t, text, len)) != 0;
+}
+
+// The tree node of trie node `id` under tree node `at`: one level per
+// location. BY_FUNCTION leaves the key's file NULL: the node takes the first
+// file and line met.
 static uint32_t expand(CallTree *t, const Profile *p, ProfileNodeId id, uint32_t at, CallTreeKey key) {
   const TraceReaderLocation *locs;
   int n = profile_node_locations(p, id, &locs);
   if (n <= 0) {
-    uint32_t c = child(t, at, NULL, NULL, profile_node(p, id)->code);
+    uint32_t c = child(t, at, NULL, NULL, profile_node(p, id)->code, 1);
     if (c != UINT32_MAX && t->nodes[c].code_name == 0 && !pool_add_code(t, &t->nodes[c])) return UINT32_MAX;
     return c;
   }
   for (int i = 0; i < n && at != UINT32_MAX; i++) {
     bool by_line = key == CALLTREE_BY_LINE;
-    at = child(t, at, locs[i].function, by_line ? locs[i].file : NULL, by_line ? locs[i].line : 0);
+    at = child(t, at, locs[i].function, by_line ? locs[i].file : NULL, by_line ? locs[i].line : 0, 1);
+    if (at != UINT32_MAX && !t->nodes[at].pub.file) t->nodes[at].pub.file = locs[i].file, t->nodes[at].pub.line = locs[i].line;
   }
   return at;
 }
 
-// BY_FUNCTION keys leave file NULL: give each node the first file and line
-// met (in trie order).
-static void fill_files(CallTree *t, const Profile *p, const uint32_t *tree_of) {
-  for (ProfileNodeId id = 1; id < profile_n_nodes(p); id++) {
-    const TraceReaderLocation *locs;
-    int n = profile_node_locations(p, id, &locs);
-    uint32_t at = tree_of[id];
-    for (int i = n - 1; i >= 0 && at; i--, at = t->nodes[at].parent) {
-      Node *node = &t->nodes[at];
-      if (node->pub.function && !node->pub.file) node->pub.file = locs[i].file, node->pub.line = locs[i].line;
-    }
+// A frame's identity for the collapse: what expand merges on.
+static uint64_t frame_key(const Profile *p, ProfileNodeId id, CallTreeKey key) {
+  const TraceReaderLocation *locs;
+  int n = profile_node_locations(p, id, &locs);
+  if (n <= 0) return hash_combine(0xc0de, profile_node(p, id)->code);
+  uint64_t h = 0xf4a3;
+  for (int i = 0; i < n; i++) {
+    h = hash_combine(h, (uint64_t)(uintptr_t)locs[i].function);
+    if (key == CALLTREE_BY_LINE) h = hash_combine(hash_combine(h, (uint64_t)(uintptr_t)locs[i].file), locs[i].line);
   }
+  return h;
 }
 
-static void add_values(CallTree *t, const Profile *p, const uint32_t *tree_of, CallTreeValue value) {
+// The label of a folded unit: its frames' locations outermost first, "f
+// (file:line)" (by function "f"; "$CODE" without location), joined by " → ".
+// Returns its offset in the pool, 0 when out of memory.
+static size_t unit_label(CallTree *t, const Profile *p, const Collapse *c, uint32_t unit, CallTreeKey key) {
+  const uint32_t *reps;
+  uint32_t len = collapse_unit(c, unit, &reps);
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  if (!f) return 0;
+  const char *sep = "";
+  for (uint32_t k = 0; k < len; k++) {
+    const TraceReaderLocation *locs;
+    int n = profile_node_locations(p, reps[k], &locs);
+    if (n <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ";
+    for (int i = 0; i < n; i++, sep = " \u2192 ") {
+      fprintf(f, "%s%s", sep, locs[i].function);
+      if (key == CALLTREE_BY_LINE && (*locs[i].file || locs[i].line)) fprintf(f, " (%s:%u)", locs[i].file, locs[i].line);
+    }
+  }
+  if (fclose(f) != 0) return free(text), 0;
+  size_t at = pool_add(t, text, size + 1);
+  free(text);
+  return at;
+}
+
+// The tree node of a run under tree node `at`: a plain frame expands as
+// `first`, the first trie node whose path ends with it (so that by
+// function a node takes the file and line first met in trie order); a
+// folded run is one node, a single location keeping its function, file and
+// line, anything else a composed label.
+static uint32_t expand_run(CallTree *t, const Profile *p, const Collapse *c, CollapseId r, ProfileNodeId first,
+                           uint32_t at, CallTreeKey key, bool merge_counts) {
+  const CollapseRun *run = collapse_run(c, r);
+  const uint32_t *reps;
+  uint32_t len = collapse_unit(c, run->unit, &reps);
+  if (collapse_plain(c, r)) return expand(t, p, first, at, key);
+  const TraceReaderLocation *locs;
+  uint32_t n, key_repeat = merge_counts ? 2 : run->count;  // a folded run repeats at least twice
+  uint32_t made = t->n_nodes;  // nodes from `made` on are new
+  if (len == 1 && profile_node_locations(p, reps[0], &locs) == 1) {
+    bool by_line = key == CALLTREE_BY_LINE;
+    n = child(t, at, locs[0].function, by_line ? locs[0].file : NULL, by_line ? locs[0].line : 0, key_repeat);
+    if (n != UINT32_MAX && !t->nodes[n].pub.file) t->nodes[n].pub.file = locs[0].file, t->nodes[n].pub.line = locs[0].line;
+  } else {
+    n = child(t, at, composed_marker, NULL, run->unit, key_repeat);
+    if (n != UINT32_MAX && t->nodes[n].code_name == 0 && !(t->nodes[n].code_name = unit_label(t, p, c, run->unit, key)))
+      return UINT32_MAX;
+  }
+  if (n != UINT32_MAX && merge_counts) {
+    CallTreeNode *pub = &t->nodes[n].pub;
+    if (n >= made) pub->repeat = pub->repeat_max = run->count;
+    if (run->count < pub->repeat) pub->repeat = run->count;
+    if (run->count > pub->repeat_max) pub->repeat_max = run->count;
+  }
+  return n;
+}
+
+// Values go to each stack's leaf: its callers' runs, then its own frame
+// plain (the allocating frame is never folded into its callers).
+static void add_values(CallTree *t, const Profile *p, const uint32_t *run_of, const uint32_t *tree_of_run,
+                       CallTreeValue value, CallTreeKey key, bool *ok) {
   double bytes = profile_sample_bytes(p);
-  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) {
+  for (ProfileStackId s = 0; s < profile_n_stacks(p) && *ok; s++) {
     const ProfileStack *st = profile_stack(p, s);
     uint64_t samples = value == CALLTREE_LIVE ? st->counts.live_samples : st->counts.samples;
-    t->nodes[tree_of[st->leaf]].pub.self += (double)samples * bytes;
+    uint32_t leaf = 0;
+    if (st->leaf != 0) {
+      leaf = expand(t, p, st->leaf, tree_of_run[run_of[profile_node(p, st->leaf)->parent]], key);
+      if (leaf == UINT32_MAX) {
+        *ok = false;
+        break;
+      }
+    }
+    t->nodes[leaf].pub.self += (double)samples * bytes;
   }
   for (uint32_t id = t->n_nodes; id-- > 1;) {
     Node *n = &t->nodes[id];
@@ -146,6 +234,7 @@ static int compare_nodes(const void *a, const void *b, void *ctx) {
   int c = strcmp(x->function, y->function);
   if (c == 0) c = strcmp(x->file, y->file);
   if (c == 0) c = (x->line > y->line) - (x->line < y->line);
+  if (c == 0) c = (x->repeat > y->repeat) - (x->repeat < y->repeat);
   return c;
 }
 
@@ -170,30 +259,39 @@ static bool link_children(CallTree *t) {
   return true;
 }
 
-static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue value) {
+// Each trie node's path folded (run_of), each run's tree node (runs come
+// after their parents), then the stacks' values.
+static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                  bool merge_counts) {
   uint32_t n = profile_n_nodes(p);
-  uint32_t *tree_of = malloc((size_t)(n ? n : 1) * sizeof *tree_of);  // trie node -> tree node
-  if (!tree_of || !grow_table(t)) {
-    free(tree_of);
-    return false;
-  }
+  uint32_t *run_of = malloc((size_t)(n ? n : 1) * sizeof *run_of);
   t->nodes = malloc(1024 * sizeof *t->nodes);
-  if (!t->nodes) return free(tree_of), false;
+  if (!run_of || !t->nodes || !grow_table(t)) return free(run_of), false;
   t->cap_nodes = 1024;
   t->n_nodes = 1;
-  t->nodes[0] = (Node){{"all", "", 0, 0, 0, 0}, UINT32_MAX, 0, 0, 0, 0};
+  t->nodes[0] = (Node){{"all", "", 0, 0, 0, 0, 1, 1, false}, UINT32_MAX, NULL, 0, 1, 0, 0, 0};
   t->pool_len = 1;  // offset 0 means "no name"
-  tree_of[0] = 0;
-  bool ok = true;
-  for (ProfileNodeId id = 1; id < n && ok; id++) {
-    tree_of[id] = expand(t, p, id, tree_of[profile_node(p, id)->parent], key);
-    ok = tree_of[id] != UINT32_MAX;
-  }
+  Collapse *c = collapse_new(max_period);
+  run_of[0] = 0;
+  for (ProfileNodeId id = 1; id < n; id++)
+    run_of[id] = collapse_push(c, run_of[profile_node(p, id)->parent], frame_key(p, id, key), id);
+  uint32_t n_runs = collapse_size(c);
+  uint32_t *tree_of_run = malloc((size_t)n_runs * sizeof *tree_of_run);
+  bool ok = tree_of_run != NULL;
   if (ok) {
-    if (key == CALLTREE_BY_FUNCTION) fill_files(t, p, tree_of);
-    add_values(t, p, tree_of, value);
+    // first trie node of each run (every run is some node's: collapse_push made it)
+    for (CollapseId r = 0; r < n_runs; r++) tree_of_run[r] = UINT32_MAX;
+    for (ProfileNodeId id = n; id-- > 1;) tree_of_run[run_of[id]] = id;
+    tree_of_run[0] = 0;
   }
-  free(tree_of);
+  for (CollapseId r = 1; r < n_runs && ok; r++) {
+    tree_of_run[r] = expand_run(t, p, c, r, tree_of_run[r], tree_of_run[collapse_run(c, r)->parent], key, merge_counts);
+    ok = tree_of_run[r] != UINT32_MAX;
+  }
+  if (ok) add_values(t, p, run_of, tree_of_run, value, key, &ok);
+  collapse_free(c);
+  free(tree_of_run);
+  free(run_of);
   return ok;
 }
 
@@ -203,15 +301,16 @@ static void finish_nodes(CallTree *t) {
   for (uint32_t id = 1; id < t->n_nodes; id++) {
     Node *n = &t->nodes[id];
     n->pub.depth--;
-    if (!n->pub.function) n->pub.function = t->pool + n->code_name, n->pub.file = "";
+    if (!n->pub.function || n->pub.function == composed_marker) n->pub.function = t->pool + n->code_name, n->pub.file = "";
     if (!n->pub.file) n->pub.file = "";
   }
 }
 
-CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value) {
+CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                         bool merge_counts) {
   CallTree *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  bool ok = build(t, p, key, value);
+  bool ok = build(t, p, key, value, max_period, merge_counts);
   if (ok) finish_nodes(t);
   if (!ok || !link_children(t)) {
     calltree_free(t);

@@ -13,7 +13,11 @@
 //    included), all of them (CALLTREE_ALLOCATED) or those of blocks still
 //    live at the end of the trace (CALLTREE_LIVE). self is the value of the
 //    stacks ending at the node, total that plus its children's totals.
-// 3. Memory: a node per merged frame, at most the trie's nodes times the
+// 3. Folded recursion (calltree_build's max_period): a run "frame ×n" is
+//    one node of repeat n (siblings merge only with equal repeat), a run of a
+//    cycle or of an inlined frame one composed node; both stand for all the
+//    frames they fold, so depth and size follow the distinct frames.
+// 4. Memory: a node per merged frame, at most the trie's nodes times the
 //    locations per code. Strings point into the profile's reader (valid
 //    while it is open) or into the tree.
 #ifndef MINNOW_CALLTREE_H
@@ -32,12 +36,22 @@ typedef struct CallTreeNode {
   uint32_t line;
   uint32_t depth;       // 0 for the outermost frames (the root, not a frame, has no node)
   double self, total;   // bytes (contract 2)
+  uint32_t repeat;      // times the frame (or composed run) repeats: 1 for a plain frame
+  uint32_t repeat_max;  // with merge_counts, the largest count merged (repeat the smallest); else repeat
+  bool composed;        // `function` is a folded run's label "f (file:line) → g (file:line)"
+                        // (file "", line 0); else a frame (repeat > 1: "f" recursing)
 } CallTreeNode;
 
 typedef struct CallTree CallTree;
 
 // Builds the tree of `p` (after profile_finish). NULL when out of memory.
-CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value);
+// Callers' recursion is folded (collapse.h, cycles up to max_period frames;
+// 0: stacks whole, one node per frame); the allocating frame is always a
+// node of its own, repeat 1. merge_counts: runs of one unit under one parent
+// are one node whatever their counts (repeat .. repeat_max), as a flame
+// graph wants them (one wide frame, not a sliver per depth reached).
+CallTree *calltree_build(const Profile *p, CallTreeKey key, CallTreeValue value, uint32_t max_period,
+                         bool merge_counts);
 void calltree_free(CallTree *t);
 
 // The sum of every stack's value (the root's total).

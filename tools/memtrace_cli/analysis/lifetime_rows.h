@@ -1,7 +1,7 @@
 // lifetime_rows.h - the figures of `memtrace lifetimes` and of the
 // lifetimes section of `memtrace report`: per group of sites, its lifetime
 // histograms summed (profile.h, ProfileLifetimes) and what they give: the
-// share of its minor blocks promoted (Wilson's interval), the share of its
+// share of its minor blocks promoted (Clopper-Pearson interval), the share of its
 // bytes alive at the end, and quantiles of its bytes' lifetime in time, in
 // bytes allocated meanwhile, and in minor heaps' worth of that.
 #ifndef MINNOW_MEMTRACE_LIFETIME_ROWS_H

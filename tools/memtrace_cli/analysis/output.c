@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
 #include "../base/ocaml_int.h"
+#include "../base/xalloc.h"
+#include "collapse.h"
 
 // ---------------------------------------------------------------- text
 
@@ -45,35 +48,100 @@ void out_group_key(FILE *f, const Profile *p, ProfileBy by, ProfileStackId first
   else fputs(site->loc.file, f);
 }
 
-void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames) {
-  ProfileNodeId n = profile_stack(p, s)->leaf;
-  uint32_t printed = 0, left = 0;
-  bool innermost = true;
-  for (; n != 0 && n != PROFILE_NONE; n = profile_node(p, n)->parent) {
-    const TraceReaderLocation *locs;
-    int count = profile_node_locations(p, n, &locs);
-    // The leaf's innermost location is the site itself: skip it.
-    int last = innermost && count > 0 ? count - 2 : count - 1;
-    if (count <= 0 && !innermost) {
-      if (printed < max_frames) {
-        fprintf(f, "%scalled from $%lld\n", indent, (long long)ocaml_int(profile_node(p, n)->code));
-        printed++;
-      } else {
-        left++;
-      }
-    }
-    for (int i = last; i >= 0; i--) {
-      if (printed >= max_frames) {
-        left++;
-        continue;
-      }
-      fprintf(f, "%s%s ", indent, innermost ? "inlined in" : "called from");
-      out_location(f, &locs[i]);
-      fputc('\n', f);
-      printed++;
-    }
-    innermost = false;
+// ---------------------------------------------------------------- folded callers
+
+static bool whole_stacks;
+
+void out_set_whole_stacks(bool whole) { whole_stacks = whole; }
+
+uint32_t out_fold_period(void) { return whole_stacks ? 0 : COLLAPSE_MAX_PERIOD; }
+
+// A frame's identity: its locations (columns included, as printed), or its code.
+static uint64_t caller_key(const Profile *p, ProfileNodeId n) {
+  const TraceReaderLocation *locs;
+  int count = profile_node_locations(p, n, &locs);
+  if (count <= 0) return hash_combine(0xc0de, profile_node(p, n)->code);
+  uint64_t h = 0xca11;
+  for (int i = 0; i < count; i++) {
+    h = hash_combine(hash_combine(h, (uint64_t)(uintptr_t)locs[i].function), (uint64_t)(uintptr_t)locs[i].file);
+    h = hash_combine(hash_combine(h, locs[i].line), (uint64_t)locs[i].start_col << 32 | locs[i].end_col);
   }
+  return h;
+}
+
+// The callers of `leaf` (its path without it) folded into c: the last run.
+static CollapseId fold_callers(Collapse *c, const Profile *p, ProfileNodeId leaf) {
+  uint32_t n = 0, cap = 64;
+  ProfileNodeId *path = xrealloc(NULL, cap * sizeof *path);
+  for (ProfileNodeId id = profile_node(p, leaf)->parent; id != 0 && id != PROFILE_NONE; id = profile_node(p, id)->parent) {
+    if (n == cap) path = xrealloc(path, (cap *= 2) * sizeof *path);
+    path[n++] = id;
+  }
+  CollapseId at = 0;
+  while (n--) at = collapse_push(c, at, caller_key(p, path[n]), path[n]);
+  free(path);
+  return at;
+}
+
+// A node's locations innermost first, each "PREFIX location" on a line;
+// `skip_innermost` leaves out the first. Counts lines in *printed / *left.
+static void out_node(FILE *f, const Profile *p, ProfileNodeId n, const char *indent, const char *prefix,
+                     bool skip_innermost, uint32_t max_frames, uint32_t *printed, uint32_t *left) {
+  const TraceReaderLocation *locs;
+  int count = profile_node_locations(p, n, &locs);
+  if (count <= 0 && !skip_innermost) {
+    if (*printed < max_frames) {
+      fprintf(f, "%s%s $%lld\n", indent, prefix, (long long)ocaml_int(profile_node(p, n)->code));
+      ++*printed;
+    } else {
+      ++*left;
+    }
+  }
+  for (int i = skip_innermost ? count - 2 : count - 1; i >= 0; i--) {
+    if (*printed >= max_frames) {
+      ++*left;
+      continue;
+    }
+    fprintf(f, "%s%s ", indent, prefix);
+    out_location(f, &locs[i]);
+    fputc('\n', f);
+    ++*printed;
+  }
+}
+
+// A folded run on one line: "called from LOCATION ×N", or for a cycle or an
+// inlined frame "called from (f file:l:c-c → g file:l:c-c) ×N" (outermost first).
+static void out_folded(FILE *f, const Profile *p, const Collapse *c, CollapseId r, const char *indent) {
+  const CollapseRun *run = collapse_run(c, r);
+  const uint32_t *reps;
+  uint32_t len = collapse_unit(c, run->unit, &reps);
+  const TraceReaderLocation *locs;
+  bool one = len == 1 && profile_node_locations(p, reps[0], &locs) == 1;
+  fprintf(f, "%scalled from %s", indent, one ? "" : "(");
+  const char *sep = "";
+  for (uint32_t k = 0; k < len; k++) {
+    int count = profile_node_locations(p, reps[k], &locs);
+    if (count <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ";
+    for (int i = 0; i < count; i++, sep = " \u2192 ") fputs(sep, f), out_location(f, &locs[i]);
+  }
+  fprintf(f, "%s \u00d7%u\n", one ? "" : ")", run->count);
+}
+
+void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames) {
+  ProfileNodeId leaf = profile_stack(p, s)->leaf;
+  uint32_t printed = 0, left = 0;
+  if (leaf == 0 || leaf == PROFILE_NONE) return;
+  // The leaf's innermost location is the site itself: skip it.
+  out_node(f, p, leaf, indent, "inlined in", true, max_frames, &printed, &left);
+  Collapse *c = collapse_new(out_fold_period());
+  for (CollapseId r = fold_callers(c, p, leaf); r != 0; r = collapse_run(c, r)->parent) {
+    const uint32_t *reps;
+    collapse_unit(c, collapse_run(c, r)->unit, &reps);
+    if (collapse_plain(c, r)) out_node(f, p, reps[0], indent, "called from", false, max_frames, &printed, &left);
+    else if (printed < max_frames) out_folded(f, p, c, r, indent), printed++;
+    else left++;
+  }
+  collapse_free(c);
   if (left) fprintf(f, "%s... %u more frames\n", indent, left);
 }
 
@@ -202,21 +270,43 @@ void json_site_fields(Json *j, const ProfileSite *site) {
   json_location_fields(j, &site->loc);
 }
 
+// A node's frames innermost first: {"code"} without location, else each location.
+static void json_node(Json *j, const Profile *p, ProfileNodeId n) {
+  const TraceReaderLocation *locs;
+  int count = profile_node_locations(p, n, &locs);
+  if (count <= 0) {
+    json_object(j, NULL);
+    json_number(j, "code", (double)ocaml_int(profile_node(p, n)->code));
+    json_end_object(j);
+  }
+  for (int i = count - 1; i >= 0; i--) {
+    json_object(j, NULL);
+    json_location_fields(j, &locs[i]);
+    json_end_object(j);
+  }
+}
+
 void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
   json_array(j, key);
-  for (ProfileNodeId n = profile_stack(p, s)->leaf; n != 0 && n != PROFILE_NONE; n = profile_node(p, n)->parent) {
-    const TraceReaderLocation *locs;
-    int count = profile_node_locations(p, n, &locs);
-    if (count <= 0) {
+  ProfileNodeId leaf = profile_stack(p, s)->leaf;
+  if (leaf != 0 && leaf != PROFILE_NONE) {
+    json_node(j, p, leaf);
+    Collapse *c = collapse_new(out_fold_period());
+    for (CollapseId r = fold_callers(c, p, leaf); r != 0; r = collapse_run(c, r)->parent) {
+      const uint32_t *reps;
+      uint32_t len = collapse_unit(c, collapse_run(c, r)->unit, &reps);
+      if (collapse_plain(c, r)) {
+        json_node(j, p, reps[0]);
+        continue;
+      }
       json_object(j, NULL);
-      json_number(j, "code", (double)ocaml_int(profile_node(p, n)->code));
+      json_uint(j, "repeat", collapse_run(c, r)->count);
+      json_array(j, "frames");
+      for (uint32_t k = len; k-- > 0;) json_node(j, p, reps[k]);
+      json_end_array(j);
       json_end_object(j);
     }
-    for (int i = count - 1; i >= 0; i--) {
-      json_object(j, NULL);
-      json_location_fields(j, &locs[i]);
-      json_end_object(j);
-    }
+    collapse_free(c);
   }
   json_end_array(j);
 }

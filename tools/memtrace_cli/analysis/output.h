@@ -29,9 +29,17 @@ void out_site(FILE *f, const ProfileSite *site);
 // stack's site (the callers are printed by out_callers).
 void out_group_key(FILE *f, const Profile *p, ProfileBy by, ProfileStackId first);
 
+// How stacks print in this run (out_callers, json_stack, and what commands
+// pass to calltree_build): recursion folded (collapse.h; the default) or,
+// after out_set_whole_stacks(true) (--whole-stacks), every frame.
+void out_set_whole_stacks(bool whole);
+uint32_t out_fold_period(void);   // 0 when whole, else COLLAPSE_MAX_PERIOD
+
 // The callers of a stack, innermost first, one per line after `indent`
 // ("called from function file:line:start-end"; each inlined location a
-// line), at most max_frames lines then "... N more frames".
+// line), at most max_frames lines then "... N more frames". Folded
+// recursion is a line "called from LOCATION ×N" (a cycle or an inlined
+// frame: "called from (f LOCATION → g LOCATION) ×N", outermost first).
 void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames);
 
 // "by site" / "function" / "file" / "stack": the name of a grouping.
@@ -74,7 +82,9 @@ void json_site_fields(Json *j, const ProfileSite *site);
 void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId first);
 
 // The frames of a stack under `key`, innermost first, each {"function",
-// "file", "line", "start_col", "end_col"} or {"code": N} without location.
+// "file", "line", "start_col", "end_col"} or {"code": N} without location;
+// folded recursion (out_fold_period) as {"repeat": N, "frames": [the
+// unit's frames, innermost first]}.
 void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s);
 
 // "trace": {"file", "executable", "format_version", "sample_rate",

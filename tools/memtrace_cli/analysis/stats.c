@@ -2,7 +2,8 @@
 // The special functions are the textbook ones: the incomplete gamma by its
 // series below a + 1 and its continued fraction above, the incomplete beta
 // by its continued fraction (both evaluated with the modified Lentz method),
-// quantiles by bisection, or for large shapes by Wilson and Hilferty's cube
+// quantiles by bisection (relative precision 1e-15, so tiny proportions keep
+// their digits), or for large gamma shapes by Wilson and Hilferty's cube
 // root approximation (relative error under 1e-6 past a = 1000).
 #include "stats.h"
 
@@ -53,12 +54,16 @@ Interval stats_poisson_interval(double n) {
   return (Interval){lo, stats_gamma_quantile(n + 1, 0.975)};
 }
 
+// Clopper and Pearson's: the bounds are the proportions at which k or more
+// (lo), k or fewer (hi) successes have probability 2.5 %, i.e. beta
+// quantiles; closed forms at k = 0 and k = n.
 Interval stats_proportion_interval(uint64_t k, uint64_t n) {
   if (n == 0) return (Interval){0, 1};
-  double p = (double)k / (double)n, z2 = Z95 * Z95, nn = (double)n;
-  double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
-  double half = Z95 / (1 + z2 / nn) * sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn));
-  return (Interval){fmax(0, centre - half), fmin(1, centre + half)};
+  if (k > n) k = n;
+  double kk = (double)k, nn = (double)n;
+  double lo = k == 0 ? 0 : k == n ? pow(0.025, 1 / nn) : stats_beta_quantile(kk, nn - kk + 1, 0.025);
+  double hi = k == n ? 1 : k == 0 ? -expm1(log(0.025) / nn) : stats_beta_quantile(kk + 1, nn - kk, 0.975);
+  return (Interval){lo, hi};
 }
 
 double stats_normal_upper(double z) { return 0.5 * erfc(z / sqrt(2.0)); }
@@ -187,6 +192,16 @@ double stats_beta_inc(double a, double b, double x) {
   double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
   if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
   return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double stats_beta_quantile(double a, double b, double p) {
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 1100 && hi - lo > 1e-15 * hi; i++) {
+    double mid = (lo + hi) / 2;  // halves the bracket: under 1100 steps reach any double
+    if (stats_beta_inc(a, b, mid) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 double stats_binomial_cdf(uint64_t k, uint64_t n, double p) {

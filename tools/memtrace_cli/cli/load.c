@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../analysis/output.h"
 #include "../base/progress.h"
 #include "../base/xalloc.h"
 
@@ -43,13 +44,15 @@ bool load_parse_by(const ToolOption *o, const char *text) {
 int load_parse_rows(const ToolUsage *usage, int argc, char **argv, uint32_t rows, bool with_all, RowOptions *o) {
   *o = (RowOptions){.by = PROFILE_BY_SITE, .rows = rows};
   const char *out = NULL;
+  bool whole = false;
   const ToolOption options[] = {
       LOAD_OPTION_BY_NO_STACK(&o->by), TOOL_OPTION_ROWS(&o->rows), TOOL_OPTION_JSON(&o->json),
-      TOOL_OPTION_OUTPUT(&out),        {"--all", NULL, &o->all, NULL, NULL, 0, 0},
+      TOOL_OPTION_OUTPUT(&out),        TOOL_OPTION_WHOLE_STACKS(&whole), {"--all", NULL, &o->all, NULL, NULL, 0, 0},
   };
-  ToolArgs args = {usage, options, sizeof options / sizeof options[0] - !with_all, 1, 1, NULL, 0};
+  ToolArgs args = {usage, options, sizeof options / sizeof options[0] - (with_all ? 0 : 2), 1, 1, NULL, 0};
   int status = tool_parse_output(&args, argc, argv, &out);
   o->path = args.files[0];  // argv[1]: read only when status is TOOL_CONTINUE
+  out_set_whole_stacks(whole);
   return status;
 }
 

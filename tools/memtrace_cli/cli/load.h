@@ -40,7 +40,8 @@ ToolOptionParse load_parse_at, load_parse_by;
 
 // The options of the commands that print rows of groups of one trace
 // (lifetimes, leaks): --by KEY (site, function or file), -n N, --json, -o
-// OUT (stdout is sent there), and --all when `all` is not NULL.
+// OUT (stdout is sent there), and with_all (leaks, which shows callstacks)
+// --all and --whole-stacks (out_set_whole_stacks).
 typedef struct RowOptions {
   ProfileBy by;
   uint32_t rows;

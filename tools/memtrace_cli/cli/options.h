@@ -39,6 +39,10 @@ struct ToolOption {
 // none: stdout) and JSON instead of text.
 #define TOOL_OPTION_OUTPUT(target) {"-o", "OUT", (target), NULL, NULL, 0, 0}
 #define TOOL_OPTION_JSON(target) {"--json", NULL, (target), NULL, NULL, 0, 0}
+// --whole-stacks: callstacks shown whole; by default recursion is folded,
+// a repeated frame or cycle of frames shown once with its count
+// (analysis/collapse.h).
+#define TOOL_OPTION_WHOLE_STACKS(target) {"--whole-stacks", NULL, (target), NULL, NULL, 0, 0}
 // -n N: rows to show, 0 for all.
 #define TOOL_OPTION_ROWS(target) {"-n", "N", (target), tool_parse_count, "a count (0: all)", 0, UINT32_MAX}
 

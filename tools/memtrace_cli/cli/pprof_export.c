@@ -5,6 +5,9 @@
 // path of pprof locations from the root, shared by every trace), and add
 // each stack's unbiased values to its leaf's sample. Samples are written once
 // every trace is read, each its path of locations walked up from its node.
+// Callers' recursion is folded (collapse.h): a run "f ×N" is one location of
+// a function named so, so a sample has a location per run, not per frame,
+// and the profile's size follows the distinct frames, not the depth.
 // Memory: location-trie nodes (16 bytes and a table slot each) and samples,
 // never a location list per stack (10,000-frame stacks made those 400 MB).
 #include "pprof_export.h"
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analysis/collapse.h"
 #include "../analysis/stats.h"
 #include "../base/hash.h"
 #include "../base/ocaml_int.h"
@@ -47,6 +51,7 @@ typedef struct Sample {
 
 typedef struct Export {
   const ToolUsage *usage;
+  uint32_t max_period;    // collapse_new's: 0 keeps stacks whole
   PprofWriter *w;
   uint64_t mapping;
   uint64_t no_backtrace;  // the location of empty callstacks, 0 until needed
@@ -156,6 +161,49 @@ static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
   return e->location_of.values[j];
 }
 
+// The location of a folded run: one line, its function "f ×N" (a cycle or
+// an inlined frame: "(f → g) ×N", outermost first) at the first frame's
+// file and line.
+static uint32_t run_location(Export *e, const Profile *p, const Collapse *c, CollapseId r, const uint64_t *key_of) {
+  const CollapseRun *run = collapse_run(c, r);
+  const uint32_t *reps;
+  uint32_t len = collapse_unit(c, run->unit, &reps);
+  uint64_t key = hash_combine(hash_combine(0xf01d, run->count), len);
+  for (uint32_t k = 0; k < len; k++) key = hash_combine(key, key_of[reps[k]]);
+  uint64_t j = table_slot(&e->location_of, key);
+  if (e->location_of.values[j]) return e->location_of.values[j];
+  char *name = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&name, &size);
+  if (!f) xalloc_fail();
+  const char *file = "", *sep = "";
+  uint32_t line = 0, names = 0;
+  for (uint32_t k = 0; k < len; k++) {
+    const TraceReaderLocation *locs;
+    int n = profile_node_locations(p, reps[k], &locs);
+    if (n <= 0) fprintf(f, "%s$%" PRId64, sep, ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ", names++;
+    for (int i = 0; i < n; i++, sep = " \u2192 ", names++) {
+      fprintf(f, "%s%s", sep, locs[i].function);
+      if (!*file) file = locs[i].file, line = locs[i].line;
+    }
+  }
+  if (fclose(f) != 0) xalloc_fail();
+  char *label = NULL;
+  if (asprintf(&label, names > 1 ? "(%s) \u00d7%u" : "%s \u00d7%u", name, run->count) < 0) xalloc_fail();
+  free(name);
+  char *clean_label = xstrdup(cleaned(e, label));
+  PprofLine pl = {pprof_writer_function(e->w, clean_label, cleaned(e, file), 0), line};
+  free(clean_label);
+  free(label);
+  uint64_t loc = pprof_writer_location(e->w, e->mapping, &pl, 1);
+  if (loc > UINT32_MAX) xalloc_fail();
+  j = table_slot(&e->location_of, key);  // written since: the table may have grown
+  e->location_of.keys[j] = key;
+  e->location_of.values[j] = (uint32_t)loc;
+  e->location_of.used++;
+  return (uint32_t)loc;
+}
+
 // ---------------------------------------------------------------- stacks
 
 // The location-trie child of `parent` at `location`, made if new.
@@ -196,15 +244,64 @@ static void add_stack(Export *e, const Profile *p, ProfileStackId s, const uint3
   m->values[INUSE_SPACE] += (double)c->live_samples * bytes;
 }
 
-// Each trie node's location-trie node (parents come first in the trie),
-// then each stack's values into its leaf's sample.
+// The location-trie node of run r, made (with its ancestors') if new: only
+// the runs of sampled stacks get locations, however many the trie holds.
+static uint32_t run_node(Export *e, const Profile *p, const Collapse *c, CollapseId r, const uint64_t *key_of,
+                         uint32_t *node_of_run) {
+  CollapseId top = r;
+  while (node_of_run[top] == UINT32_MAX) top = collapse_run(c, top)->parent;
+  // node_of_run[top] is made: make the runs after it on the way to r,
+  // outermost first.
+  uint32_t depth = collapse_run(c, r)->runs - collapse_run(c, top)->runs;
+  CollapseId *path = xrealloc(NULL, ((size_t)depth + 1) * sizeof *path);
+  uint32_t k = 0;
+  for (CollapseId id = r; id != top; id = collapse_run(c, id)->parent) path[k++] = id;
+  while (k--) {
+    CollapseId id = path[k];
+    const uint32_t *reps;
+    collapse_unit(c, collapse_run(c, id)->unit, &reps);
+    uint32_t loc = collapse_plain(c, id) ? node_location(e, p, reps[0]) : run_location(e, p, c, id, key_of);
+    node_of_run[id] = loc_child(e, node_of_run[collapse_run(c, id)->parent], loc);
+  }
+  free(path);
+  return node_of_run[r];
+}
+
+// Each trie node's path folded (runs come after their parents, as trie
+// nodes do), each run's location-trie node, then each stack's values into
+// its sample: its callers' runs, then its own frame's location (the
+// allocating frame is never folded into its callers).
 static void add_stacks(Export *e, const Profile *p) {
   uint32_t n = profile_n_nodes(p);
+  uint32_t *run_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *run_of);
+  uint64_t *key_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *key_of);
+  Collapse *c = collapse_new(e->max_period);
+  run_of[0] = 0;
+  for (ProfileNodeId id = 1; id < n; id++) {
+    const TraceReaderLocation *locs;
+    int k = profile_node_locations(p, id, &locs);
+    key_of[id] = frame_key(locs, k, profile_node(p, id)->code);
+    run_of[id] = collapse_push(c, run_of[profile_node(p, id)->parent], key_of[id], id);
+  }
+  uint32_t n_runs = collapse_size(c);
+  uint32_t *node_of_run = xrealloc(NULL, (size_t)n_runs * sizeof *node_of_run);
+  memset(node_of_run, 0xff, (size_t)n_runs * sizeof *node_of_run);  // UINT32_MAX: not made yet
+  node_of_run[0] = 0;
   uint32_t *node_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *node_of);
   node_of[0] = 0;
-  for (ProfileNodeId id = 1; id < n; id++)
-    node_of[id] = loc_child(e, node_of[profile_node(p, id)->parent], node_location(e, p, id));
-  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) add_stack(e, p, s, node_of);
+  for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) {
+    ProfileNodeId leaf = profile_stack(p, s)->leaf;
+    if (!profile_stack(p, s)->counts.samples) continue;
+    if (leaf != 0) {
+      uint32_t at = run_node(e, p, c, run_of[profile_node(p, leaf)->parent], key_of, node_of_run);
+      node_of[leaf] = loc_child(e, at, node_location(e, p, leaf));
+    }
+    add_stack(e, p, s, node_of);
+  }
+  collapse_free(c);
+  free(node_of_run);
+  free(run_of);
+  free(key_of);
   free(node_of);
 }
 
@@ -307,9 +404,9 @@ bool pprof_export_output_ok(const ToolUsage *usage, const char **out) {
   return false;
 }
 
-int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out) {
+int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out, bool whole_stacks) {
   char err[512];
-  Export e = {.usage = usage};
+  Export e = {.usage = usage, .max_period = whole_stacks ? 0 : COLLAPSE_MAX_PERIOD};
   e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
   e.cap_nodes = 1024;
   e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root

@@ -9,6 +9,10 @@
 // executable), period = bytes one sample stands for (of the first trace),
 // time = the earliest start, duration to the latest last event, a comment
 // line per trace (file, rate, samples, and PARTIAL when damaged).
+// Recursion in a sample's callers is folded unless whole_stacks
+// (collapse.h): a run is one location, its function named "f ×N" or
+// "(f → g) ×N" (file and line of its first frame); the allocating frame is
+// always a location of its own.
 //
 // Values are unbiased per trace, then summed over traces (several rates are
 // fine): space = samples × word bytes / λ; objects = Σ 1 / P(a block of
@@ -35,6 +39,6 @@ bool pprof_export_output_ok(const ToolUsage *usage, const char **out);
 // (nothing written then) or was damaged (the profile holds the events
 // before the damage, marked PARTIAL in its comments), or writing failed.
 // Messages go to stderr prefixed with "memtrace NAME".
-int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out);
+int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out, bool whole_stacks);
 
 #endif

@@ -32,6 +32,7 @@ static const ToolUsage usage = {
     "  --promoted   bytes promoted\n"
     "  --by KEY     site (default), function, file or stack\n"
     "  -n N         show N rows (default 20; 0: all)\n"
+    "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT       write to OUT instead of stdout\n",
 };
@@ -48,12 +49,13 @@ typedef struct Options {
 
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.metric = METRIC_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20};
-  bool live = false, promoted = false;
+  bool live = false, promoted = false, whole = false;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
       {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
       LOAD_OPTION_BY(&o->by),
+      TOOL_OPTION_WHOLE_STACKS(&whole),
       TOOL_OPTION_ROWS(&o->rows),
       TOOL_OPTION_JSON(&o->json),
       TOOL_OPTION_OUTPUT(&out),
@@ -63,6 +65,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (status != TOOL_CONTINUE) return status;
   o->path[0] = args.files[0];
   o->path[1] = args.files[1];
+  out_set_whole_stacks(whole);
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/collapse.h"
 #include "../analysis/flame_tree.h"
 #include "../analysis/output.h"
 #include "../base/text.h"
@@ -22,12 +23,15 @@ static const ToolUsage usage = {
     "\"function (file:line)\", then a space and the estimated bytes allocated there\n"
     "(samples x word bytes / sampling rate, block headers included). Inlined frames\n"
     "are frames of their own; frames at the same place are merged. Allocations with\n"
-    "no callstack are on a line \"(no backtrace) N\".\n"
+    "no callstack are on a line \"(no backtrace) N\". Recursion is folded: callers\n"
+    "repeating one frame show as one frame \"f (file:line) \u00d7N\", a repeated cycle of\n"
+    "up to 4 frames as \"(f (file:line) \u2192 g (file:line)) \u00d7N\".\n"
     "  -o OUT          write to OUT instead of stdout; OUT ending in .svg gets an\n"
     "                  SVG flame graph (self-contained: hover for function, file,\n"
     "                  line and bytes; click a frame to zoom, \"Reset zoom\" to go back)\n"
     "  --live          bytes still live at the end of the trace instead of allocated\n"
     "  --functions     frames are functions: call sites in one function merged\n"
+    "  --whole-stacks  callstacks whole: recursion not folded\n"
     "  --title TEXT    the SVG's title\n"
     "  --width PX      the SVG's width (default 1200)\n"
     "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1)\n"
@@ -38,7 +42,7 @@ static const ToolUsage usage = {
 
 typedef struct Options {
   const char *file, *out, *title;
-  bool live, functions, json;
+  bool live, functions, json, whole_stacks;
   double width, min_width;
 } Options;
 
@@ -50,6 +54,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_OUTPUT(&o->out),
       {"--live", NULL, &o->live, NULL, NULL, 0, 0},
       {"--functions", NULL, &o->functions, NULL, NULL, 0, 0},
+      TOOL_OPTION_WHOLE_STACKS(&o->whole_stacks),
       TOOL_OPTION_JSON(&o->json),
       {"--title", "TEXT", &o->title, NULL, NULL, 0, 0},
       {"--width", "PX", &o->width, tool_parse_number, "a number from 100 to 100000", 100, 100000},
@@ -102,13 +107,19 @@ static void append_name(Folded *f, const char *s) {
   }
 }
 
+// A frame "function (file:line)"; folded recursion: "function (file:line)
+// ×N", or a composed run "(f (file:line) → g (file:line)) ×N".
 static void append_frame(Folded *f, const CallTreeNode *n) {
+  char text[32];
+  if (n->composed) append(f, "(", 1);
   append_name(f, n->function);
-  if (f->functions || (!*n->file && !n->line)) return;
-  char line[16];
-  append(f, " (", 2);
-  append_name(f, n->file);
-  append(f, line, (size_t)snprintf(line, sizeof line, ":%u)", n->line));
+  if (n->composed) append(f, ")", 1);
+  else if (!f->functions && (*n->file || n->line)) {
+    append(f, " (", 2);
+    append_name(f, n->file);
+    append(f, text, (size_t)snprintf(text, sizeof text, ":%u)", n->line));
+  }
+  if (n->repeat > 1 || n->composed) append(f, text, (size_t)snprintf(text, sizeof text, " \u00d7%u", n->repeat));
 }
 
 static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
@@ -138,6 +149,7 @@ static bool visit_json(void *ctx, const CallTreeNode *node, const CallTreeNode *
     json_string(j, "function", path[d]->function);
     json_string(j, "file", path[d]->file);
     json_uint(j, "line", path[d]->line);
+    if (path[d]->repeat > 1 || path[d]->composed) json_uint(j, "repeat", path[d]->repeat);
     json_end_object(j);
   }
   json_end_array(j);
@@ -222,7 +234,8 @@ int cmd_flamegraph(int argc, char **argv) {
   Loaded l;
   if (load_trace(&usage, o.file, &popts, NULL, &l) != 0) return 1;
   CallTree *t = calltree_build(l.profile, o.functions ? CALLTREE_BY_FUNCTION : CALLTREE_BY_LINE,
-                               o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED);
+                               o.live ? CALLTREE_LIVE : CALLTREE_ALLOCATED,
+                               o.whole_stacks ? 0 : COLLAPSE_MAX_PERIOD, wants_svg(&o));
   if (!t) {
     fprintf(stderr, "memtrace flamegraph: %s: out of memory\n", o.file);
     load_close(&l);

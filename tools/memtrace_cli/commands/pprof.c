@@ -13,17 +13,22 @@ static const ToolUsage usage = {
     "types: alloc_objects, alloc_space (shown by default), inuse_objects, inuse_space\n"
     "(live at the end of the trace); each an unbiased estimate from the samples\n"
     "(bytes = samples x word bytes / sampling rate, headers included). Frames carry\n"
-    "function, file and line; inlined frames are pprof inline lines.\n"
+    "function, file and line; inlined frames are pprof inline lines. Recursion is\n"
+    "folded: callers repeating a frame (or a cycle of up to 4) are one location\n"
+    "\"f \u00d7N\" (\"(f \u2192 g) \u00d7N\").\n"
+    "  -o OUT          write to OUT (\"-\": stdout)\n"
+    "  --whole-stacks  every frame a location: recursion not folded\n"
     "On a damaged or truncated trace: the profile of the events before the damage,\n"
     "marked PARTIAL in its comments, then the error on stderr; exit status 1.\n",
 };
 
 int cmd_pprof(int argc, char **argv) {
   const char *out = NULL;
-  const ToolOption options[] = {TOOL_OPTION_OUTPUT(&out)};
-  ToolArgs args = {&usage, options, 1, 1, 1, NULL, 0};
+  bool whole = false;
+  const ToolOption options[] = {TOOL_OPTION_OUTPUT(&out), TOOL_OPTION_WHOLE_STACKS(&whole)};
+  ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   if (!pprof_export_output_ok(&usage, &out)) return 2;
-  return pprof_export(&usage, (const char *const *)args.files, 1, out);
+  return pprof_export(&usage, (const char *const *)args.files, 1, out, whole);
 }

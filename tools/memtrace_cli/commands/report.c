@@ -55,6 +55,7 @@ static const ToolUsage usage = {
     "browser, offline.\n"
     "  -o OUT      write the page to OUT (default: stdout)\n"
     "  -n N        rows of the sites and lifetimes tables (default 20; 0: all)\n"
+    "  --whole-stacks  callstacks and the flame graph whole (default: recursion folded)\n"
     "  --top N     sites of their own in the live heap chart (default 8)\n"
     "  --title T   the page's heading (default: the traced program)\n"
     "  --retain F  the end state (default: FILE.retain)\n"
@@ -65,6 +66,7 @@ static const ToolUsage usage = {
 typedef struct Options {
   const char *file, *out, *title, *retain;
   uint32_t rows, top;
+  bool whole_stacks;
 } Options;
 
 // What the sections share.
@@ -87,11 +89,13 @@ static int parse_options(int argc, char **argv, Options *o) {
       {"--top", "N", &o->top, tool_parse_count, "a count from 0 to 100", 0, 100},
       {"--title", "T", &o->title, NULL, NULL, 0, 0},
       KEPT_OPTION_RETAIN(&o->retain),
+      TOOL_OPTION_WHOLE_STACKS(&o->whole_stacks),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
+  out_set_whole_stacks(o->whole_stacks);
   return TOOL_CONTINUE;
 }
 
@@ -399,7 +403,7 @@ static void put_live_heap(const Page *pg) {
 static void put_flame_graph(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED);
+  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED, out_fold_period(), true);
   if (!t) xalloc_fail();
   fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
         "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "
@@ -449,7 +453,7 @@ static void put_lifetimes(const Page *pg) {
   if (!rows) xalloc_fail();
   const ProfileSummary *s = profile_summary(p);
   fputs("<section id=\"lifetimes\">\n<h2>Lifetimes per site</h2>\n<p class=\"note\">Largest allocators first. "
-        "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Wilson "
+        "promoted: share of the sampled blocks born in the minor heap that survived a minor collection [95% Clopper-Pearson "
         "interval]; at end: share of the bytes still alive when the trace ends; quantiles of the bytes' lifetime in "
         "time, in bytes the whole program allocated meanwhile, and that over the minor heap's size (~GCs: about how "
         "many minor collections they lived through", out);

@@ -35,6 +35,7 @@ static const ToolUsage usage = {
     "                the end state FILE.retain (memtrace paths --by holder)\n"
     "  --retain FILE with --by holder: the end state (default: FILE.retain)\n"
     "  -n N          show N rows (default 20; 0: all)\n"
+    "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT        write to OUT instead of stdout\n"
     "  --follow      the trace is being written: redraw every second until the\n"
@@ -68,7 +69,7 @@ static bool parse_top_by(const ToolOption *opt, const char *text) {
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
-  bool live = false, promoted = false;
+  bool live = false, promoted = false, whole = false;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -78,6 +79,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
        PROFILE_BY_STACK},
       KEPT_OPTION_RETAIN(&o->retain),
       TOOL_OPTION_ROWS(&o->rows),
+      TOOL_OPTION_WHOLE_STACKS(&whole),
       TOOL_OPTION_JSON(&o->json),
       TOOL_OPTION_OUTPUT(&out),
       {"--follow", NULL, &o->follow, NULL, NULL, 0, 0},
@@ -87,6 +89,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
+  out_set_whole_stacks(whole);
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");

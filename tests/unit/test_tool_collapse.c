@@ -1,0 +1,151 @@
+// test_tool_collapse.c - cmocka tests of the trace tools' recursion folding
+// (tools/memtrace_cli/analysis/collapse.c): runs of one frame and of cycles
+// up to the maximum period, nothing folded at period 0, hash-consing (equal
+// stacks, one id; a prefix's id shared), and on random stacks (fixed seed)
+// that expanding the runs gives the stack back and that a stack's form does
+// not depend on the stacks pushed before it.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/collapse.h"
+
+// Frames are their keys; reps are the keys too (so a unit's reps spell it).
+static CollapseId push_all(Collapse *c, const uint64_t *keys, uint32_t n) {
+  CollapseId at = 0;
+  for (uint32_t i = 0; i < n; i++) at = collapse_push(c, at, keys[i], (uint32_t)keys[i]);
+  return at;
+}
+
+// The frames `id` stands for, outermost first, into out (at most cap); returns how many.
+static uint32_t expand(const Collapse *c, CollapseId id, uint64_t *out, uint32_t cap) {
+  uint32_t runs = id ? collapse_run(c, id)->runs : 0, n = 0;
+  CollapseId *path = malloc((runs + 1) * sizeof *path);
+  for (uint32_t k = runs; k-- > 0; id = collapse_run(c, id)->parent) path[k] = id;
+  for (uint32_t k = 0; k < runs; k++) {
+    const uint32_t *reps;
+    uint32_t len = collapse_unit(c, collapse_run(c, path[k])->unit, &reps);
+    for (uint32_t r = 0; r < collapse_run(c, path[k])->count; r++)
+      for (uint32_t f = 0; f < len; f++) {
+        assert_true(n < cap);
+        out[n++] = reps[f];
+      }
+  }
+  free(path);
+  return n;
+}
+
+static void test_one_frame(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  uint64_t keys[100001];
+  keys[0] = 7;
+  for (uint32_t i = 1; i <= 100000; i++) keys[i] = 5;
+  CollapseId id = push_all(c, keys, 100001);
+  const CollapseRun *r = collapse_run(c, id);
+  assert_int_equal(r->runs, 2);           // 7, then 5 x 100000
+  assert_int_equal(r->count, 100000);
+  assert_false(collapse_plain(c, id));
+  assert_true(collapse_plain(c, r->parent));
+  assert_true(collapse_size(c) <= 100002);  // a run per count met, no more
+  collapse_free(c);
+}
+
+static void test_cycles(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  // (1 2) x 50 then 1: a run of the cycle, then the partial repetition plain.
+  uint64_t keys[1000];
+  uint32_t n = 0;
+  for (int i = 0; i < 50; i++) keys[n++] = 1, keys[n++] = 2;
+  keys[n++] = 1;
+  CollapseId id = push_all(c, keys, n);
+  assert_int_equal(collapse_run(c, id)->runs, 2);
+  assert_true(collapse_plain(c, id));
+  const CollapseRun *cycle = collapse_run(c, collapse_run(c, id)->parent);
+  const uint32_t *reps;
+  assert_int_equal(collapse_unit(c, cycle->unit, &reps), 2);
+  assert_int_equal(reps[0], 1);
+  assert_int_equal(reps[1], 2);
+  assert_int_equal(cycle->count, 50);
+  // Periods 3 and 4 fold; 5 does not (past COLLAPSE_MAX_PERIOD).
+  for (uint32_t period = 3; period <= 5; period++) {
+    n = 0;
+    for (int i = 0; i < 40; i++)
+      for (uint32_t k = 0; k < period; k++) keys[n++] = 10 + k;
+    id = push_all(c, keys, n);
+    if (period <= COLLAPSE_MAX_PERIOD) {
+      assert_int_equal(collapse_run(c, id)->runs, 1);
+      assert_int_equal(collapse_run(c, id)->count, 40);
+      assert_int_equal(collapse_unit(c, collapse_run(c, id)->unit, &reps), period);
+    } else {
+      assert_int_equal(collapse_run(c, id)->runs, n);
+    }
+  }
+  collapse_free(c);
+}
+
+static void test_whole(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(0);
+  uint64_t keys[300];
+  for (uint32_t i = 0; i < 300; i++) keys[i] = i < 200 ? 3 : i % 2;
+  CollapseId id = push_all(c, keys, 300);
+  assert_int_equal(collapse_run(c, id)->runs, 300);
+  for (; id != 0; id = collapse_run(c, id)->parent) assert_true(collapse_plain(c, id));
+  collapse_free(c);
+}
+
+static void test_hash_consing(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  uint64_t a[] = {1, 2, 3, 3, 3, 4}, b[] = {1, 2, 3, 3, 3, 5};
+  CollapseId x = push_all(c, a, 6), y = push_all(c, a, 6), z = push_all(c, b, 6);
+  assert_int_equal(x, y);
+  assert_int_not_equal(x, z);
+  assert_int_equal(collapse_run(c, x)->parent, collapse_run(c, z)->parent);  // 1 2 3x3 shared
+  assert_true(collapse_run(c, x)->parent < x);
+  collapse_free(c);
+}
+
+// Random stacks over 3 frames (recursion-like, with repeats and cycles),
+// pushed in a shared Collapse and each alone in a fresh one: expanding gives
+// the stack back, and the run count agrees (the form is the stack's alone).
+static void test_random_round_trip(void **state) {
+  (void)state;
+  uint64_t seed = 12345;
+  Collapse *shared = collapse_new(COLLAPSE_MAX_PERIOD);
+  enum { MAX = 400 };
+  uint64_t keys[MAX], back[MAX * 2];
+  for (int t = 0; t < 300; t++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t n = (uint32_t)(seed >> 33) % MAX;
+    for (uint32_t i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      uint32_t r = (uint32_t)(seed >> 33) % 10;
+      // mostly repeat the frame 1 or 2 back (runs and cycles), else a new one
+      keys[i] = i >= 2 && r < 5 ? keys[i - 1 - (r & 1)] : r % 3;
+    }
+    CollapseId id = push_all(shared, keys, n);
+    assert_int_equal(expand(shared, id, back, MAX * 2), n);
+    assert_memory_equal(back, keys, n * sizeof *keys);
+    Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
+    CollapseId id2 = push_all(alone, keys, n);
+    assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
+    collapse_free(alone);
+  }
+  collapse_free(shared);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_frame),     cmocka_unit_test(test_cycles),
+      cmocka_unit_test(test_whole),         cmocka_unit_test(test_hash_consing),
+      cmocka_unit_test(test_random_round_trip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,180 @@
+// collapse.c - recursion folded into runs (collapse.h). Two interning
+// tables, open addressing at most half full: runs by (parent, unit, count),
+// units by their key sequence (keys and reps in two parallel pools).
+#include "collapse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/hash.h"
+#include "../base/xalloc.h"
+
+typedef struct Unit {
+  uint32_t start, len;  // frames pool[start .. start + len)
+  uint64_t hash;
+} Unit;
+
+typedef struct Table {
+  uint32_t *slots;      // id + 1; 0 empty
+  uint32_t mask, used;
+} Table;
+
+struct Collapse {
+  uint32_t max_period;
+  CollapseRun *runs;    // runs[0]: the empty stack
+  uint32_t n_runs, cap_runs;
+  Unit *units;
+  uint32_t n_units, cap_units;
+  uint64_t *keys;       // unit frames' keys
+  uint32_t *reps;       // and reps
+  uint32_t n_frames, cap_frames;
+  Table run_table, unit_table;
+};
+
+static uint64_t run_hash(CollapseId parent, uint32_t unit, uint32_t count) {
+  return hash_combine(hash_combine(hash_mix(parent), unit), count);
+}
+
+static uint64_t keys_hash(const uint64_t *keys, uint32_t n) {
+  uint64_t h = 0x5eed;
+  for (uint32_t i = 0; i < n; i++) h = hash_combine(h, keys[i]);
+  return h;
+}
+
+static uint64_t stored_hash(const Collapse *c, const Table *t, uint32_t id) {
+  if (t == &c->unit_table) return c->units[id].hash;
+  const CollapseRun *r = &c->runs[id];
+  return run_hash(r->parent, r->unit, r->count);
+}
+
+// Makes room for one more entry (rehashing from the stored hashes).
+static void table_reserve(Collapse *c, Table *t) {
+  if (t->slots && 2 * (t->used + 1) <= t->mask + 1) return;
+  uint32_t n = t->slots ? 2 * (t->mask + 1) : 1024;
+  uint32_t *slots = xcalloc(n, sizeof *slots);
+  for (uint32_t i = 0; t->slots && i <= t->mask; i++) {
+    if (!t->slots[i]) continue;
+    uint64_t j = stored_hash(c, t, t->slots[i] - 1) & (n - 1);
+    while (slots[j]) j = (j + 1) & (n - 1);
+    slots[j] = t->slots[i];
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->mask = n - 1;
+}
+
+Collapse *collapse_new(uint32_t max_period) {
+  Collapse *c = xcalloc(1, sizeof *c);
+  c->max_period = max_period > COLLAPSE_MAX_PERIOD ? COLLAPSE_MAX_PERIOD : max_period;
+  c->runs = xrealloc(NULL, 1024 * sizeof *c->runs);
+  c->cap_runs = 1024;
+  c->runs[c->n_runs++] = (CollapseRun){0, UINT32_MAX, 0, 0};
+  table_reserve(c, &c->run_table);
+  table_reserve(c, &c->unit_table);
+  return c;
+}
+
+void collapse_free(Collapse *c) {
+  if (!c) return;
+  free(c->runs);
+  free(c->units);
+  free(c->keys);
+  free(c->reps);
+  free(c->run_table.slots);
+  free(c->unit_table.slots);
+  free(c);
+}
+
+// ---------------------------------------------------------------- units
+
+// The unit of keys[0 .. n) (outermost first): its id, made when `make`
+// (reps[0 .. n) then become its reps), else UINT32_MAX when there is none.
+static uint32_t unit_of(Collapse *c, const uint64_t *keys, const uint32_t *reps, uint32_t n, bool make) {
+  if (make) table_reserve(c, &c->unit_table);
+  Table *t = &c->unit_table;
+  uint64_t h = keys_hash(keys, n), j = h & t->mask;
+  for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
+    const Unit *u = &c->units[v - 1];
+    if (u->hash == h && u->len == n && memcmp(c->keys + u->start, keys, n * sizeof *keys) == 0) return v - 1;
+  }
+  if (!make) return UINT32_MAX;
+  if (c->n_frames + n > c->cap_frames) {
+    c->cap_frames = 2 * c->cap_frames + n + 1024;
+    c->keys = xrealloc(c->keys, (size_t)c->cap_frames * sizeof *c->keys);
+    c->reps = xrealloc(c->reps, (size_t)c->cap_frames * sizeof *c->reps);
+  }
+  if (c->n_units == c->cap_units) c->units = xrealloc(c->units, (c->cap_units = 2 * c->cap_units + 1024) * sizeof *c->units);
+  memcpy(c->keys + c->n_frames, keys, n * sizeof *keys);
+  memcpy(c->reps + c->n_frames, reps, n * sizeof *reps);
+  c->units[c->n_units] = (Unit){c->n_frames, n, h};
+  c->n_frames += n;
+  t->slots[j] = ++c->n_units;
+  t->used++;
+  return c->n_units - 1;
+}
+
+uint32_t collapse_unit(const Collapse *c, uint32_t unit, const uint32_t **reps) {
+  *reps = c->reps + c->units[unit].start;
+  return c->units[unit].len;
+}
+
+// ---------------------------------------------------------------- runs
+
+static CollapseId run_of(Collapse *c, CollapseId parent, uint32_t unit, uint32_t count) {
+  table_reserve(c, &c->run_table);
+  Table *t = &c->run_table;
+  uint64_t j = run_hash(parent, unit, count) & t->mask;
+  for (uint32_t v; (v = t->slots[j]); j = (j + 1) & t->mask) {
+    const CollapseRun *r = &c->runs[v - 1];
+    if (r->parent == parent && r->unit == unit && r->count == count) return v - 1;
+  }
+  if (c->n_runs == UINT32_MAX - 1) xalloc_fail();
+  if (c->n_runs == c->cap_runs) c->runs = xrealloc(c->runs, (c->cap_runs *= 2) * sizeof *c->runs);
+  c->runs[c->n_runs] = (CollapseRun){parent, unit, count, c->runs[parent].runs + 1};
+  t->slots[j] = ++c->n_runs;
+  t->used++;
+  return c->n_runs - 1;
+}
+
+bool collapse_plain(const Collapse *c, CollapseId id) {
+  return id != 0 && c->runs[id].count == 1 && c->units[c->runs[id].unit].len == 1;
+}
+
+const CollapseRun *collapse_run(const Collapse *c, CollapseId id) { return &c->runs[id]; }
+
+uint32_t collapse_size(const Collapse *c) { return c->n_runs; }
+
+CollapseId collapse_push(Collapse *c, CollapseId at, uint64_t key, uint32_t rep) {
+  uint32_t single = unit_of(c, &key, &rep, 1, true);
+  const CollapseRun *last = &c->runs[at];
+  if (at != 0 && last->unit == single && c->max_period > 0) return run_of(c, last->parent, single, last->count + 1);
+  // v[i]: the key (and rep) of the i-th last plain run, v[0] the new frame;
+  // tail[i - 1] the run holding v[i].
+  enum { V = 2 * COLLAPSE_MAX_PERIOD };
+  uint64_t v[V];
+  uint32_t vr[V];
+  CollapseId tail[V];
+  uint32_t m = 1;
+  v[0] = key, vr[0] = rep;
+  for (CollapseId id = at; m < 2 * c->max_period && collapse_plain(c, id); id = c->runs[id].parent, m++) {
+    const Unit *u = &c->units[c->runs[id].unit];
+    v[m] = c->keys[u->start], vr[m] = c->reps[u->start], tail[m - 1] = id;
+  }
+  for (uint32_t p = 2; p <= c->max_period && p <= m; p++) {
+    uint64_t x[COLLAPSE_MAX_PERIOD];
+    uint32_t xr[COLLAPSE_MAX_PERIOD];
+    for (uint32_t i = 0; i < p; i++) x[i] = v[p - 1 - i], xr[i] = vr[p - 1 - i];
+    CollapseId before = c->runs[tail[p - 2]].parent;
+    if (before != 0) {
+      uint32_t u = unit_of(c, x, xr, p, false);
+      if (u != UINT32_MAX && c->runs[before].unit == u)
+        return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
+    }
+    if (m >= 2 * p) {
+      bool twice = true;
+      for (uint32_t i = 0; i < p && twice; i++) twice = v[i] == v[i + p];
+      if (twice) return run_of(c, c->runs[tail[2 * p - 2]].parent, unit_of(c, x, xr, p, true), 2);
+    }
+  }
+  return run_of(c, at, single, 1);
+}

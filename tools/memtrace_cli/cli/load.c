@@ -12,6 +12,7 @@
 
 #include "../base/progress.h"
 #include "../base/xalloc.h"
+#include "outfile.h"
 
 // ---------------------------------------------------------------- options
 
@@ -111,7 +112,15 @@ static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progres
   return lseek(fd, 0, SEEK_SET) == 0;
 }
 
+static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
+
 int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
+  int status = load_or_fail(usage, path, opts, at, out);
+  if (status != 0) outfile_discard();  // nothing to show: an older output stays as it was
+  return status;
+}
+
+static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
   *out = (Loaded){.path = path};
   bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
   int fd = open_input(usage, path, two_pass, &out->file_bytes);

@@ -1,6 +1,8 @@
 // options.c - the command-line parser of every memtrace command (options.h).
 #include "options.h"
 
+#include "outfile.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -102,6 +104,10 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
   if ((max && a->n_files > max) || a->n_files < min)
     return tool_usage_error(a->usage, "%s trace files expected, got %u", count_word(min == max ? min : max),
                             a->n_files);
+  for (size_t i = 0; i < a->n_options; i++)  // -o OUT (or stdout) never names an input (outfile.h)
+    if (strcmp(a->options[i].name, "-o") == 0 &&
+        !outfile_check(a->usage, *(const char *const *)a->options[i].target, a->files, a->n_files))
+      return 2;
   return TOOL_CONTINUE;
 }
 

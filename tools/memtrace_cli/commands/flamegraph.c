@@ -12,6 +12,7 @@
 #include "../base/xalloc.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
+#include "../cli/outfile.h"
 #include "commands.h"
 
 static const ToolUsage usage = {
@@ -195,8 +196,10 @@ static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE 
 
 static int render(const Options *o, const Loaded *l, const CallTree *t) {
   FILE *out = stdout;
-  if (o->out && strcmp(o->out, "-") != 0 && !(out = fopen(o->out, "w"))) {
-    fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
+  const char *name = o->out && strcmp(o->out, "-") != 0 ? outfile_begin(&usage, o->out) : NULL;
+  if (o->out && strcmp(o->out, "-") != 0 && (!name || !(out = fopen(name, "w")))) {
+    if (name) fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
+    outfile_discard();
     return 1;
   }
   int status = 0;
@@ -210,7 +213,7 @@ static int render(const Options *o, const Loaded *l, const CallTree *t) {
     if (calltree_root(t)->self > 0) fprintf(out, "(no backtrace) %.0f\n", calltree_root(t)->self);
   }
   if (out != stdout && fclose(out) != 0) status = -1;
-  if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output");
+  if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output"), outfile_discard();
   return status ? 1 : 0;
 }
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# hostile_tools.sh - issue 23's classes 1, 5 and 6 on tools/memtrace (release
+# and ASan builds) and ./vm:
+#  1. no output destroys an input: -o naming a trace (the same name, a
+#     symbolic or hard link, stdin), stdout appended to a trace, ./vm
+#     --memtrace naming the script, a module or FILE.retain, are refused
+#     and leave the input intact; a run that fails leaves an older output as
+#     it was, and no temporary behind;
+#  5. every output is what it claims to be on a trace whose names hold
+#     invalid UTF-8, control characters, quotes, <, &, ;, commas, spaces and
+#     newlines: JSON (python3 json), SVG (xml.etree), HTML (html.parser, tags
+#     balanced), CSV (python csv: the header's field count on every row),
+#     folded stacks (one "frames count" per line), pprof (go tool pprof -raw);
+#  6. options: every command's options against its help; options given
+#     twice, options without the option they modify, numbers in odd forms are
+#     refused with status 2; ./vm's command line likewise.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/suites/lib.sh
+suite_init hostile_tools
+require_built tools/memtrace build/asan/memtrace ./vm build/release/tests/trace_synth
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fixture=tests/fixtures/memtrace/bintrees-1e-5.ctf
+
+# ---------------------------------------------------------------- class 1
+# refused CMD...: status 2, the trace t.ctf intact
+class1_tool() {
+  local tool=$1 d="$tmp/c1" c
+  rm -rf "$d" && mkdir -p "$d"
+  cp "$fixture" "$d/t.ctf"
+  ln -s t.ctf "$d/sym.ctf"
+  ln "$d/t.ctf" "$d/hard.ctf"
+  for c in dump info top lifetimes leaks timeline flamegraph pprof report; do
+    for o in t.ctf sym.ctf hard.ctf ./t.ctf; do
+      (cd "$d" && "$OLDPWD/$tool" $c t.ctf -o "$o" > /dev/null 2> err); s=$?
+      check "$tool $c -o $o (the input): status 2, got $s" '[ $s -eq 2 ] && grep -q "is the input" "$d/err"'
+      check "$tool $c -o $o: the trace is intact" 'cmp -s "$fixture" "$d/t.ctf"'
+    done
+    "$tool" $c - -o "$d/t.ctf" < "$d/t.ctf" > /dev/null 2> "$d/err"; s=$?
+    check "$tool $c - -o the file on stdin: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'
+    "$tool" $c "$d/t.ctf" >> "$d/hard.ctf" 2> "$d/err"; s=$?
+    check "$tool $c t.ctf >> the trace: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'
+  done
+  for c in merge diff; do
+    "$tool" $c "$fixture" "$d/t.ctf" -o "$d/sym.ctf" > /dev/null 2> "$d/err"; s=$?
+    check "$tool $c A B -o B: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'
+  done
+  # a trace that cannot be read leaves an older output as it was, and no temporary
+  printf 'junk' > "$d/bad.ctf"
+  for c in "dump" "info" "top" "flamegraph" "flamegraph#.svg" "pprof" "report" "timeline#.csv" "merge"; do
+    local ext=${c#*#}; [ "$ext" = "$c" ] && ext=; c=${c%%#*}
+    printf 'old\n' > "$d/out$ext"
+    "$tool" $c "$d/bad.ctf" -o "$d/out$ext" > /dev/null 2>&1
+    check "$tool $c on junk: the older output out$ext kept" '[ "$(cat "$d/out$ext")" = old ]'
+  done
+  check "$tool: no temporary left" '! ls -A "$d" | grep -q "^\.memtrace-"'
+  # a good run replaces it; an existing file keeps its mode, a new one gets the umask's
+  chmod 600 "$d/out"
+  "$tool" info "$d/t.ctf" -o "$d/out" > /dev/null 2>&1
+  check "$tool info -o out: replaced, mode 600 kept" '[ "$(stat -c %a "$d/out")" = 600 ] && grep -q "^format" "$d/out"'
+  (umask 022 && "$tool" pprof "$d/t.ctf" -o "$d/new.pb.gz")
+  check "$tool pprof -o new: mode 644" '[ "$(stat -c %a "$d/new.pb.gz")" = 644 ]'
+  ln -s out "$d/outlink"
+  "$tool" top "$d/t.ctf" -o "$d/outlink" > /dev/null 2>&1
+  check "$tool top -o a symbolic link: its target written, the link kept" \
+    '[ -L "$d/outlink" ] && grep -q "^rank" "$d/out"'
+  "$tool" top "$d/t.ctf" -o /dev/null > /dev/null 2>&1; s=$?
+  check "$tool top -o /dev/null: written in place, status 0 (got $s)" '[ $s -eq 0 ] && [ -c /dev/null ]'
+}
+class1_tool tools/memtrace
+class1_tool build/asan/memtrace
+
+class1_vm() {
+  local d="$tmp/vm" s
+  rm -rf "$d" && mkdir -p "$d/m"
+  printf 'import util\nprintln(Util.f())\n' > "$d/m/main.mn"
+  printf 'fn f() { 42 }\n' > "$d/m/util.mn"
+  cp -r "$d/m" "$d/orig"
+  ln -s util.mn "$d/m/link.mn"
+  cp "$d/m/main.mn" "$d/m/x.retain"
+  for f in m/main.mn m/util.mn m/link.mn; do
+    (cd "$d" && "$OLDPWD/vm" --memtrace "$f" m/main.mn > out 2> err); s=$?
+    check "vm --memtrace $f (a source): status 2, got $s" '[ $s -eq 2 ] && grep -q "source" "$d/err"'
+    check "vm --memtrace $f: the sources intact" 'cmp -s "$d/orig/main.mn" "$d/m/main.mn" && cmp -s "$d/orig/util.mn" "$d/m/util.mn"'
+    (cd "$d" && MEMTRACE="$f" "$OLDPWD/vm" m/main.mn > out 2> err); s=$?
+    check "MEMTRACE=$f: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$d/orig/main.mn" "$d/m/main.mn" && cmp -s "$d/orig/util.mn" "$d/m/util.mn"'
+  done
+  (cd "$d" && "$OLDPWD/vm" --memtrace m/x m/x.retain > out 2> err); s=$?
+  check "vm --memtrace X where X.retain is the script: status 2, X.retain kept" \
+    '[ $s -eq 2 ] && cmp -s "$d/m/x.retain" "$d/orig/main.mn" && [ ! -e "$d/m/x" ]'
+  printf 'Memtrace.start("m/s.mn", 0.1)\n' > "$d/m/s.mn"
+  (cd "$d" && "$OLDPWD/vm" m/s.mn > out 2> err); s=$?
+  check "Memtrace.start(the script): an error, the script kept" \
+    '[ $s -eq 1 ] && grep -q "source" "$d/err" && grep -q Memtrace "$d/m/s.mn"'
+  (cd "$d" && "$OLDPWD/vm" --memtrace t.ctf m/main.mn > out 2> err); s=$?
+  check "vm --memtrace t.ctf: still traces (status $s)" '[ $s -eq 0 ] && [ -s "$d/t.ctf" ] && [ "$(cat "$d/out")" = 42 ]'
+}
+class1_vm
+
+suite_end

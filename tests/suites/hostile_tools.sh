@@ -97,4 +97,64 @@ class1_vm() {
 }
 class1_vm
 
+# ---------------------------------------------------------------- class 5
+synth=build/release/tests/trace_synth
+fc() { python3 tests/tools/format_check.py "$@"; }
+if ! command -v python3 > /dev/null; then
+  skip "class 5: python3 missing: outputs not parsed"
+else
+  mkdir -p "$tmp/c5"
+  traces=()
+  for seed in 1 2 3; do
+    "$synth" --scenario hostile --events 2000 --seed $seed --version $((seed == 3 ? 3 : 2)) "$tmp/c5/h$seed.ctf"
+    traces+=("$tmp/c5/h$seed.ctf")
+  done
+  odd="$tmp/c5/"$'x\xff<"&\n;, \x01\x1b]]>.ctf'   # a trace's own name is hostile too
+  cp "$tmp/c5/h1.ctf" "$odd"
+  traces+=("$odd")
+  head -c 9000 "$tmp/c5/h2.ctf" > "$tmp/c5/cut.ctf"   # partial: the error joins the outputs
+  traces+=("$tmp/c5/cut.ctf")
+  for tool in tools/memtrace build/asan/memtrace; do
+    for t in "${traces[@]}"; do
+      n=$(basename "$t" | tr -c 'a-z0-9.\n' _)
+      for c in "info --json" "top --json" "top --json --by stack" "top --json --by function" "top --json --by file" \
+               "top --json --live" "top --json --promoted" "lifetimes --json" "leaks --json --all" \
+               "flamegraph --json" "flamegraph --json --functions" "flamegraph --json --live" "timeline --json" \
+               "timeline --json --by function"; do
+        $tool $c "$t" > "$tmp/c5/out" 2> /dev/null
+        check "$tool $c $n: JSON ($(fc json "$tmp/c5/out" 2>&1))" 'fc json "$tmp/c5/out" 2> /dev/null'
+      done
+      $tool diff --json "$t" "${traces[0]}" > "$tmp/c5/out" 2> /dev/null
+      check "$tool diff --json $n: JSON ($(fc json "$tmp/c5/out" 2>&1))" 'fc json "$tmp/c5/out" 2> /dev/null'
+      for c in "timeline" "timeline --by file"; do
+        $tool $c "$t" > "$tmp/c5/out" 2> /dev/null
+        check "$tool $c $n: CSV ($(fc csv "$tmp/c5/out" 2>&1))" 'fc csv "$tmp/c5/out" 2> /dev/null'
+      done
+      for c in "flamegraph" "flamegraph --functions" "flamegraph --live"; do
+        $tool $c "$t" > "$tmp/c5/out" 2> /dev/null
+        check "$tool $c $n: folded stacks ($(fc folded "$tmp/c5/out" 2>&1))" 'fc folded "$tmp/c5/out" 2> /dev/null'
+      done
+      for c in "flamegraph" "flamegraph --functions --live"; do
+        $tool $c "$t" -o "$tmp/c5/out.svg" 2> /dev/null
+        check "$tool $c -o X.svg $n: SVG ($(fc svg "$tmp/c5/out.svg" 2>&1))" 'fc svg "$tmp/c5/out.svg" 2> /dev/null'
+      done
+      $tool report "$t" -o "$tmp/c5/out.html" 2> /dev/null
+      check "$tool report $n: HTML ($(fc html "$tmp/c5/out.html" 2>&1))" 'fc html "$tmp/c5/out.html" 2> /dev/null'
+      $tool pprof "$t" -o "$tmp/c5/out.pb.gz" 2> /dev/null
+      check "$tool pprof $n: profile.proto ($(fc pprof "$tmp/c5/out.pb.gz" 2>&1))" 'fc pprof "$tmp/c5/out.pb.gz" 2> /dev/null'
+      if [ "$tool" = tools/memtrace ] && command -v go > /dev/null; then
+        check "go tool pprof -raw reads pprof $n" 'go tool pprof -raw "$tmp/c5/out.pb.gz" > /dev/null 2>&1'
+      fi
+      if [ "$tool" = tools/memtrace ] && command -v gnuplot > /dev/null; then
+        $tool timeline "$t" -o "$tmp/c5/chart.svg" > /dev/null 2>&1
+        check "timeline -o X.svg (gnuplot) $n: SVG ($(fc svg "$tmp/c5/chart.svg" 2>&1))" 'fc svg "$tmp/c5/chart.svg" 2> /dev/null'
+      fi
+    done
+    $tool merge "${traces[@]}" -o "$tmp/c5/merged.pb.gz" 2> /dev/null
+    check "$tool merge of the hostile traces: profile.proto" 'fc pprof "$tmp/c5/merged.pb.gz"'
+  done
+  command -v go > /dev/null || skip "class 5: go missing: go tool pprof -raw not run"
+  command -v gnuplot > /dev/null || skip "class 5: gnuplot missing: its SVG not parsed"
+fi
+
 suite_end

@@ -89,10 +89,12 @@ static void append(Folded *f, const void *s, size_t n) {
   f->len += n;
 }
 
-// A name, cleaned (text.h) and without the ';' that separates frames.
+// A name, cleaned (text.h) and without the ';' that separates frames; an
+// empty one is '?' (a folded frame is never empty).
 static void append_name(Folded *f, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   size_t left = strlen(s);
+  if (!left) append(f, "?", 1);
   while (left) {
     size_t len = text_utf8_char(p, left);
     if (!len) append(f, "?", 1), len = 1;

@@ -157,4 +157,91 @@ else
   command -v gnuplot > /dev/null || skip "class 5: gnuplot missing: its SVG not parsed"
 fi
 
+# ---------------------------------------------------------------- class 6
+# refusals: "ARGS|what stderr's first line holds"; each exits 2 on both builds
+t6="$tmp/c6.ctf"
+cp "$fixture" "$t6"
+svg="$tmp/c6.svg"
+while IFS='|' read -r args msg; do
+  [ -z "$args" ] && continue
+  for tool in tools/memtrace build/asan/memtrace; do
+    eval "$tool $args" > /dev/null 2> "$tmp/c6.err" < /dev/null; s=$?
+    check "$tool $args: status 2 and '$msg' (got $s: $(head -1 "$tmp/c6.err"))" \
+      '[ $s -eq 2 ] && head -1 "$tmp/c6.err" | grep -qF -- "$msg"'
+  done
+done <<EOF
+top -n 3 -n 4 $t6|option -n given twice
+top -o $tmp/a -o $tmp/b $t6|option -o given twice
+top --by file --by=site $t6|option --by given twice
+lifetimes --json --json $t6|option --json given twice
+merge -o $tmp/a.pb.gz -o $tmp/b.pb.gz $t6|option -o given twice
+top -n ' 3' $t6|is not a count
+top -n +3 $t6|is not a count
+top -n 0x3 $t6|is not a count
+top -n 3.0 $t6|is not a count
+top --live --at 1e3s $t6|is not a time
+top --live --at ' 1s' $t6|is not a time
+top --live --at 1.5.s $t6|is not a time
+top --live --at infs $t6|is not a time
+top --live --at 0x1s $t6|is not a time
+top --at 1s $t6|--at goes with --live
+top --idle 5 $t6|--idle goes with --follow
+top --live --promoted $t6|exclude each other
+diff --live --promoted $t6 $t6|exclude each other
+flamegraph --width 500 $t6|--width goes with -o X.svg
+flamegraph --min-width 500 $t6|--min-width goes with -o X.svg
+flamegraph --min-width 0.1 -o $tmp/c6.folded $t6|--min-width goes with -o X.svg
+flamegraph --title x $t6|--title goes with -o X.svg
+flamegraph --json -o $svg $t6|--json and -o X.svg exclude each other
+flamegraph --min-width 0 -o $svg $t6|is not a number from 0.001 to 1000
+flamegraph --width 0x400 -o $svg $t6|is not a number
+flamegraph --width ' 500' -o $svg $t6|is not a number
+flamegraph --width nan -o $svg $t6|is not a number
+flamegraph --width 1e400 -o $svg $t6|is not a number
+timeline --json -o $tmp/c6.csv $t6|--json and -o X.csv exclude each other
+timeline --csv -o $tmp/c6.json $t6|exclude each other
+timeline --points 3 $t6|is not a count from 4
+report --top 101 $t6|is not a count from 0 to 100
+top --live --at=.5e0s $t6|is not a time
+EOF
+# what the help documents works: --min-width's default 0.1, --width as the SVG's width
+for tool in tools/memtrace build/asan/memtrace; do
+  "$tool" flamegraph --min-width 0.1 --width 500 --title T -o "$svg" "$t6" 2> /dev/null; s=$?
+  check "$tool flamegraph --min-width 0.1 --width 500 -o X.svg: status 0 (got $s), width 500" \
+    '[ $s -eq 0 ] && grep -q "width=\"500\"" "$svg"'
+  "$tool" flamegraph --min-width 500 -o "$svg" "$t6" 2> /dev/null
+  check "$tool flamegraph --min-width 500: the width stays 1200" 'grep -q "width=\"1200\"" "$svg"'
+done
+
+# ./vm's command line
+printf 'println(1)\n' > "$tmp/s.mn"
+while IFS='|' read -r args msg; do
+  [ -z "$args" ] && continue
+  for vm in ./vm ./vm-asan; do
+    [ -x "$vm" ] || continue
+    (cd "$tmp" && eval "\"$OLDPWD/$vm\" $args s.mn" > out 2> err); s=$?
+    check "$vm $args: status 2 and '$msg' (got $s: $(head -1 "$tmp/err"))" \
+      '[ $s -eq 2 ] && head -1 "$tmp/err" | grep -qF -- "$msg" && [ ! -s "$tmp/out" ]'
+  done
+done <<EOF
+--memtrace a.ctf --memtrace b.ctf|--memtrace given twice
+--gc-stress --gc-stress|--gc-stress given twice
+--memprof-count 0.5 --memprof-count 0.1|--memprof-count given twice
+--memtrace-rate 0.1|go with --memtrace FILE
+--memtrace-format 3|go with --memtrace FILE
+--memtrace-no-end-state|go with --memtrace FILE
+--memtrace a.ctf --memtrace-rate ' 0.1'|expects a rate
+--memtrace a.ctf --memtrace-rate 0x0.8|expects a rate
+--memtrace a.ctf --memtrace-rate nan|expects a rate
+--dump-bytecode --memtrace a.ctf|--dump-bytecode runs nothing
+--dump-bytecode --memprof-count 0.5|--dump-bytecode runs nothing
+EOF
+(cd "$tmp" && MEMTRACE=e.ctf "$OLDPWD/vm" --memtrace-rate 0.5 s.mn > out 2> err); s=$?
+check "MEMTRACE=FILE with --memtrace-rate: traced (status $s)" '[ $s -eq 0 ] && [ -s "$tmp/e.ctf" ]'
+(cd "$tmp" && MEMTRACE=e2.ctf "$OLDPWD/vm" --dump-bytecode s.mn > out 2> err); s=$?
+check "MEMTRACE=FILE with --dump-bytecode: refused (status $s)" '[ $s -eq 2 ] && [ ! -e "$tmp/e2.ctf" ]'
+seeded() { MINNOW_SEED=$1 ./vm --memprof-count 0.01 examples/leaky_cache.mn 2>&1 | tail -1; }
+a=$(seeded 010); b=$(seeded 10); c=$(seeded 8)
+check "MINNOW_SEED=010 is ten, not octal eight" '[ "$a" = "$b" ] && [ "$a" != "$c" ]'
+
 suite_end

@@ -17,10 +17,15 @@
 // ---------------------------------------------------------------- options
 
 bool load_parse_at(const ToolOption *o, const char *text) {
-  char *end;
+  char number[64], *end;
+  size_t n = strspn(text, "0123456789.");  // decimal: no sign, space, exponent, hex, inf
+  if (n == 0 || n >= sizeof number || strchr(text, '.') != strrchr(text, '.') || strspn(text, ".") == n) return false;
+  memcpy(number, text, n);
+  number[n] = '\0';
   errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || errno || !isfinite(v) || v < 0) return false;
+  double v = strtod(number, &end);
+  if (end != number + n || errno || !isfinite(v) || v < 0) return false;
+  end = (char *)text + n;
   static const struct { const char *suffix; double us; } units[] = {
       {"", 1e6}, {"s", 1e6}, {"ms", 1e3}, {"us", 1}, {"min", 60e6}, {"%", 0},
   };

@@ -29,9 +29,10 @@ static const ToolUsage usage = {
     "                  line and bytes; click a frame to zoom, \"Reset zoom\" to go back)\n"
     "  --live          bytes still live at the end of the trace instead of allocated\n"
     "  --functions     frames are functions: call sites in one function merged\n"
-    "  --title TEXT    the SVG's title\n"
-    "  --width PX      the SVG's width (default 1200)\n"
-    "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1)\n"
+    "  --title TEXT    the SVG's title (--title, --width, --min-width: with -o X.svg)\n"
+    "  --width PX      the SVG's width (default 1200; 100 to 100000)\n"
+    "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1;\n"
+    "                  0.001 to 1000)\n"
     "  --json          the stacks as JSON (schema: tools/memtrace_cli/README.md)\n"
     "On a damaged or truncated trace: the stacks of the events before the damage\n"
     "(the SVG's subtitle says PARTIAL), then the error on stderr; exit status 1.\n",
@@ -45,8 +46,13 @@ typedef struct Options {
 
 // ---------------------------------------------------------------- options
 
+static bool wants_svg(const Options *o) {
+  size_t n = o->out ? strlen(o->out) : 0;
+  return n > 4 && strcmp(o->out + n - 4, ".svg") == 0;
+}
+
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.width = 1200, .min_width = 0.1};
+  *o = (Options){.width = -1, .min_width = -1};  // -1: not given
   const ToolOption options[] = {
       TOOL_OPTION_OUTPUT(&o->out),
       {"--live", NULL, &o->live, NULL, NULL, 0, 0},
@@ -54,18 +60,18 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_JSON(&o->json),
       {"--title", "TEXT", &o->title, NULL, NULL, 0, 0},
       {"--width", "PX", &o->width, tool_parse_number, "a number from 100 to 100000", 100, 100000},
-      {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0 to 1000", 0, 1000},
+      {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0.001 to 1000", 0.001, 1000},
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
+  const char *svg_only = o->title ? "--title" : o->width >= 0 ? "--width" : o->min_width >= 0 ? "--min-width" : NULL;
+  if (svg_only && !wants_svg(o)) return tool_usage_error(&usage, "%s goes with -o X.svg", svg_only);
+  if (o->json && wants_svg(o)) return tool_usage_error(&usage, "--json and -o X.svg exclude each other");
+  if (o->width < 0) o->width = 1200;
+  if (o->min_width < 0) o->min_width = 0.1;
   return TOOL_CONTINUE;
-}
-
-static bool wants_svg(const Options *o) {
-  size_t n = o->out ? strlen(o->out) : 0;
-  return n > 4 && strcmp(o->out + n - 4, ".svg") == 0;
 }
 
 // ---------------------------------------------------------------- folded stacks

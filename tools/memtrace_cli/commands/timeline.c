@@ -71,6 +71,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   } else if (out && strcmp(out, "-") != 0 && !ends_with(out, ".csv") && !ends_with(out, ".json")) {
     return tool_usage_error(&usage, "option -o: '%s' is not a chart (.svg, .png) nor a series (.csv, .json)", out);
   }
+  if (out && ends_with(out, ".csv") && o->json) return tool_usage_error(&usage, "--json and -o X.csv exclude each other");
   if (out && ends_with(out, ".json")) o->json = true;
   if (o->json && o->csv) return tool_usage_error(&usage, "--csv and --json exclude each other");
   if (!o->chart && !o->json) o->csv = true;

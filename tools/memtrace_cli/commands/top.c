@@ -51,7 +51,7 @@ typedef struct TopOptions {
 // ---------------------------------------------------------------- options
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
-  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
+  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = -1};
   bool live = false, promoted = false;
   const char *out = NULL;
   const ToolOption options[] = {
@@ -73,6 +73,8 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
+  if (o->idle_s >= 0 && !o->follow) return tool_usage_error(&usage, "--idle goes with --follow");
+  if (o->idle_s < 0) o->idle_s = 10;
   o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
   return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }

@@ -158,7 +158,7 @@ static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions
   profile_finish(out->profile);
   if (s == TRACE_READER_ERROR) {
     out->partial = true;
-    snprintf(out->error, sizeof out->error, "%s", trace_reader_error(out->reader)->message);
+    snprintf(out->error, sizeof out->error, "%s", profile_error(out->profile));
   }
   return 0;
 }

@@ -338,7 +338,7 @@ static int follow(const TopOptions *o) {
   }
   if (s == TRACE_READER_ERROR) {
     l.partial = true;
-    snprintf(l.error, sizeof l.error, "%s", trace_reader_error(l.reader)->message);
+    snprintf(l.error, sizeof l.error, "%s", profile_error(l.profile));
   }
   int status = 1;
   if (profile_ok(l.profile)) {

@@ -86,7 +86,7 @@ tool_run() {   # CMD TRACE: "seconds kb status" of one run
   # shellcheck disable=SC2086
   /usr/bin/time -f '%e %M' -o "$tmp/time" tools/memtrace $c "$2" > /dev/null 2> /dev/null
   local s=$?
-  read -r t m < "$tmp/time"
+  read -r t m < <(tail -1 "$tmp/time")   # after "Command exited with non-zero status N"
   echo "$t $m $s"
 }
 if [ "$part" != vm ]; then

@@ -9,3 +9,4 @@ build/release/hostile_traces: bench/hostile_traces.c build/release/trace/writer.
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ bench/hostile_traces.c build/release/trace/writer.o
 bench-hostile: tools/memtrace build/release/hostile_traces
+test: build/release/hostile_traces

@@ -11,6 +11,9 @@
 #     newlines: JSON (python3 json), SVG (xml.etree), HTML (html.parser, tags
 #     balanced), CSV (python csv: the header's field count on every row),
 #     folded stacks (one "frames count" per line), pprof (go tool pprof -raw);
+#  3. work bounded by the trace: bench/hostile_traces.c's crafted traces
+#     stop at the node limit with its message, the SVG at its size limits,
+#     under 500 MB; sampled words past 2^64 saturate;
 #  6. options: every command's options against its help; options given
 #     twice, options without the option they modify, numbers in odd forms are
 #     refused with status 2; ./vm's command line likewise.
@@ -155,6 +158,31 @@ else
   done
   command -v go > /dev/null || skip "class 5: go missing: go tool pprof -raw not run"
   command -v gnuplot > /dev/null || skip "class 5: gnuplot missing: its SVG not parsed"
+fi
+
+# ---------------------------------------------------------------- class 3
+# bench/hostile_traces.c's crafted traces (each under 1 MB): the tool stops at
+# its documented limits (tools/memtrace_cli/README.md, "Limits") and says so
+if [ -x build/release/hostile_traces ] && [ -x /usr/bin/time ]; then
+  mkdir -p "$tmp/c3"
+  build/release/hostile_traces "$tmp/c3" > /dev/null
+  fan="$tmp/c3/deep-fan.ctf"
+  for c in "top" "lifetimes" "flamegraph" "pprof -o $tmp/c3/o.pb.gz" "report -o $tmp/c3/o.html"; do
+    /usr/bin/time -f '%M' -o "$tmp/c3/time" tools/memtrace $c "$fan" > /dev/null 2> "$tmp/c3/err"; s=$?
+    kb=$(tail -1 "$tmp/c3/time")
+    check "memtrace $c on unshared 300,000-frame stacks: status 1, the node limit named with its byte (got $s: $(grep -m1 distinct "$tmp/c3/err" | cut -c1-120))" \
+      '[ $s -eq 1 ] && grep -q "byte [0-9]*: the callstacks hold more than 2097152 distinct frames" "$tmp/c3/err"'
+    check "memtrace $c on it: under 500 MB (got $kb KB)" '[ "$kb" -lt 512000 ]'
+  done
+  tools/memtrace flamegraph -o "$tmp/c3/o.svg" "$fan" 2> "$tmp/c3/err"
+  check "flamegraph -o X.svg on it: under 8 MB of SVG ($(stat -c %s "$tmp/c3/o.svg") bytes), what was left out on stderr" \
+    '[ "$(stat -c %s "$tmp/c3/o.svg")" -lt 8000000 ] && grep -q "leaves out .* deeper than 1024 levels" "$tmp/c3/err" && fc svg "$tmp/c3/o.svg"'
+  tools/memtrace info "$tmp/c3/samples.ctf" > "$tmp/c3/out" 2>&1
+  check "info: sampled words past 2^64 say 'at least' (not wrapped)" 'grep -q "samples of at least 18446744073709551615 words" "$tmp/c3/out"'
+  tools/memtrace top "$tmp/c3/deep-shared.ctf" > "$tmp/c3/out" 2>&1; s=$?
+  check "top on 47,080 shared 300,000-frame stacks: whole (status $s)" '[ $s -eq 0 ]'
+else
+  skip "class 3: build/release/hostile_traces or /usr/bin/time missing"
 fi
 
 # ---------------------------------------------------------------- class 6

@@ -44,6 +44,8 @@ class1_tool() {
     "$tool" $c "$d/t.ctf" >> "$d/hard.ctf" 2> "$d/err"; s=$?
     check "$tool $c t.ctf >> the trace: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'
   done
+  "$tool" timeline "$d/t.ctf" -o "$d/chart.csv" > "$d/chart.csv" 2> "$d/err"; s=$?
+  check "$tool timeline -o X > X (the output is stdout's file): status 2, got $s" '[ $s -eq 2 ] && grep -q "also standard output" "$d/err"'
   for c in merge diff; do
     "$tool" $c "$fixture" "$d/t.ctf" -o "$d/sym.ctf" > /dev/null 2> "$d/err"; s=$?
     check "$tool $c A B -o B: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'

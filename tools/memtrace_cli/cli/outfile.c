@@ -38,6 +38,11 @@ bool outfile_check(const ToolUsage *usage, const char *out, char *const *inputs,
               what);
     return false;
   }
+  struct stat so;  // timeline -o X.svg --csv > X.svg: the rename would orphan what stdout gets
+  if (!to_stdout && fstat(1, &so) == 0 && S_ISREG(so.st_mode) && same_file(&o, &so)) {
+    fprintf(stderr, "memtrace %s: the output %s is also standard output: refused\n", usage->name, out);
+    return false;
+  }
   return true;
 }
 

@@ -5,7 +5,8 @@
 //    inode: through a symbolic or a hard link too; "-" is standard input) is
 //    refused before anything is opened for writing. So is standard output
 //    when it is an input's file (`memtrace dump t.ctf >> t.ctf` would read
-//    what it appends).
+//    what it appends), and OUT when it is standard output's file (`timeline
+//    -o X.svg --csv > X.svg`: the rename would orphan what stdout got).
 // 2. A regular file, or a new name, is written under a temporary name in the
 //    same directory (".NAME.XXXXXX~", created with the final file's mode) and
 //    renamed onto OUT when the command ends and keeps it: a run that fails

@@ -181,6 +181,9 @@ if [ -x build/release/hostile_traces ] && [ -x /usr/bin/time ]; then
     '[ "$(stat -c %s "$tmp/c3/o.svg")" -lt 8000000 ] && grep -q "leaves out .* deeper than 1024 levels" "$tmp/c3/err" && fc svg "$tmp/c3/o.svg"'
   tools/memtrace info "$tmp/c3/samples.ctf" > "$tmp/c3/out" 2>&1
   check "info: sampled words past 2^64 say 'at least' (not wrapped)" 'grep -q "samples of at least 18446744073709551615 words" "$tmp/c3/out"'
+  tools/memtrace dump "$tmp/c3/deep-shared.ctf" > /dev/null 2> "$tmp/c3/err"; s=$?
+  check "dump of 47,080 stacks of 300,000 frames: stops at 2^28 frames with its byte (status $s)" \
+    '[ $s -eq 1 ] && grep -q "byte [0-9]*: more than 268435456 frames to print" "$tmp/c3/err"'
   tools/memtrace top "$tmp/c3/deep-shared.ctf" > "$tmp/c3/out" 2>&1; s=$?
   check "top on 47,080 shared 300,000-frame stacks: whole (status $s)" '[ $s -eq 0 ]'
 else

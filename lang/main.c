@@ -45,10 +45,12 @@ static void usage(FILE *out) {
 }
 
 // A sampling rate in (0, 1]; `what` names its source in the message.
+// Decimal only ("0.5", "1e-3"): no space, sign, hex, inf or nan.
 static bool parse_rate(const char *what, const char *arg, double *out) {
   char *end;
-  double r = arg ? strtod(arg, &end) : 0;
-  if (!arg || end == arg || *end || !(r > 0 && r <= 1)) {
+  bool decimal = arg && (arg[0] == '.' || (arg[0] >= '0' && arg[0] <= '9')) && !strpbrk(arg, "xXpP");
+  double r = decimal ? strtod(arg, &end) : 0;
+  if (!decimal || end == arg || *end || !(r > 0 && r <= 1)) {
     fprintf(stderr, "vm: %s expects a rate in (0, 1], got '%s'\n", what, arg ? arg : "");
     return false;
   }
@@ -70,7 +72,8 @@ static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_
 static bool parse_seed(const char *text, VmOptions *opt) {
   char *end;
   errno = 0;
-  unsigned long long seed = strtoull(text, &end, 0);
+  bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');  // "010" is ten, not octal
+  unsigned long long seed = strtoull(text, &end, hex ? 16 : 10);
   if (!(*text && *end == 0 && errno == 0 && text[0] >= '0' && text[0] <= '9')) {
     fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", text);
     return false;
@@ -90,8 +93,18 @@ int main(int argc, char **argv) {
   const char *env_seed = getenv("MINNOW_SEED");
   if (env_seed && !parse_seed(env_seed, &opt)) return VM_EXIT_USAGE;
   int i = 1;
+  const char *given[16];  // the options taken so far: one given twice is refused
+  unsigned n_given = 0;
+  bool trace_option = false;  // --memtrace-rate, -format or -no-end-state: they need a trace
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+    for (unsigned k = 0; k < n_given; k++)
+      if (strcmp(given[k], a) == 0) {
+        fprintf(stderr, "vm: %s given twice\n", a);
+        return VM_EXIT_USAGE;
+      }
+    if (n_given < sizeof given / sizeof given[0]) given[n_given++] = a;
+    trace_option |= strncmp(a, "--memtrace-", 11) == 0;
     if (strcmp(a, "--dump-bytecode") == 0) opt.dump_bytecode = true;
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
@@ -126,6 +139,15 @@ int main(int argc, char **argv) {
   if (i >= argc) {
     usage(stderr);
     return 2;
+  }
+  if (trace_option && !opt.memtrace_path) {
+    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format and --memtrace-no-end-state go with --memtrace FILE"
+                    " (or MEMTRACE=FILE)\n");
+    return VM_EXIT_USAGE;
+  }
+  if (opt.dump_bytecode && (opt.memtrace_path || opt.memprof_count_rate > 0)) {
+    fprintf(stderr, "vm: --dump-bytecode runs nothing: no trace (--memtrace, MEMTRACE) nor --memprof-count\n");
+    return VM_EXIT_USAGE;
   }
   if (opt.stack_words < 1024) opt.stack_words = 1024;
   Vm *vm = vm_new(&opt);

@@ -28,18 +28,25 @@
 //    (memprof_finish: every way out of the VM; Memtrace.stop) then flushes
 //    and closes the trace. Blocks still alive then get no collect event: a
 //    reader counts them as live at the end, and reachable.
+// 6. Inputs. Neither the trace nor its companion FILE.retain (removed at
+//    the start as stale, written at the end) may name a source file of the
+//    program (the script, a module it imported: every Proto's file), the
+//    same device and inode, through links: refused before anything is
+//    opened or removed.
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "memprof_internal.h"
 #include "memtrace.h"
 #include "../core/frames.h"
+#include "../core/image.h"
 #include "../core/vm_state.h"
 #include "../trace/retain.h"
 #include "../trace/writer.h"
@@ -197,12 +204,44 @@ static void describe_run(const Vm *vm, double rate, char *exe, size_t exe_cap, c
 // ---------------------------------------------------------------------------
 // Starting and stopping
 
+// The program's source file that `path` names (part 6), or NULL.
+static const char *source_named(const Vm *vm, const char *path) {
+  struct stat out, src;
+  if (stat(path, &out) != 0) return NULL;
+  const char *last = NULL;
+  for (uint32_t i = 0; i < vm->proto_count; i++) {
+    const char *file = vm->protos[i]->file;
+    if (!file || file == last) continue;
+    last = file;
+    if (stat(file, &src) == 0 && src.st_dev == out.st_dev && src.st_ino == out.st_ino) return file;
+  }
+  return NULL;
+}
+
+// Part 6: false with the reason in err when the trace or FILE.retain is a source.
+static bool outputs_apart(const Vm *vm, const char *path, char *err, size_t err_len) {
+  size_t n = strlen(path);
+  char *retain = malloc(n + sizeof RETAIN_SUFFIX);
+  if (!retain) {
+    snprintf(err, err_len, "out of memory");
+    return false;
+  }
+  memcpy(retain, path, n);
+  memcpy(retain + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
+  const char *src = source_named(vm, path), *name = path;
+  if (!src && (src = source_named(vm, retain))) name = retain;
+  if (src) snprintf(err, err_len, "%s is the program's source %s (the same file): refused", name, src);
+  free(retain);
+  return !src;
+}
+
 bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *err, size_t err_len) {
   if (!vm->memprof) {
     snprintf(err, err_len, "this build has no profiler (vm-boehm or vm-noprof)");
     return false;
   }
   ASSERT(rate > 0 && rate <= 1, "the caller validated the rate");
+  if (!outputs_apart(vm, path, err, err_len)) return false;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));

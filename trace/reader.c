@@ -150,6 +150,13 @@ static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); re
 static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+// acc + length * samples, saturating at UINT64_MAX (stats.sampled_words).
+static inline uint64_t add_words(uint64_t acc, uint64_t length, uint64_t samples) {
+  uint64_t w;
+  if (__builtin_mul_overflow(length, samples, &w) || __builtin_add_overflow(acc, w, &w)) return UINT64_MAX;
+  return w;
+}
+
 // memtrace's variable-length int: 0..252 itself; 253, 254, 255 announce a
 // u16, an i32 (sign-extended) or an i64. Reads at most 9 bytes.
 static inline const uint8_t *rd_vint(const uint8_t *p, int64_t *out) {
@@ -727,7 +734,7 @@ static Step read_alloc(TraceReader *r, TraceEvent *ev, const uint8_t *at, const 
   ev->length = (uint64_t)length;
   ev->n_samples = (uint64_t)n_samples;
   r->extra_samples += (uint64_t)n_samples - 1;
-  r->stats.sampled_words += (uint64_t)length * (uint64_t)n_samples;
+  r->stats.sampled_words = add_words(r->stats.sampled_words, (uint64_t)length, (uint64_t)n_samples);
   r->p = p;
   return STEP_EVENT;
 }
@@ -875,7 +882,7 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
   set_times(r, ev, time, at, false);
   TraceReaderStats *st = &r->stats;
   r->extra_samples += n_samples - 1;
-  st->sampled_words += length * n_samples;
+  st->sampled_words = add_words(st->sampled_words, length, n_samples);
   st->new_frames += len - prefix;
   st->backtrace_bytes += (uint64_t)(after - p);
   if (len > st->max_backtrace) st->max_backtrace = len;

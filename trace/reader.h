@@ -175,7 +175,8 @@ typedef struct TraceReaderStats {
   uint64_t allocs, promotes, collects;
   uint64_t location_events, location_codes;   // events, distinct codes
   uint64_t samples;           // sum of n_samples over allocations
-  uint64_t sampled_words;     // sum of length * n_samples
+  uint64_t sampled_words;     // sum of length * n_samples, saturating at UINT64_MAX (lengths and
+                              // samples a trace declares can pass 2^64 words)
   uint64_t new_frames;        // frames decoded past the common prefix
   uint32_t max_backtrace;     // deepest backtrace
   uint64_t first_time_us, last_time_us;  // of the events returned; 0 if none

@@ -41,7 +41,7 @@ for tool in "${tools[@]}"; do
   for spec in "top|-n 3 --by function|-n3 --by=function" "top|--live --at 50%|--live --at=50%" \
               "lifetimes|--by file -n 2|--by=file -n2" "leaks|-n 1 --all|--all -n1" \
               "diff|--by function -n 4|-n4 --by=function" "timeline|--top 2 --points 40|--top=2 --points=40" \
-              "flamegraph|--functions --title x|--title=x --functions" "top|-n 5|-- -n5"; do
+              "flamegraph|--functions -o -|-o- --functions" "top|-n 5|-- -n5"; do
     IFS='|' read -r cmd first second <<<"$spec"
     files=$a
     [ "$cmd" = diff ] && files="$a $b"

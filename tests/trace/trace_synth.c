@@ -4,7 +4,7 @@
 // encoder benchmark runs (--no-expect).
 //
 //   trace_synth [options] OUT.ctf [EXPECTED.dump]
-//     --scenario S   random | deep | long | evict | names | big | mixed | zero
+//     --scenario S   random | deep | long | evict | names | big | mixed | zero | hostile
 //     --seed N       PRNG seed (default 1)
 //     --events N     allocation events (default 2000)
 //     --version V    trace format version (default 2)
@@ -30,8 +30,17 @@
 // zero: frame code 0 among others (memtrace's writer would code it as a hit
 // on an empty bucket and never write its location; ours misses it: --copy
 // differs from memtrace's for this scenario only).
-typedef enum { RANDOM, DEEP, LONG, EVICT, NAMES, BIG, MIXED, ZERO } Scenario;
-static const char *const SCENARIO_NAMES[] = {"random", "deep", "long", "evict", "names", "big", "mixed", "zero"};
+// hostile: functions, files and the trace info made of what outputs must
+// escape (issue 23, class 5): invalid UTF-8, control characters, quotes, <,
+// &, ;, commas, spaces, newlines, backslashes, format directives.
+typedef enum { RANDOM, DEEP, LONG, EVICT, NAMES, BIG, MIXED, ZERO, HOSTILE } Scenario;
+static const char *const SCENARIO_NAMES[] = {"random", "deep", "long", "evict", "names",
+                                             "big", "mixed", "zero", "hostile"};
+static const char *const HOSTILE_NAMES[] = {
+    "a;b c", "q\"u'o`te", "<script>alert(1)</script>&amp;", "ctl\x01\x1f\x7f", "new\nline\r\ttab",
+    "bad\xff\xfe utf8\xc3", "over\xc0\xaflong", "comma,sep,\"x\"", "fish \xf0\x9f\x90\x9f ok",
+    "surrogate \xed\xa0\x80", "", " lead space ", "back\\slash\\", "semi;colon;", "percent %s %n",
+    "]]><!-- -->", "nul-free \x1b[31mred"};
 
 enum { LONG_FILE = 5000, LONG_FUNCTION = 3000, BIG_CHAIN = 300 };
 
@@ -89,6 +98,11 @@ static uint32_t describe(Synth *s, uint64_t code, TraceLocation *out, uint32_t m
   snprintf(s->names[0], 64, "src/file%" PRIu64 ".mn", (h >> 20) % files);
   snprintf(s->names[1], 64, "Mod.fun%" PRIu64, (h >> 32) % functions);
   const char *file = s->names[0], *function = s->names[1];
+  if (s->scenario == HOSTILE) {
+    size_t k = sizeof HOSTILE_NAMES / sizeof *HOSTILE_NAMES;
+    file = HOSTILE_NAMES[(h >> 20) % k];
+    function = HOSTILE_NAMES[(h >> 32) % k];
+  }
   if (names && kind >= 18 && kind < 20) {  // too long: written as unknown
     memset(s->names[2], 'a' + (int)(h % 26), LONG_FILE);
     s->names[2][LONG_FILE] = 0;
@@ -214,7 +228,7 @@ static void next_stack(Synth *s, Scenario sc, uint64_t k) {
     if (s->depth > 3) s->depth = (uint32_t)below(s, 4);
     for (uint32_t i = 0, n = 3 + (uint32_t)below(s, 20); i < n; i++) push(s, pool_code(s, 60000));
     break;
-  case NAMES: step_random(s, 5000, 40); break;
+  case NAMES: case HOSTILE: step_random(s, 5000, 40); break;
   case BIG: step_random(s, 100, 30); break;
   case MIXED: next_stack(s, (Scenario)(k / 50 % 6), k); break;
   case ZERO:
@@ -322,6 +336,9 @@ int main(int argc, char **argv) {
   TraceInfo info = {.sample_rate = 1e-5, .word_size = 64, .executable = "trace_synth", .host = "synth",
                     .runtime_params = SCENARIO_NAMES[s.scenario], .context = "", .pid = 4242,
                     .start_time_us = s.start, .version = (uint16_t)version};
+  if (s.scenario == HOSTILE)
+    info.executable = HOSTILE_NAMES[2], info.host = HOSTILE_NAMES[5], info.context = HOSTILE_NAMES[4],
+    info.runtime_params = HOSTILE_NAMES[7];
   char err[256];
   s.w = trace_writer_new(fd, true, &info, locate, &s, err, sizeof err);
   if (!s.w) {

@@ -5,6 +5,7 @@
 
 #include "../../trace/format.h"
 #include "base/xalloc.h"
+#include "cli/outfile.h"
 #include "commands/commands.h"
 
 typedef struct Command {
@@ -82,5 +83,5 @@ int main(int argc, char **argv) {
     return 2;
   }
   xalloc_name(c->name);
-  return c->run(argc - 1, argv + 1);
+  return outfile_finish(c->run(argc - 1, argv + 1));
 }

@@ -9,6 +9,7 @@
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
 #include "collapse.h"
+#include "../base/text.h"
 
 // ---------------------------------------------------------------- text
 
@@ -163,15 +164,21 @@ void json_init(Json *j, FILE *f) {
   j->first[0] = true;
 }
 
+// A JSON string of s: valid UTF-8 whatever s holds (RFC 8259 wants it): a
+// byte that starts no valid character (text.h) is '?', as in every other
+// output; quotes, backslashes and control characters escaped.
 static void json_raw_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t left = strlen(s), len; left; p += len, left -= len) {
+    unsigned char c = *p;
+    len = 1;
     if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
     else if (c == '\n') fputs("\\n", f);
     else if (c == '\t') fputs("\\t", f);
     else if (c < 0x20 || c == 0x7f) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    else if ((len = text_utf8_char(p, left)) == 0) fputc('?', f), len = 1;
+    else fwrite(p, 1, len, f);
   }
   fputc('"', f);
 }

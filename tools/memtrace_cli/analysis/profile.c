@@ -6,7 +6,9 @@
 // sites. The live table is live.h's.
 #include "profile.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +80,7 @@ struct Profile {
   ProfileCounts totals;
   ProfileSummary summary;
   bool finished;
+  char limit_error[TRACE_READER_ERROR_MAX];  // set when PROFILE_MAX_NODES stopped it
 
   uint32_t window;             // current window (1..K); 0 without windows
   uint64_t *checkpoint_us;     // [1..K]
@@ -190,6 +193,7 @@ static void remember_kid(Kids *k, uint64_t code, ProfileNodeId id) {
 }
 
 static ProfileNodeId new_node(Profile *p, ProfileNodeId parent, uint64_t code) {
+  if (p->n_nodes >= PROFILE_MAX_NODES) return PROFILE_NONE;  // the caller tells it from no memory
   ProfileNode *nodes = grow(p, p->nodes, &p->cap_nodes, sizeof *nodes, p->n_nodes + 1);
   if (nodes) p->nodes = nodes;
   ProfileStackId *stack_of = nodes ? grow(p, p->stack_of, &p->cap_stack_of, sizeof *stack_of, p->n_nodes + 1) : NULL;
@@ -236,6 +240,11 @@ static ProfileNodeId walk(Profile *p, const TraceEvent *ev) {
   for (uint32_t i = common; i < len; i++) {
     ProfileNodeId n = child(p, i ? path[i - 1] : 0, ev->backtrace[i]);
     if (n == PROFILE_NONE) {
+      if (p->n_nodes >= PROFILE_MAX_NODES)
+        snprintf(p->limit_error, sizeof p->limit_error,
+                 "byte %" PRIu64 ": the callstacks hold more than %u distinct frames (a frame under a given "
+                 "caller), the tools' limit; the figures are of the events before it",
+                 ev->offset, (unsigned)PROFILE_MAX_NODES);
       p->path_len = i;
       return PROFILE_NONE;
     }
@@ -506,7 +515,7 @@ static void before_event(Profile *p, const TraceEvent *ev) {
 }
 
 void profile_event(Profile *p, const TraceEvent *ev) {
-  if (!p->ok || p->finished) return;
+  if (!p->ok || p->finished || p->limit_error[0]) return;
   if (p->opts.before_event) p->opts.before_event(p->opts.hook_ctx, p, ev);
   before_event(p, ev);
   ProfileSummary *s = &p->summary;
@@ -525,6 +534,7 @@ TraceReaderStatus profile_read(Profile *p, Progress *progress) {
   uint32_t tick = 0;
   while ((status = trace_reader_next(p->reader, &ev)) == TRACE_READER_EVENT) {
     profile_event(p, &ev);
+    if (p->limit_error[0]) return TRACE_READER_ERROR;
     if (progress && ++tick == 1u << 16) {
       tick = 0;
       const ProfileSummary *s = &p->summary;
@@ -656,6 +666,10 @@ void profile_free(Profile *p) {
 // ---------------------------------------------------------------- reading
 
 bool profile_ok(const Profile *p) { return p->ok; }
+
+const char *profile_error(const Profile *p) {
+  return p->limit_error[0] ? p->limit_error : trace_reader_error(p->reader)->message;
+}
 const TraceReader *profile_reader(const Profile *p) { return p->reader; }
 double profile_rate(const Profile *p) { return p->rate; }
 uint32_t profile_word_bytes(const Profile *p) { return p->word_bytes; }

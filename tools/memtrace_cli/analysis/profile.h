@@ -82,7 +82,11 @@
 //   * the live table holds exactly the sampled blocks allocated and neither
 //     collected nor (after profile_finish) flushed into the windows.
 //   * memory: O(distinct nodes + stacks + sites + live sampled blocks), never
-//     O(events). A leak's live set is what it is: a leaking program's live
+//     O(events). Distinct nodes grow with depth x samples when stacks share
+//     no prefix (a 1 MB trace can declare 80 million), so they are capped:
+//     at PROFILE_MAX_NODES the profile stops taking events, as at damage
+//     (profile_read returns TRACE_READER_ERROR, profile_error says why and
+//     where); what was read stays valid. A leak's live set is what it is: a leaking program's live
 //     table grows with its leak (by its sampled blocks: λ × leaked words).
 #ifndef MINNOW_MEMTRACE_PROFILE_H
 #define MINNOW_MEMTRACE_PROFILE_H
@@ -208,6 +212,15 @@ void profile_finish(Profile *p);
 // False once an allocation failed (the profile is then incomplete; the tools
 // report "out of memory").
 bool profile_ok(const Profile *p);
+
+// Distinct callstack nodes (a frame under a given caller) a profile holds at
+// most: one backtrace of the reader's largest (2^20 frames) and as many more.
+// About 100 bytes each while reading.
+enum { PROFILE_MAX_NODES = 1u << 21 };
+
+// Why profile_read stopped with TRACE_READER_ERROR: the node limit
+// ("byte N: ...") or the reader's error.
+const char *profile_error(const Profile *p);
 
 // ---------------------------------------------------------------- reading
 

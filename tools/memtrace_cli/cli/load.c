@@ -13,14 +13,20 @@
 #include "../analysis/output.h"
 #include "../base/progress.h"
 #include "../base/xalloc.h"
+#include "outfile.h"
 
 // ---------------------------------------------------------------- options
 
 bool load_parse_at(const ToolOption *o, const char *text) {
-  char *end;
+  char number[64], *end;
+  size_t n = strspn(text, "0123456789.");  // decimal: no sign, space, exponent, hex, inf
+  if (n == 0 || n >= sizeof number || strchr(text, '.') != strrchr(text, '.') || strspn(text, ".") == n) return false;
+  memcpy(number, text, n);
+  number[n] = '\0';
   errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || errno || !isfinite(v) || v < 0) return false;
+  double v = strtod(number, &end);
+  if (end != number + n || errno || !isfinite(v) || v < 0) return false;
+  end = (char *)text + n;
   static const struct { const char *suffix; double us; } units[] = {
       {"", 1e6}, {"s", 1e6}, {"ms", 1e3}, {"us", 1}, {"min", 60e6}, {"%", 0},
   };
@@ -114,7 +120,15 @@ static bool first_pass(const ToolUsage *usage, const char *path, int fd, Progres
   return lseek(fd, 0, SEEK_SET) == 0;
 }
 
+static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out);
+
 int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
+  int status = load_or_fail(usage, path, opts, at, out);
+  if (status != 0) outfile_discard();  // nothing to show: an older output stays as it was
+  return status;
+}
+
+static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions *opts, const AtTime *at, Loaded *out) {
   *out = (Loaded){.path = path};
   bool percent = at && at->set && at->percent, two_pass = percent || opts->windows;
   int fd = open_input(usage, path, two_pass, &out->file_bytes);
@@ -147,7 +161,7 @@ int load_trace(const ToolUsage *usage, const char *path, ProfileOptions *opts, c
   profile_finish(out->profile);
   if (s == TRACE_READER_ERROR) {
     out->partial = true;
-    snprintf(out->error, sizeof out->error, "%s", trace_reader_error(out->reader)->message);
+    snprintf(out->error, sizeof out->error, "%s", profile_error(out->profile));
   }
   return 0;
 }

@@ -1,12 +1,36 @@
 // options.c - the command-line parser of every memtrace command (options.h).
 #include "options.h"
 
+#include "outfile.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+// Decimal digits only for a count; for a number also one '.', and an
+// exponent "e[+-]D": no sign, spaces, hex, inf or nan (strtod takes them).
+static bool decimal(const char *text, bool number) {
+  size_t digits = strspn(text, "0123456789");
+  if (!number) return digits > 0 && text[digits] == '\0';
+  const char *p = text + digits;
+  if (*p == '.') {
+    size_t frac = strspn(p + 1, "0123456789");
+    digits += frac;
+    p += 1 + frac;
+  }
+  if (digits == 0) return false;
+  if (*p == 'e' || *p == 'E') {
+    p += p[1] == '+' || p[1] == '-' ? 2 : 1;
+    size_t exp = strspn(p, "0123456789");
+    if (exp == 0) return false;
+    p += exp;
+  }
+  return *p == '\0';
+}
+
 bool tool_parse_count(const ToolOption *o, const char *text) {
+  if (!decimal(text, false)) return false;
   char *end;
   errno = 0;
   unsigned long long v = strtoull(text, &end, 10);
@@ -17,6 +41,7 @@ bool tool_parse_count(const ToolOption *o, const char *text) {
 }
 
 bool tool_parse_number(const ToolOption *o, const char *text) {
+  if (!decimal(text, true)) return false;
   char *end;
   errno = 0;
   double v = strtod(text, &end);
@@ -37,14 +62,23 @@ static const ToolOption *find(const ToolArgs *a, const char *word) {
   return NULL;
 }
 
-// Takes the option at argv[*i]; false after a refusal (printed).
-static bool take(const ToolArgs *a, int argc, char **argv, int *i) {
+enum { MAX_OPTIONS = 32 };
+
+// Takes the option at argv[*i]; false after a refusal (printed). seen[k]:
+// options[k] was given already (a second time is refused: which one would
+// count is a guess the user should not have to make).
+static bool take(const ToolArgs *a, int argc, char **argv, int *i, bool *seen) {
   const char *word = argv[*i];
   const ToolOption *o = find(a, word);
   if (!o) {
     tool_usage_error(a->usage, "unknown option '%s'", word);
     return false;
   }
+  if (seen[o - a->options]) {
+    tool_usage_error(a->usage, "option %s given twice", o->name);
+    return false;
+  }
+  seen[o - a->options] = true;
   size_t n = strlen(o->name);
   const char *attached = word[n] == '\0' ? NULL : word[n] == '=' ? word + n + 1 : o->name[1] != '-' ? word + n : NULL;
   if (!o->value) {
@@ -79,7 +113,8 @@ static const char *count_word(unsigned n) { return n < 3 ? count_words[n] : "sev
 int tool_parse_args(ToolArgs *a, int argc, char **argv) {
   a->files = argv + 1;
   a->n_files = 0;
-  bool only_files = false;
+  bool only_files = false, seen[MAX_OPTIONS] = {false};
+  if (a->n_options > MAX_OPTIONS) return tool_usage_error(a->usage, "internal: too many options");
   for (int i = 1; i < argc; i++) {
     char *word = argv[i];
     if (only_files || word[0] != '-' || word[1] == '\0') {
@@ -91,7 +126,7 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
     } else if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
       fputs(a->usage->text, stdout);
       return 0;
-    } else if (!take(a, argc, argv, &i)) {
+    } else if (!take(a, argc, argv, &i, seen)) {
       return 2;
     }
   }
@@ -102,6 +137,10 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
   if ((max && a->n_files > max) || a->n_files < min)
     return tool_usage_error(a->usage, "%s trace files expected, got %u", count_word(min == max ? min : max),
                             a->n_files);
+  for (size_t i = 0; i < a->n_options; i++)  // -o OUT (or stdout) never names an input (outfile.h)
+    if (strcmp(a->options[i].name, "-o") == 0 &&
+        !outfile_check(a->usage, *(const char *const *)a->options[i].target, a->files, a->n_files))
+      return 2;
   return TOOL_CONTINUE;
 }
 

@@ -9,7 +9,9 @@
 //   -                             a file: standard input
 // An option's value is the next word whatever it starts with ("--at -1s"
 // reads "-1s" and refuses it as a time). Options and files mix in any order;
-// an option given twice keeps its last value. Every refusal prints one line
+// an option given twice is refused. Counts are decimal digits, numbers
+// decimal (digits, one '.', an exponent): no sign, space, hex, inf or nan.
+// -o OUT (and stdout) never names an input file (outfile.h), checked here. Every refusal prints one line
 // "memtrace CMD: WHAT" naming the option and what is wrong, then the usage,
 // on stderr, and gives status 2.
 #ifndef MINNOW_MEMTRACE_OPTIONS_H

@@ -27,6 +27,7 @@
 #include "../base/xalloc.h"
 #include "../render/pprof_writer.h"
 #include "load.h"
+#include "outfile.h"
 
 enum { ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE, N_VALUES };
 
@@ -410,7 +411,13 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
   e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
   e.cap_nodes = 1024;
   e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
-  if (!(e.w = pprof_writer_open(out, err, sizeof err))) {
+  const char *name = strcmp(out, "-") == 0 ? out : outfile_begin(usage, out);
+  if (!name) {
+    free_export(&e);
+    return 1;
+  }
+  if (!(e.w = pprof_writer_open(name, err, sizeof err))) {
+    outfile_discard();
     fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
     free_export(&e);
     return 1;
@@ -424,6 +431,6 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
   int status = pprof_writer_close(e.w, err, sizeof err);
   free_export(&e);
   if (status != 0) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, out, err);
-  if (!ok && strcmp(out, "-") != 0) unlink(out);
+  if (!ok || status != 0) outfile_discard();
   return !ok || status != 0 || e.partial ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 // tool.c - shared helpers of the memtrace subcommands (tool.h).
 #include "tool.h"
 
+#include "outfile.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -18,13 +20,17 @@ int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) {
 
 bool tool_output_to(const ToolUsage *usage, const char *path) {
   if (!path || strcmp(path, "-") == 0) return true;
-  if (freopen(path, "w", stdout)) return true;
+  const char *name = outfile_begin(usage, path);
+  if (!name) return false;
+  if (freopen(name, "w", stdout)) return true;
   fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(errno));
+  outfile_discard();
   return false;
 }
 
 int tool_finish_output(const ToolUsage *usage) {
   if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+  outfile_discard();
   fprintf(stderr, "memtrace %s: error writing the output\n", usage->name);
   return 1;
 }
@@ -32,7 +38,7 @@ int tool_finish_output(const ToolUsage *usage) {
 TraceReader *tool_open(const ToolUsage *usage, const char *path) {
   TraceReaderError err;
   TraceReader *r = strcmp(path, "-") == 0 ? trace_reader_open_fd(dup(0), &err) : trace_reader_open(path, &err);
-  if (!r) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, err.message);
+  if (!r) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, path, err.message), outfile_discard();
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "../base/xalloc.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
+#include "../cli/outfile.h"
 #include "commands.h"
 
 static const ToolUsage usage = {
@@ -32,9 +33,10 @@ static const ToolUsage usage = {
     "  --live          bytes still live at the end of the trace instead of allocated\n"
     "  --functions     frames are functions: call sites in one function merged\n"
     "  --whole-stacks  callstacks whole: recursion not folded\n"
-    "  --title TEXT    the SVG's title\n"
-    "  --width PX      the SVG's width (default 1200)\n"
-    "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1)\n"
+    "  --title TEXT    the SVG's title (--title, --width, --min-width: with -o X.svg)\n"
+    "  --width PX      the SVG's width (default 1200; 100 to 100000)\n"
+    "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1;\n"
+    "                  0.001 to 1000)\n"
     "  --json          the stacks as JSON (schema: tools/memtrace_cli/README.md)\n"
     "On a damaged or truncated trace: the stacks of the events before the damage\n"
     "(the SVG's subtitle says PARTIAL), then the error on stderr; exit status 1.\n",
@@ -48,8 +50,13 @@ typedef struct Options {
 
 // ---------------------------------------------------------------- options
 
+static bool wants_svg(const Options *o) {
+  size_t n = o->out ? strlen(o->out) : 0;
+  return n > 4 && strcmp(o->out + n - 4, ".svg") == 0;
+}
+
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.width = 1200, .min_width = 0.1};
+  *o = (Options){.width = -1, .min_width = -1};  // -1: not given
   const ToolOption options[] = {
       TOOL_OPTION_OUTPUT(&o->out),
       {"--live", NULL, &o->live, NULL, NULL, 0, 0},
@@ -58,18 +65,18 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_JSON(&o->json),
       {"--title", "TEXT", &o->title, NULL, NULL, 0, 0},
       {"--width", "PX", &o->width, tool_parse_number, "a number from 100 to 100000", 100, 100000},
-      {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0 to 1000", 0, 1000},
+      {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0.001 to 1000", 0.001, 1000},
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
+  const char *svg_only = o->title ? "--title" : o->width >= 0 ? "--width" : o->min_width >= 0 ? "--min-width" : NULL;
+  if (svg_only && !wants_svg(o)) return tool_usage_error(&usage, "%s goes with -o X.svg", svg_only);
+  if (o->json && wants_svg(o)) return tool_usage_error(&usage, "--json and -o X.svg exclude each other");
+  if (o->width < 0) o->width = 1200;
+  if (o->min_width < 0) o->min_width = 0.1;
   return TOOL_CONTINUE;
-}
-
-static bool wants_svg(const Options *o) {
-  size_t n = o->out ? strlen(o->out) : 0;
-  return n > 4 && strcmp(o->out + n - 4, ".svg") == 0;
 }
 
 // ---------------------------------------------------------------- folded stacks
@@ -93,10 +100,12 @@ static void append(Folded *f, const void *s, size_t n) {
   f->len += n;
 }
 
-// A name, cleaned (text.h) and without the ';' that separates frames.
+// A name, cleaned (text.h) and without the ';' that separates frames; an
+// empty one is '?' (a folded frame is never empty).
 static void append_name(Folded *f, const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   size_t left = strlen(s);
+  if (!left) append(f, "?", 1);
   while (left) {
     size_t len = text_utf8_char(p, left);
     if (!len) append(f, "?", 1), len = 1;
@@ -207,8 +216,10 @@ static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE 
 
 static int render(const Options *o, const Loaded *l, const CallTree *t) {
   FILE *out = stdout;
-  if (o->out && strcmp(o->out, "-") != 0 && !(out = fopen(o->out, "w"))) {
-    fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
+  const char *name = o->out && strcmp(o->out, "-") != 0 ? outfile_begin(&usage, o->out) : NULL;
+  if (o->out && strcmp(o->out, "-") != 0 && (!name || !(out = fopen(name, "w")))) {
+    if (name) fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
+    outfile_discard();
     return 1;
   }
   int status = 0;
@@ -222,7 +233,7 @@ static int render(const Options *o, const Loaded *l, const CallTree *t) {
     if (calltree_root(t)->self > 0) fprintf(out, "(no backtrace) %.0f\n", calltree_root(t)->self);
   }
   if (out != stdout && fclose(out) != 0) status = -1;
-  if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output");
+  if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output"), outfile_discard();
   return status ? 1 : 0;
 }
 

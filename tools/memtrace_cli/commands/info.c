@@ -74,9 +74,10 @@ static void print_counts(const TraceReaderInfo *info, const TraceReaderStats *s,
     printf("%-16s(no events)\n", "duration");
   printf("%-16s%" PRIu64 ": %" PRIu64 " allocations, %" PRIu64 " promotions, %" PRIu64 " collections\n", "events",
          events, s->allocs, s->promotes, s->collects);
-  printf("%-16s%" PRIu64 " minor, %" PRIu64 " major, %" PRIu64 " external; %" PRIu64 " samples of %" PRIu64
+  printf("%-16s%" PRIu64 " minor, %" PRIu64 " major, %" PRIu64 " external; %" PRIu64 " samples of %s%" PRIu64
          " words (about %.0f words allocated)\n", "allocations", t->by_source[0], t->by_source[1], t->by_source[2],
-         s->samples, s->sampled_words, (double)s->samples / info->sample_rate);
+         s->samples, s->sampled_words == UINT64_MAX ? "at least " : "",  // saturated: reader.h
+         s->sampled_words, (double)s->samples / info->sample_rate);
   printf("%-16sdeepest %" PRIu32 " frames, %.1f on average, %.1f new per allocation\n", "backtraces",
          s->max_backtrace, per(t->frames, s->allocs), per(s->new_frames, s->allocs));
   printf("%-16s%" PRIu64 " codes from %" PRIu64 " location events\n", "locations", s->location_codes,

@@ -38,6 +38,7 @@
 #include "../cli/kept_load.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
+#include "../cli/outfile.h"
 #include "../render/svg_chart.h"
 #include "commands.h"
 
@@ -627,9 +628,11 @@ int cmd_report(int argc, char **argv) {
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;
   bool to_stdout = !o.out || strcmp(o.out, "-") == 0;
-  FILE *out = to_stdout ? stdout : fopen(o.out, "w");  // before reading: a bad -o fails at once
+  const char *name = to_stdout ? NULL : outfile_begin(&usage, o.out);  // before reading: a bad -o fails at once
+  FILE *out = to_stdout ? stdout : name ? fopen(name, "w") : NULL;
   if (!out) {
-    fprintf(stderr, "memtrace report: cannot create %s: %s\n", o.out, strerror(errno));
+    if (name) fprintf(stderr, "memtrace report: cannot create %s: %s\n", o.out, strerror(errno));
+    outfile_discard();
     return 1;
   }
   LiveSeries series;
@@ -640,7 +643,7 @@ int cmd_report(int argc, char **argv) {
   if (kept_load(&usage, o.file, o.retain, &popts, NULL, &l, &es) != 0) {
     end_state_free(&es);
     live_series_free(&series);
-    if (!to_stdout) fclose(out), unlink(o.out);
+    if (!to_stdout) fclose(out);  // load_trace discarded the output
     return 1;
   }
   live_series_end(&series, l.profile);
@@ -653,7 +656,7 @@ int cmd_report(int argc, char **argv) {
   } else if (fflush(out) != 0 || ferror(out)) {
     status = 1;
   }
-  if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out);
+  if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out), outfile_discard();
   live_series_free(&series);
   int trace_status = load_status(&usage, &l) | kept_status(&usage, &es);
   end_state_free(&es);

@@ -12,6 +12,7 @@
 #include "../base/xalloc.h"
 #include "../cli/load.h"
 #include "../cli/options.h"
+#include "../cli/outfile.h"
 #include "../render/gnuplot.h"
 #include "commands.h"
 
@@ -65,11 +66,12 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
   if (out && gnuplot_format(out)) {
-    o->chart = out;
+    if (!(o->chart = outfile_begin(&usage, out))) return 1;  // gnuplot draws into a temporary (outfile.h)
     out = NULL;
   } else if (out && strcmp(out, "-") != 0 && !ends_with(out, ".csv") && !ends_with(out, ".json")) {
     return tool_usage_error(&usage, "option -o: '%s' is not a chart (.svg, .png) nor a series (.csv, .json)", out);
   }
+  if (out && ends_with(out, ".csv") && o->json) return tool_usage_error(&usage, "--json and -o X.csv exclude each other");
   if (out && ends_with(out, ".json")) o->json = true;
   if (o->json && o->csv) return tool_usage_error(&usage, "--csv and --json exclude each other");
   if (!o->chart && !o->json) o->csv = true;
@@ -152,6 +154,7 @@ static int draw(const Options *o, const LiveBands *b, const Loaded *l) {
   char err[512];
   if (gnuplot_stacked(&c, o->chart, err, sizeof err) == 0) return 0;
   fprintf(stderr, "memtrace timeline: %s\n", err);
+  outfile_discard();
   return 1;
 }
 

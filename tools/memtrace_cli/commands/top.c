@@ -68,7 +68,7 @@ static bool parse_top_by(const ToolOption *opt, const char *text) {
 }
 
 static int parse_options(int argc, char **argv, TopOptions *o) {
-  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = 10};
+  *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = -1};
   bool live = false, promoted = false, whole = false;
   const char *out = NULL;
   const ToolOption options[] = {
@@ -94,6 +94,8 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
+  if (o->idle_s >= 0 && !o->follow) return tool_usage_error(&usage, "--idle goes with --follow");
+  if (o->idle_s < 0) o->idle_s = 10;
   o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
   if (o->by_holder && (!live || o->at.set || o->follow))
     return tool_usage_error(&usage, "--by holder goes with --live, at the end (no --at, no --follow)");
@@ -360,7 +362,7 @@ static int follow(const TopOptions *o) {
   }
   if (s == TRACE_READER_ERROR) {
     l.partial = true;
-    snprintf(l.error, sizeof l.error, "%s", trace_reader_error(l.reader)->message);
+    snprintf(l.error, sizeof l.error, "%s", profile_error(l.profile));
   }
   int status = 1;
   if (profile_ok(l.profile)) {

@@ -26,7 +26,9 @@ const char *gnuplot_format(const char *path) {
 }
 
 // s as a gnuplot single-quoted string (no escapes but '' for a quote),
-// cleaned (text.h) and cut to fewer than max_bytes bytes.
+// cleaned (text.h) and cut to fewer than max_bytes bytes; "]]>" as "]] >":
+// gnuplot's SVG terminal escapes < and & but not >, and XML text may not
+// hold "]]>".
 static void put_quoted(FILE *out, const char *s, size_t max_bytes) {
   size_t n = strlen(s) + 1;  // cleaning never lengthens a string
   char *clean = xrealloc(NULL, n < max_bytes ? n : max_bytes);
@@ -34,6 +36,7 @@ static void put_quoted(FILE *out, const char *s, size_t max_bytes) {
   putc('\'', out);
   for (const char *p = clean; *p; p++) {
     if (*p == '\'') putc('\'', out);
+    if (*p == '>' && p - clean >= 2 && p[-1] == ']' && p[-2] == ']') putc(' ', out);
     putc(*p, out);
   }
   putc('\'', out);

@@ -1,0 +1,133 @@
+// outfile.c - the output file that never destroys an input (outfile.h).
+#include "outfile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Invariant: temp != NULL iff a temporary exists on disk that final (its
+// destination) does not yet name.
+static struct {
+  char *temp, *final;
+  const char *command;
+  bool discarded, at_exit;
+} pending;
+
+static bool same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+bool outfile_check(const ToolUsage *usage, const char *out, char *const *inputs, unsigned n_inputs) {
+  bool to_stdout = !out || strcmp(out, "-") == 0;
+  struct stat o;
+  if (to_stdout ? fstat(1, &o) != 0 || !S_ISREG(o.st_mode) : stat(out, &o) != 0) return true;  // not an input
+  for (unsigned i = 0; i < n_inputs; i++) {
+    struct stat in;
+    bool is_stdin = strcmp(inputs[i], "-") == 0;
+    if ((is_stdin ? fstat(0, &in) : stat(inputs[i], &in)) != 0 || !same_file(&o, &in)) continue;
+    const char *what = is_stdin ? "standard input" : inputs[i];
+    if (to_stdout)
+      fprintf(stderr, "memtrace %s: standard output is the input %s: refused (it would read what it writes)\n",
+              usage->name, what);
+    else
+      fprintf(stderr, "memtrace %s: the output %s is the input %s (the same file): refused\n", usage->name, out,
+              what);
+    return false;
+  }
+  struct stat so;  // timeline -o X.svg --csv > X.svg: the rename would orphan what stdout gets
+  if (!to_stdout && fstat(1, &so) == 0 && S_ISREG(so.st_mode) && same_file(&o, &so)) {
+    fprintf(stderr, "memtrace %s: the output %s is also standard output: refused\n", usage->name, out);
+    return false;
+  }
+  return true;
+}
+
+static void remove_pending(void) {
+  if (pending.temp) unlink(pending.temp);
+  free(pending.temp);
+  free(pending.final);
+  pending.temp = pending.final = NULL;
+}
+
+static void at_exit(void) { remove_pending(); }
+
+static const char *refuse(const ToolUsage *usage, const char *path, int err) {
+  fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(err));
+  return NULL;
+}
+
+const char *outfile_begin(const ToolUsage *usage, const char *path) {
+  remove_pending();
+  pending.discarded = false;
+  pending.command = usage->name;
+  struct stat st;
+  char *final = NULL;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) final = realpath(path, NULL);  // dangling: in place
+  if (!final && !(final = strdup(path))) return refuse(usage, path, ENOMEM);
+  mode_t mode;
+  if (stat(final, &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {  // a device, a pipe, a directory: in place (open says what fails)
+      free(final);
+      return path;
+    }
+    if (access(final, W_OK) != 0) {
+      free(final);
+      return refuse(usage, path, errno);
+    }
+    mode = st.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  const char *slash = strrchr(final, '/');
+  const char *base = slash ? slash + 1 : final;
+  const char *dot = strrchr(base, '.');
+  size_t dir_len = (size_t)(base - final), ext_len = dot && strlen(dot) <= 16 ? strlen(dot) : 0;
+  char *temp = malloc(dir_len + ext_len + 32);
+  if (!temp) {
+    free(final);
+    return refuse(usage, path, ENOMEM);
+  }
+  snprintf(temp, dir_len + ext_len + 32, "%.*s.memtrace-XXXXXX%s", (int)dir_len, final, ext_len ? dot : "");
+  int fd = mkstemps(temp, (int)ext_len);
+  if (fd < 0 || fchmod(fd, mode) != 0) {
+    int err = errno;
+    if (fd >= 0) close(fd), unlink(temp);
+    free(temp);
+    free(final);
+    return refuse(usage, path, err);
+  }
+  close(fd);
+  pending.temp = temp;
+  pending.final = final;
+  if (!pending.at_exit) pending.at_exit = atexit(at_exit) == 0;
+  return temp;
+}
+
+void outfile_discard(void) {
+  pending.discarded = true;
+  remove_pending();
+}
+
+int outfile_finish(int status) {
+  if (!pending.temp) return status;
+  if (status == 2 || pending.discarded) {
+    remove_pending();
+    return status;
+  }
+  fflush(stdout);
+  if (rename(pending.temp, pending.final) != 0) {
+    fprintf(stderr, "memtrace %s: cannot replace %s: %s\n", pending.command, pending.final, strerror(errno));
+    remove_pending();
+    return 1;
+  }
+  free(pending.temp);
+  free(pending.final);
+  pending.temp = pending.final = NULL;
+  return status;
+}

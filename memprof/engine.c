@@ -213,7 +213,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     }
     mp->samples_taken += kept[r];
     mp->blocks_sampled++;
-    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations});
+    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
   }
 }
 
@@ -368,6 +368,12 @@ static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
       .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
       .unchanged = unchanged,
   };
+  const Callstacks *cs = &mp->stacks;
+  if (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth) {
+    s.runs = cs->new_runs;
+    s.run_count = cs->new_run_count;
+    s.runs_from = cs->runs_from;
+  }
   return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
 

@@ -7,14 +7,16 @@
 //    aligned: even), an allocation site its debug entry's id as 2 * id + 1.
 //    Both stand for one call site for the whole run (memprof_frame_debug),
 //    so the writer resolves each once (locate) and writes its location once.
-// 2. Callstacks by difference. `stack` holds the codes of the previous
-//    sample's callstack, outermost first, its site last. A sample's callers
-//    [0, unchanged) are those of the previous sample this tracker received
-//    (tracker.h): from there on each caller is compared with the code in
-//    `stack` until one differs, then the rest are written over it, and the
-//    writer is told the length of that common prefix
-//    (trace_writer_alloc_common): it keeps no copy of its own. A sample
-//    costs its new frames, not its depth.
+// 2. Callstacks by difference, in runs. `runs` holds the previous sample's
+//    callstack, outermost first, its site last, as maximal runs of equal
+//    codes (trace/writer.h TraceRun: a recursion is one run). A sample's
+//    callers [0, unchanged) are those of the previous sample this tracker
+//    received (tracker.h). From there on the new frames are taken as runs
+//    (memprof's capture hands them so: MemprofSample.runs; the few callers
+//    it does not cover are read one by one), compared run by run with the
+//    previous callstack for the longest common prefix, and written over
+//    it; the writer is told that prefix (trace_writer_alloc_runs) and codes
+//    runs too. A sample costs its new runs, not its frames nor its depth.
 // 3. Ids. The writer numbers allocations 0, 1, 2...; a tracked block keeps
 //    its id in MemprofBlock.user for its promote and collect events.
 // 4. Failure. A write error (disk full, a pipe closed) stops sampling and
@@ -47,8 +49,10 @@
 typedef struct Tracer {
   TraceWriter *writer;
   char *path;                  // for messages
-  uint64_t *stack;             // previous sample's codes, outermost first
-  uint32_t depth, stack_cap;   // codes in stack (callers and site), room
+  TraceRun *runs;              // previous sample's callstack (part 2)
+  uint32_t run_count, run_cap;
+  TraceRun *tail;              // scratch: the new frames' runs (counts in .end)
+  uint32_t tail_cap;
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
   uint64_t pid, start_time_us; // as the trace info says
@@ -88,49 +92,92 @@ static void check_writer(Vm *vm, Tracer *t) {
   memprof_stop_profile(vm, t->profile);
 }
 
-static bool grow_stack(Tracer *t, uint32_t need) {
-  if (need <= t->stack_cap) return true;
-  uint32_t cap = t->stack_cap ? t->stack_cap : 256;
-  while (cap < need) cap *= 2;
-  uint64_t *s = realloc(t->stack, (size_t)cap * sizeof *s);
-  if (!s) return false;
-  t->stack = s;
-  t->stack_cap = cap;
+static bool grow_runs(TraceRun **runs, uint32_t *cap, uint32_t need) {
+  if (need <= *cap) return true;
+  uint32_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  TraceRun *r = realloc(*runs, (size_t)c * sizeof *r);
+  if (!r) return false;
+  *runs = r;
+  *cap = c;
   return true;
 }
 
-// Writes the sample's callstack into t->stack over the previous one and
-// returns how many of its first codes are unchanged (the longest prefix).
-static uint32_t update_stack(Tracer *t, const MemprofSample *s) {
-  uint64_t *stack = t->stack;
-  const MemprofFrame *callers = s->callers;
-  uint32_t n = s->caller_count, same = n < t->depth ? n : t->depth, common = s->unchanged;
-  while (common < same && stack[common] == (uint64_t)(uintptr_t)callers[common]) common++;
-  uint32_t i = common;
-  for (; i + 4 <= n; i += 4) {  // four a step: deep recursions bring thousands
-    stack[i] = (uint64_t)(uintptr_t)callers[i];
-    stack[i + 1] = (uint64_t)(uintptr_t)callers[i + 1];
-    stack[i + 2] = (uint64_t)(uintptr_t)callers[i + 2];
-    stack[i + 3] = (uint64_t)(uintptr_t)callers[i + 3];
+// Appends `count` frames of `code` to the runs tail[0 .. *n), merging with
+// the last one when equal.
+static inline void put_run(TraceRun *tail, uint32_t *n, uint64_t code, uint32_t count) {
+  if (*n > 0 && tail[*n - 1].code == code) tail[*n - 1].end += count;
+  else tail[(*n)++] = (TraceRun){code, count};
+}
+
+// Makes t->runs the sample's callstack and returns how many of its first
+// frames equal the previous one's (the longest such prefix).
+static uint32_t update_runs(Tracer *t, const MemprofSample *s) {
+  uint32_t u = t->run_count ? s->unchanged : 0, n = s->caller_count;
+  // The new frames [u, n) and the site as maximal runs, in tail (counts).
+  uint32_t from = s->runs ? s->runs_from : n, nt = 0;
+  TraceRun *tail = t->tail;
+  for (uint32_t i = u; i < from; i++) put_run(tail, &nt, (uint64_t)(uintptr_t)s->callers[i], 1);
+  if (s->runs)
+    for (uint32_t i = 0; i < s->run_count; i++) put_run(tail, &nt, (uint64_t)(uintptr_t)s->runs[i].frame, s->runs[i].count);
+  put_run(tail, &nt, site_code(s->site), 1);
+  // r: the previous run holding frame u - 1 (frames [0, u) are the same):
+  // runs before it are kept as they are.
+  TraceRun *runs = t->runs;
+  uint32_t r = 0;
+  if (u > 0) {
+    uint32_t hi = t->run_count - 1;
+    while (r < hi) {
+      uint32_t mid = (r + hi) / 2;
+      if (runs[mid].end >= u) hi = mid;
+      else r = mid + 1;
+    }
   }
-  for (; i < n; i++) stack[i] = (uint64_t)(uintptr_t)callers[i];
-  // Sites are odd, callers even: the site matches only the previous site.
-  uint64_t site = site_code(s->site);
-  if (common == n && n < t->depth && stack[n] == site) common++;
-  stack[n] = site;
-  t->depth = n + 1;
+  // The common prefix: tail against the previous runs from frame u on.
+  uint32_t pos = u, o = r, q = 0;
+  if (o < t->run_count && runs[o].end == pos) o++;
+  while (q < nt && o < t->run_count && runs[o].code == tail[q].code) {
+    uint32_t left = runs[o].end - pos, m = tail[q].end;
+    if (m != left) {
+      pos += m < left ? m : left;
+      break;
+    }
+    pos += m;
+    o++, q++;
+  }
+  uint32_t common = pos;
+  // Writes tail over the previous runs from frame u on; run r keeps its
+  // frames below u, and takes tail's first run when of the same code.
+  uint32_t w = r, end = u, j = 0;
+  if (u > 0) {
+    if (runs[r].code == tail[0].code) {
+      end = runs[r].end = u + tail[0].end;
+      j = 1;
+    } else {
+      runs[r].end = u;
+    }
+    w = r + 1;
+  }
+  for (; j < nt; j++) {
+    end += tail[j].end;
+    runs[w++] = (TraceRun){tail[j].code, end};
+  }
+  t->run_count = w;
   return common;
 }
 
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
   Tracer *t = data;
   if (t->failed) return false;
-  uint32_t depth = s->caller_count + 1;
-  if (!grow_stack(t, depth)) vm_out_of_memory(vm, "memtrace callstack");
-  uint32_t common = update_stack(t, s);
+  // Room: the new frames' runs, the kept runs and the site.
+  uint32_t u = t->run_count ? s->unchanged : 0;
+  uint32_t tail_need = (s->runs ? s->runs_from - u + s->run_count : s->caller_count - u) + 1;
+  if (!grow_runs(&t->tail, &t->tail_cap, tail_need) || !grow_runs(&t->runs, &t->run_cap, t->run_count + tail_need + 1))
+    vm_out_of_memory(vm, "memtrace callstack");
+  uint32_t common = update_runs(t, s);
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
-  block->user = trace_writer_alloc_common(t->writer, now_us(), s->wosize, s->n_samples, source, t->stack, depth,
-                                          common);
+  block->user = trace_writer_alloc_runs(t->writer, now_us(), s->wosize, s->n_samples, source, t->runs, t->run_count,
+                                        common);
   check_writer(vm, t);
   return !t->failed;
 }
@@ -158,7 +205,8 @@ static void on_release(Vm *vm, void *data) {
     fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
   if (vm->memtrace == t) vm->memtrace = NULL;
   free(t->path);
-  free(t->stack);
+  free(t->runs);
+  free(t->tail);
   free(t);
 }
 

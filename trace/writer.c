@@ -565,6 +565,77 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
   return p;
 }
 
+// encode_backtrace for frames [from, depth) of a stack given as runs
+// (trace_writer_alloc_runs), `r` the run holding frame `from`: the same
+// codewords, but a hit on a bucket that predicts itself counts the rest of
+// its run at once (runs are maximal: the frame after a run differs).
+static uint8_t *encode_runs(TraceWriter *w, uint8_t *p, const TraceRun *r, uint32_t from, uint32_t depth,
+                            uint64_t date, uint32_t *codewords, uint32_t *covered) {
+  uint8_t *const limit = p + TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK;
+  uint64_t *code_of = w->cache_code, *date_of = w->cache_date;
+  uint16_t *next_of = w->cache_next;
+  uint32_t predictor = 0, k = from, words = 0;
+  // Invariant: k < depth implies r->end > k, and frame k is r->code.
+#define NEXT_FRAME() (++k == r->end ? (void)r++ : (void)0)
+  while (k < depth && p <= limit) {
+    uint64_t code = r->code;
+    uint32_t b1 = trace_bucket1(code), b2 = trace_bucket2(code), hit;
+    if (code_of[b1] == code) {
+      hit = b1;
+    } else if (code_of[b2] == code) {
+      hit = b2;
+    } else {
+      frame_missed(w, code);
+      uint32_t bucket = date_of[b1] < date_of[b2] ? b1 : b2;
+      code_of[bucket] = code;
+      date_of[bucket] = date;
+      next_of[predictor] = (uint16_t)bucket;
+      p = put64(put16(p, (uint16_t)(bucket << 2 | 3)), code);
+      predictor = bucket;
+      NEXT_FRAME();
+      words++;
+      continue;
+    }
+    for (;;) {  // a hit on `hit`, then the frames its successors predict
+      date_of[hit] = date;
+      next_of[predictor] = (uint16_t)hit;
+      NEXT_FRAME();
+      words++;
+      uint32_t at = hit, predicted = 0;
+      bool full = false;
+      if (p + 2 > limit) {
+        // no room for a prediction count
+      } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
+        if (k < depth && r->code == code_of[hit]) {
+          uint32_t left = r->end - k;
+          predicted = left < TRACE_MAX_PREDICTED ? left : TRACE_MAX_PREDICTED;
+          k += predicted;
+          if (k == r->end) r++;
+          full = predicted == TRACE_MAX_PREDICTED && k < depth && r->code == code_of[hit];
+        }
+      } else {
+        while (k < depth && code_of[next_of[at]] == r->code) {
+          if (predicted == TRACE_MAX_PREDICTED) {
+            full = true;
+            break;
+          }
+          at = next_of[at];
+          predicted++;
+          NEXT_FRAME();
+        }
+      }
+      p = put_hit(p, hit, predicted);
+      predictor = at;
+      if (!full) break;
+      hit = next_of[at];  // a new codeword for the frame that did not fit
+    }
+  }
+#undef NEXT_FRAME
+  *codewords = words;
+  *covered = k - from;
+  return p;
+}
+
 // The common prefix of stack and prev_stack, searched from `known` on; then
 // prev_stack becomes stack (only the frames past the prefix are copied).
 static uint32_t take_stack(TraceWriter *w, const uint64_t *stack, uint32_t depth, uint32_t known) {
@@ -628,7 +699,7 @@ static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time
 // Inlined into both: a call here cost trace_writer_alloc 20 Ir an event.
 static inline __attribute__((always_inline)) uint64_t
 alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples, TraceSource source,
-            const uint64_t *stack, uint32_t depth, uint32_t common) {
+            const uint64_t *stack, const TraceRun *runs, uint32_t run_count, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;
@@ -647,7 +718,19 @@ alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_sample
     p = count_at + 2;
   }
   uint32_t codewords, covered;
-  uint8_t *end = encode_backtrace(w, p, stack + common, fresh, id, &codewords, &covered);
+  uint8_t *end;
+  if (runs) {
+    // The run holding frame `common`: the first whose end is past it.
+    uint32_t lo = 0, hi = run_count - 1;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (runs[mid].end > common) hi = mid;
+      else lo = mid + 1;
+    }
+    end = encode_runs(w, p, runs + lo, common, depth, id, &codewords, &covered);
+  } else {
+    end = encode_backtrace(w, p, stack + common, fresh, id, &codewords, &covered);
+  }
   if (is_short) put8(count_at, (uint8_t)codewords);
   else put16(count_at, (uint16_t)codewords);
   w->reader_depth = common + covered;
@@ -670,7 +753,7 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
                             const uint64_t *stack, uint32_t depth, uint32_t known_common) {
   if (!alloc_allowed(w, source)) return w->next_alloc_id++;
   uint32_t common = take_stack(w, stack, depth, known_common);
-  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, NULL, 0, depth, common);
 }
 
 uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wosize,
@@ -678,7 +761,19 @@ uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wo
                                    const uint64_t *stack, uint32_t depth, uint32_t common) {
   if (!alloc_allowed(w, source)) return w->next_alloc_id++;
   w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
-  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common < depth ? common : depth);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, NULL, 0, depth, common < depth ? common : depth);
+}
+
+uint64_t trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                 uint32_t n_samples, TraceSource source,
+                                 const TraceRun *runs, uint32_t run_count, uint32_t common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
+  uint32_t depth = run_count ? runs[run_count - 1].end : 0;
+  static const uint64_t none[1];
+  if (depth == 0) return alloc_event(w, time_us, wosize, n_samples, source, none, NULL, 0, 0, 0);
+  return alloc_event(w, time_us, wosize, n_samples, source, NULL, runs, run_count, depth,
+                     common < depth ? common : depth);
 }
 
 static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char *what,

@@ -409,6 +409,7 @@ static void deliver(Vm *vm, const Event *ev) {
       keep = false;
       break;
   }
+  if (!p->tracker.native) mp->batches++;   // Minnow code ran: time passed
   if (!keep) forget(mp, ev->entry);
   else if (vm_is_young(vm, mp->entries[ev->entry].user.state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
@@ -420,6 +421,7 @@ void memprof_run_callbacks(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback) return;
   mp->in_callback = true;
+  mp->batches++;
   mp->callback_level = vm->level;
   vm_cancel_poll(vm);
   set_pending(vm, vm->memprof_pending);   // no forced slow path while delivering
@@ -536,6 +538,7 @@ bool memprof_deliver_native(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback || vm->gc.collecting) return false;
   mp->in_callback = true;
+  mp->batches++;
   while (mp->event_head < mp->event_count) {
     Event ev = mp->events[mp->event_head++];
     Entry *e = &mp->entries[ev.entry];

@@ -137,6 +137,9 @@ struct Memprof {
   Event delivering_event;      // the event being delivered
   uint32_t callback_level;     // interpreter level that runs the callbacks
   uint64_t allocations;        // sampled allocations so far (Event.allocation)
+  // Deliveries so far: events delivered with no Minnow code run between them
+  // share one, and a trace reads the clock once for them (memtrace.c).
+  uint64_t batches;
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

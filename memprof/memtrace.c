@@ -58,7 +58,7 @@ typedef struct Tracer {
   char *path;                  // for messages
   TraceRun *runs;              // previous sample's callstack (part 2)
   uint32_t run_count, run_cap;
-  TraceRun *tail;              // scratch: the new frames' runs (counts in .end)
+  MemprofRun *tail;            // scratch: new callers as runs, when memprof has none
   uint32_t tail_cap;
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
@@ -110,89 +110,89 @@ static void check_writer(Vm *vm, Tracer *t) {
   memprof_stop_profile(vm, t->profile);
 }
 
-static bool grow_runs(TraceRun **runs, uint32_t *cap, uint32_t need) {
+static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
   if (need <= *cap) return true;
   uint32_t c = *cap ? *cap : 64;
   while (c < need) c *= 2;
-  TraceRun *r = realloc(*runs, (size_t)c * sizeof *r);
+  void *r = realloc(*array, (size_t)c * size);
   if (!r) return false;
-  *runs = r;
+  *array = r;
   *cap = c;
   return true;
 }
 
-// Appends `count` frames of `code` to the runs tail[0 .. *n), merging with
-// the last one when equal.
-static inline void put_run(TraceRun *tail, uint32_t *n, uint64_t code, uint32_t count) {
-  if (*n > 0 && tail[*n - 1].code == code) tail[*n - 1].end += count;
-  else tail[(*n)++] = (TraceRun){code, count};
-}
-
-// Makes t->runs the sample's callstack and returns how many of its first
-// frames equal the previous one's (the longest such prefix).
-static uint32_t update_runs(Tracer *t, const MemprofSample *s) {
-  uint32_t u = t->run_count ? s->unchanged : 0, n = s->caller_count;
-  // The new frames [u, n) and the site as maximal runs, in tail (counts).
-  uint32_t from = s->runs ? s->runs_from : n, nt = 0;
-  TraceRun *tail = t->tail;
-  for (uint32_t i = u; i < from; i++) put_run(tail, &nt, (uint64_t)(uintptr_t)s->callers[i], 1);
-  if (s->runs)
-    for (uint32_t i = 0; i < s->run_count; i++) put_run(tail, &nt, (uint64_t)(uintptr_t)s->runs[i].frame, s->runs[i].count);
-  put_run(tail, &nt, site_code(s->site), 1);
-  // r: the previous run holding frame u - 1 (frames [0, u) are the same):
-  // runs before it are kept as they are.
+// Makes t->runs the sample's callstack: frames [0, u) kept, then the
+// maximal runs `pieces` (consecutive ones differ) and the site. Returns how
+// many of its first frames equal the previous callstack's (the longest such
+// prefix), found run by run as the runs are written: while the prefix
+// holds, the old run compared (o) is never below the one written (w).
+static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uint32_t np, uint64_t site) {
   TraceRun *runs = t->runs;
-  uint32_t r = 0;
+  uint32_t old_n = t->run_count, w = 0, o = 0, oend = old_n ? runs[0].end : 0, common = UINT32_MAX;
   if (u > 0) {
-    uint32_t hi = t->run_count - 1;
+    // r: the run holding frame u - 1; the runs before it stay as they are.
+    uint32_t r = 0, hi = old_n - 1;
     while (r < hi) {
       uint32_t mid = (r + hi) / 2;
       if (runs[mid].end >= u) hi = mid;
       else r = mid + 1;
     }
-  }
-  // The common prefix: tail against the previous runs from frame u on.
-  uint32_t pos = u, o = r, q = 0;
-  if (o < t->run_count && runs[o].end == pos) o++;
-  while (q < nt && o < t->run_count && runs[o].code == tail[q].code) {
-    uint32_t left = runs[o].end - pos, m = tail[q].end;
-    if (m != left) {
-      pos += m < left ? m : left;
-      break;
-    }
-    pos += m;
-    o++, q++;
-  }
-  uint32_t common = pos;
-  // Writes tail over the previous runs from frame u on; run r keeps its
-  // frames below u, and takes tail's first run when of the same code.
-  uint32_t w = r, end = u, j = 0;
-  if (u > 0) {
-    if (runs[r].code == tail[0].code) {
-      end = runs[r].end = u + tail[0].end;
-      j = 1;
-    } else {
-      runs[r].end = u;
-    }
+    uint32_t rend = runs[r].end;
+    runs[r].end = u;
     w = r + 1;
+    o = rend > u ? r : r + 1;   // the old run holding frame u
+    oend = rend > u ? rend : o < old_n ? runs[o].end : 0;
   }
-  for (; j < nt; j++) {
-    end += tail[j].end;
-    runs[w++] = (TraceRun){tail[j].code, end};
+  uint32_t pos = u;
+  for (uint32_t i = 0; i <= np; i++) {
+    uint64_t c = i < np ? (uint64_t)(uintptr_t)pieces[i].frame : site;
+    uint32_t m = i < np ? pieces[i].count : 1;
+    if (common == UINT32_MAX) {
+      if (o >= old_n || runs[o].code != c) {
+        common = pos;
+      } else if (oend - pos != m) {
+        common = pos + (m < oend - pos ? m : oend - pos);
+      } else {
+        o++;
+        oend = o < old_n ? runs[o].end : 0;
+      }
+    }
+    if (w > 0 && runs[w - 1].code == c) runs[w - 1].end += m;   // the first piece, into run r
+    else runs[w++] = (TraceRun){c, pos + m};
+    pos += m;
   }
   t->run_count = w;
-  return common;
+  return common == UINT32_MAX ? pos : common;
 }
 
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
   Tracer *t = data;
   if (t->failed) return false;
-  // Room: the new frames' runs, the kept runs and the site.
   uint32_t u = t->run_count ? s->unchanged : 0;
-  uint32_t tail_need = (s->runs ? s->runs_from - u + s->run_count : s->caller_count - u) + 1;
-  if (!grow_runs(&t->tail, &t->tail_cap, tail_need) || !grow_runs(&t->runs, &t->run_cap, t->run_count + tail_need + 1))
+  const MemprofRun *pieces = s->runs;
+  uint32_t np = s->run_count;
+  if (!s->runs || s->runs_from != u) {
+    // The callers past u as runs, those memprof's capture did not hand over
+    // read one by one.
+    uint32_t from = s->runs ? s->runs_from : s->caller_count;
+    if (!grow((void **)&t->tail, &t->tail_cap, from - u + np, sizeof *t->tail))
+      vm_out_of_memory(vm, "memtrace callstack");
+    MemprofRun *tail = t->tail;
+    uint32_t n = 0;
+    for (uint32_t i = u; i < from; i++) {
+      if (n > 0 && tail[n - 1].frame == s->callers[i]) tail[n - 1].count++;
+      else tail[n++] = (MemprofRun){s->callers[i], 1};
+    }
+    for (uint32_t i = 0; i < np; i++) {
+      if (n > 0 && tail[n - 1].frame == pieces[i].frame) tail[n - 1].count += pieces[i].count;
+      else tail[n++] = pieces[i];
+    }
+    pieces = tail;
+    np = n;
+  }
+  if (!grow((void **)&t->runs, &t->run_cap, t->run_count + np + 2, sizeof *t->runs))
     vm_out_of_memory(vm, "memtrace callstack");
-  uint32_t common = update_runs(t, s);
+  uint32_t common = update_runs(t, u, pieces, np, site_code(s->site));
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
   block->user = trace_writer_alloc_runs(t->writer, event_time(vm, t), s->wosize, s->n_samples, source, t->runs, t->run_count,
                                         common);

@@ -174,6 +174,9 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   Memprof *mp = vm->memprof;
   if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
+  // The runs of the previous capture are overwritten from here on, even if
+  // this one fails: no queued event reads them any more (part 7).
+  cs->generation++;
   // Frames called by the entry function (which runs every module's top
   // level) end the callstack, as do a C boundary and the first stub.
   FrameBounds bounds;
@@ -257,7 +260,6 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   cs->new_runs = rnext;
   cs->new_run_count = (uint32_t)(rend - rnext);
   cs->runs_from = cs->depth;
-  cs->generation++;
   cs->stub_count += n_stubs;
   cs->depth += n;
   *unchanged = cs->low_water;

@@ -399,6 +399,9 @@ static void deliver(Vm *vm, const Event *ev) {
     return;
   }
   mp->delivering = ev->entry;
+  // Minnow code is about to run (and may move the profiles: p is not read
+  // after the call): the events after it are of another batch.
+  if (!p->tracker.native) mp->batches++;
   bool keep = true;
   switch (ev->kind) {
     case EV_ALLOC: keep = deliver_alloc(vm, p, e, ev); break;
@@ -409,7 +412,6 @@ static void deliver(Vm *vm, const Event *ev) {
       keep = false;
       break;
   }
-  if (!p->tracker.native) mp->batches++;   // Minnow code ran: time passed
   if (!keep) forget(mp, ev->entry);
   else if (vm_is_young(vm, mp->entries[ev->entry].user.state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));

@@ -7,6 +7,8 @@
 #                             bytes per sample, cost (callgrind and paired times),
 #                             writer cost, reader speed, what a sample names
 #                             (bench/trace_bench.sh; findings in bench/TRACE.md)
+#   make bench-trace-pairs    paired CPU times, profiler off and --memtrace, on the deep
+#                             programs (bench/trace_pairs.sh)
 #   make vm-fp                ./vm-fp: the release build with frame pointers, for
 #                             perf record --call-graph=fp
 # Knobs: make bench-trace-writer BENCH_TW_EVENTS=200000
@@ -51,3 +53,10 @@ bench-trace-quick: vm vm-fp tools/memtrace $(BENCH_TR_SITES) build/release/reade
 	BENCH_TRACE_RUNS=1 BENCH_TRACE_RATES='1e-5 1e-4' BENCH_TRACE_PERF_RATES='1e-4' BENCH_TRACE_READ_REPS=3 \
 	  BENCH_TRACE_CASES='binary_trees 12;deep_map 1000 20' BENCH_TRACE_CG_CASES='binary_trees 10;deep_map 1000 10' \
 	  BENCH_TRACE_OUT='$(BENCH_TW_DIR)/results/quick' bash $(BENCH_TW_DIR)/trace_bench.sh
+
+# make bench-trace-pairs: --memtrace's cost in time on the deep programs, paired
+# alternating runs (bench/trace_pairs.sh; BENCH_PAIRS_VM_BEFORE=path traces with
+# an earlier build in the same rounds). Results in bench/results/trace_pairs.csv.
+.PHONY: bench-trace-pairs
+bench-trace-pairs: vm
+	bash $(BENCH_TW_DIR)/trace_pairs.sh

@@ -11,7 +11,10 @@
 #                that sets perf's frequency for a similar sample count
 #   2. callgrind instructions of ./vm --memtrace against ./vm (profiler off),
 #                and where the extra goes: the trace writer, the tracker's
-#                glue and clock reads, the memprof engine (per sample)
+#                glue and clock reads, the memprof engine (per sample); the
+#                new callers a sample brings (the frames its capture walks,
+#                from ./vm --memprof-count at the same rate and seed, which
+#                takes the same samples) and the extra per new caller
 #   3. times     paired CPU and wall times of the program itself: off, traced
 #                at each rate, and under perf record (no call graph,
 #                --call-graph=fp on ./vm-fp, --call-graph=dwarf) at the
@@ -222,7 +225,7 @@ step_callgrind() {
   }
   if [ "$use_cg" = yes ]; then
     note "2/4 callgrind: $(echo "$cg_cases" | wc -l) programs, profiler off and --memtrace at $rates"
-    echo "program,args,rate,ir_off,ir_traced,extra_pct,floor_pct,floor,allocs,events,extra_ir_per_sample,writer_ir_per_sample,tracker_ir_per_sample,engine_ir_per_sample,ir_per_event_writer" >"$cgcsv"
+    echo "program,args,rate,ir_off,ir_traced,extra_pct,floor_pct,floor,allocs,events,extra_ir_per_sample,writer_ir_per_sample,tracker_ir_per_sample,engine_ir_per_sample,ir_per_event_writer,new_callers_per_sample,extra_ir_per_new_caller" >"$cgcsv"
     {
       echo "trace_callgrind_top.txt: per program and rate, the functions whose own instructions (Ir)"
       echo "grow most with --memtrace (traced - profiler off), from callgrind_annotate; written by"
@@ -254,20 +257,26 @@ step_callgrind() {
         # Writer: trace_writer_* (encoding, flushes, write(2) calls); tracker: the
         # memtrace.c callbacks around them (callstack copy, clock reads); engine:
         # the rest of the extra (sampling, callstack capture, tracking, delivery).
-        printf '%s\n' trace_writer_alloc trace_writer_alloc_common trace_writer_promote trace_writer_collect \
-        on_alloc on_promote on_dealloc >"$tmp/fns"
+        printf '%s\n' trace_writer_alloc trace_writer_alloc_common trace_writer_alloc_runs trace_writer_promote \
+          trace_writer_collect on_alloc on_promote on_dealloc >"$tmp/fns"
         inclusive "$tmp/cg.$r" <"$tmp/fns" >"$tmp/incl"
-        row=$(awk -v p="$prog" -v a="$args" -v r="$r" -v off="$off" -v on="$on" -v al="${al:-0}" -v ev="${ev:-0}" '
+        # The counting tracker at the same rate and (default) seed takes the
+        # same samples: its "new callers per sample" are the frames walked.
+        # shellcheck disable=SC2086
+        nc=$("$bin_vm" --memprof-count "$r" "bench/programs/$prog.mn" $args 2>&1 >/dev/null |
+          sed -n 's/.* \([0-9.]*\) new callers per sample.*/\1/p' | tail -n 1)
+        row=$(awk -v p="$prog" -v a="$args" -v r="$r" -v off="$off" -v on="$on" -v al="${al:-0}" -v ev="${ev:-0}" -v nc="${nc:-0}" '
           { v[$1] = $2 }
           END {
-            w = v["trace_writer_alloc"] + v["trace_writer_alloc_common"] + v["trace_writer_promote"] + v["trace_writer_collect"]
+            w = v["trace_writer_alloc"] + v["trace_writer_alloc_common"] + v["trace_writer_alloc_runs"] \
+              + v["trace_writer_promote"] + v["trace_writer_collect"]
             t = v["on_alloc"] + v["on_promote"] + v["on_dealloc"] - w
             x = on - off; pct = 100 * x / off
-            fl = (r + 0 == 1e-5) ? 2 : (r + 0 == 1e-4) ? 5 : ""
+            fl = (r + 0 == 1e-5) ? 1 : (r + 0 == 1e-4) ? 3 : ""
             ok = fl == "" ? "" : (pct <= fl ? "ok" : "OVER")
             n = al > 0 ? al : 1
-            printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%d,%d,%.0f,%.0f,%.0f,%.0f,%.0f\n", p, a, r, off, on, pct, fl, ok, al, ev,
-              x / n, w / n, t / n, (x - w - t) / n, (ev > 0 ? w / ev : 0) }' "$tmp/incl")
+            printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%d,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.2f\n", p, a, r, off, on, pct, fl, ok, al, ev,
+              x / n, w / n, t / n, (x - w - t) / n, (ev > 0 ? w / ev : 0), nc, (nc > 0 ? x / n / nc : 0) }' "$tmp/incl")
         echo "$row" >>"$cgcsv"
         echo "$row" | awk -F, '{ printf "  %-26s %-6s %13s %13s %8s %7s %9s %9s %9s %9s\n", $1 " " $2, $3, $4, $5, $6, $8, $11, $12, $13, $14 }'
         { echo; echo "== $prog $args at $r: off $off Ir, traced $on Ir, $al allocations, $ev events"

@@ -90,10 +90,11 @@ fi
 # ---- callgrind
 if have "$cg"; then
   echo
-  echo "Callgrind: instructions with --memtrace over the profiler off (floors: 1e-5 <= 2 %, 1e-4 <= 5 %),"
-  echo "and per sample (allocation event) the extra Ir split into writer / tracker glue / engine:"
-  awk -F, 'NR > 1 { printf "  %-24s %-6s %7.3f%% %-5s  %7s Ir/sample = writer %6s + tracker %5s + engine %6s\n",
-    $1 " " $2, $3, $6, $8, $11, $12, $13, $14 }' "$cg"
+  echo "Callgrind: instructions with --memtrace over the profiler off (floors: 1e-5 <= 1 %, 1e-4 <= 3 %),"
+  echo "per sample (allocation event) the extra Ir split into writer / tracker glue / engine, and the"
+  echo "new callers a sample brings (frames its capture walks) with the extra Ir per new caller, all in:"
+  awk -F, 'NR > 1 { printf "  %-24s %-6s %7.3f%% %-5s  %7s Ir/sample = writer %6s + tracker %5s + engine %6s; %7s new/sample, %6s Ir/new\n",
+    $1 " " $2, $3, $6, $8, $11, $12, $13, $14, $16, $17 }' "$cg"
 fi
 
 # ---- reader

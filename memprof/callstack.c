@@ -8,21 +8,24 @@
 //    (base[-1]) it redirected to its call site's stub (core/frames.h part 5),
 //    and pushes the frames it walked.
 // 2. Not every walked frame gets a stub: the innermost one does, and then
-//    every STUB_SPACING-th going outwards (stubs[], index ascending). A
+//    every STUB_SPACING-th going outwards, every RUN_STUB_SPACING-th inside
+//    a run of frames returning to one address (stubs[], index ascending). A
 //    stubbed frame returns through its stub: RET reads the result register
 //    and frame step from the stub, then MEMPROF_RETURN pops the side stack
 //    down to the next stubbed entry below (memprof_stub_return) and resumes
 //    after the real call. The entries in between belong to frames that are
 //    still alive but could now return unseen, so they are dropped; the next
-//    capture walks them again (fewer than STUB_SPACING frames). Invariant:
+//    capture walks them again (fewer than RUN_STUB_SPACING frames). Invariant:
 //    the top entry is stubbed (stubs[stub_count - 1].index == depth - 1), so
 //    any return below it is seen; no frame above it holds a stub.
-//    A long unwind thus costs one stub return per STUB_SPACING frames, and a
-//    walk writes the VM stack once per STUB_SPACING frames.
+//    A long unwind thus costs one stub return per STUB_SPACING frames (per
+//    RUN_STUB_SPACING in a recursion), and a walk writes the VM stack as
+//    often.
 // 3. The walk reads no descriptor: the word at a return address holds the
 //    caller's frame step and the one two words before it the stub. In a
 //    recursion consecutive frames share the return address: the walk takes
-//    such a run at once (a compare and a subtraction a frame). The return
+//    such a run at once (a compare a frame, four frames a step) and records
+//    it as one run (part 7); rets is filled from the runs. The return
 //    addresses themselves are the frame codes handed to trackers;
 //    memprof_frame_debug resolves one to its debug entry when (and if) a
 //    tracker asks. The GC and backtraces map stubs back with frames_stub_ret.
@@ -36,6 +39,12 @@
 //    still reaching into them get their own copy (preserve_queued). Their
 //    largest depth is kept (Memprof.queued_depth), so that a capture above
 //    it, the common case, checks nothing.
+// 7. A capture also describes the frames it walked as runs of equal return
+//    addresses (new_runs, outermost first; consecutive runs differ): a
+//    recursion is one run whatever its depth. Trackers that code callstacks
+//    by runs (the trace writer) then handle a run, not each of its frames
+//    (MemprofSample.runs). The runs stay valid until the next capture
+//    (`generation` counts them); returns and unwinding only lower depth.
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +58,9 @@
 // capture walks again after a stub return, and the number of returns per
 // stub return during an unwind.
 #define STUB_SPACING 16u
+// The same inside a run (part 3): walking a run again costs a compare a
+// frame, while a stub costs a stub return and two records.
+#define RUN_STUB_SPACING 64u
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
   // A frame is at least its return address and its closure: two words. The
@@ -57,12 +69,14 @@ bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
   cs->capacity = (uint32_t)(stack_words / 2 + STUB_SPACING);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
   cs->stubs = calloc(cs->capacity, sizeof *cs->stubs);
-  return cs->rets && cs->stubs;
+  cs->runs = calloc(cs->capacity, sizeof *cs->runs);
+  return cs->rets && cs->stubs && cs->runs;
 }
 
 void callstacks_free(Callstacks *cs) {
   free(cs->rets);
   free(cs->stubs);
+  free(cs->runs);
 }
 
 
@@ -143,60 +157,48 @@ _Static_assert(sizeof(MemprofFrame) == sizeof(uint64_t), "a frame is one word");
 static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
   FramePair two = {(uint64_t)(uintptr_t)v, (uint64_t)(uintptr_t)v};
   uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  for (; i + 16 <= n; i += 16) {
     memcpy(p + i, &two, sizeof two);
     memcpy(p + i + 2, &two, sizeof two);
     memcpy(p + i + 4, &two, sizeof two);
     memcpy(p + i + 6, &two, sizeof two);
+    memcpy(p + i + 8, &two, sizeof two);
+    memcpy(p + i + 10, &two, sizeof two);
+    memcpy(p + i + 12, &two, sizeof two);
+    memcpy(p + i + 14, &two, sizeof two);
   }
+  for (; i + 2 <= n; i += 2) memcpy(p + i, &two, sizeof two);
   for (; i < n; i++) p[i] = v;
-}
-
-// dst[0 .. n) = src[0 .. n) for dst <= src (they may overlap).
-static void move_frames_down(MemprofFrame *dst, const MemprofFrame *src, uint32_t n) {
-  uint32_t i = 0;
-  for (; i + 8 <= n && src - dst >= 8; i += 8) {
-    FramePair a, b, c, d;
-    memcpy(&a, src + i, sizeof a);
-    memcpy(&b, src + i + 2, sizeof b);
-    memcpy(&c, src + i + 4, sizeof c);
-    memcpy(&d, src + i + 6, sizeof d);
-    memcpy(dst + i, &a, sizeof a);
-    memcpy(dst + i + 2, &b, sizeof b);
-    memcpy(dst + i + 4, &c, sizeof c);
-    memcpy(dst + i + 6, &d, sizeof d);
-  }
-  for (; i < n; i++) dst[i] = src[i];
 }
 
 bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   Memprof *mp = vm->memprof;
   if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
+  // The runs of the previous capture are overwritten from here on, even if
+  // this one fails: no queued event reads them any more (part 7).
+  cs->generation++;
   // Frames called by the entry function (which runs every module's top
   // level) end the callstack, as do a C boundary and the first stub.
   FrameBounds bounds;
   frames_bounds(vm, &bounds);
-  // One pass, innermost frame first, writing the entry of walk position k at
-  // end[-1 - k] (the top of rets' free room, going down) and stubbing every
-  // STUB_SPACING-th frame from the innermost; how many frames are new is
-  // known only at the end, when the entries, already outermost first, move
-  // down to right above the old ones and the stubs are reversed in place.
-  MemprofFrame *out = cs->rets + cs->depth, *end = cs->rets + cs->capacity;
+  // One pass, innermost frame first, recording runs of frames that return to
+  // the same address (part 7) at the top of runs' room, going down, and
+  // stubbing every STUB_SPACING-th frame from the innermost; once the walk
+  // ends the runs are outermost first, and rets is filled from them in place
+  // above the old entries; the stubs are reversed in place.
+  MemprofRun *const rend = cs->runs + cs->capacity;
+  MemprofRun *rnext = rend;
   StubbedFrame *out_stubs = cs->stubs + cs->stub_count;
   uint32_t room = cs->capacity - cs->depth;
-  uint32_t n_stubs = 0;
+  uint32_t n_stubs = 0, k = 0;   // k: frames walked
   Value *stack = vm->stack_start;
-  // The frames come in runs that return to the same address (a recursion):
-  // one stop test, step and stub a run. Within a run, finding its end costs
-  // a compare and a subtraction a frame; its entries are then written in one
-  // fill, and its stubs (walk positions that are multiples of STUB_SPACING)
-  // are found by arithmetic, the frames of a run being `step` bytes apart.
-  MemprofFrame *next = end;
+  // Within a run, finding its end costs a compare and a subtraction a frame;
+  // its stubs (walk positions that are multiples of STUB_SPACING) are found
+  // by arithmetic, the frames of a run being `step` bytes apart.
   Value *base = vm->base;
   for (;;) {
     const uint32_t *ret = frames_ret(base);
     if (frames_from_c(&bounds, ret) || frames_is_stub(ret) || frames_from_entry(&bounds, ret)) break;
-    uint32_t k = (uint32_t)(end - next);
     // Room: cannot run out while the entries are live frames (callstacks_init).
     if (room == k) {
       restore_slots(stack, out_stubs, n_stubs);
@@ -205,33 +207,48 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     Value *first = base;
     base = frames_caller(base, ret);
     if (frames_ret(base) != ret) {   // a frame of its own
-      *--next = ret;
+      *--rnext = (MemprofRun){ret, 1};
       if ((k & (STUB_SPACING - 1)) == 0) {
         out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack)};
         first[-1] = (Value)(uintptr_t)frames_stub_of(ret);
       }
+      k++;
       continue;
     }
-    // A recursion: one division a run.
-    do base = frames_caller(base, ret);
-    while (frames_ret(base) == ret);
+    // A recursion: its frames are `step` bytes apart; four are tested a
+    // step, each a compare (a frame is read only when the one above it
+    // returns to `ret`: it is then a frame of the stack); one division a run.
     uintptr_t step = ret[0];
+    intptr_t d1 = -(intptr_t)step, d2 = 2 * d1, d3 = 3 * d1, d4 = 4 * d1;
+    char *at = (char *)base;   // a frame of the run
+    for (;;) {
+      if (*(const uint32_t *const *)(at + d1 - sizeof(Value)) != ret) { at += d1; break; }
+      if (*(const uint32_t *const *)(at + d2 - sizeof(Value)) != ret) { at += d2; break; }
+      if (*(const uint32_t *const *)(at + d3 - sizeof(Value)) != ret) { at += d3; break; }
+      at += d4;
+      if (*(const uint32_t *const *)(at - sizeof(Value)) != ret) break;
+    }
+    base = (Value *)at;
     uint32_t count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
     if (room - k < count) {
       restore_slots(stack, out_stubs, n_stubs);
       return false;
     }
-    next -= count;
-    fill_frames(next, ret, count);
+    *--rnext = (MemprofRun){ret, count};
     Value stub = (Value)(uintptr_t)frames_stub_of(ret);
-    for (uint32_t s = (k + STUB_SPACING - 1) & ~(STUB_SPACING - 1); s < k + count; s += STUB_SPACING) {
+    for (uint32_t s = (k + RUN_STUB_SPACING - 1) & ~(RUN_STUB_SPACING - 1); s < k + count; s += RUN_STUB_SPACING) {
       Value *stubbed = (Value *)((char *)first - (uintptr_t)(s - k) * step);
       out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack)};
       stubbed[-1] = stub;
     }
+    k += count;
   }
-  uint32_t n = (uint32_t)(end - next);
-  move_frames_down(out, next, n);
+  uint32_t n = k;
+  MemprofFrame *out = cs->rets + cs->depth;
+  for (const MemprofRun *r = rnext; r < rend; r++) {
+    fill_frames(out, r->frame, r->count);
+    out += r->count;
+  }
   // Walk position k becomes the entry depth + n - 1 - k; the stubs were
   // found innermost first, and are kept index ascending.
   uint32_t top = cs->depth + n - 1;
@@ -240,6 +257,9 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     out_stubs[i] = (StubbedFrame){top - b.index, b.frame};
     out_stubs[j] = (StubbedFrame){top - a.index, a.frame};
   }
+  cs->new_runs = rnext;
+  cs->new_run_count = (uint32_t)(rend - rnext);
+  cs->runs_from = cs->depth;
   cs->stub_count += n_stubs;
   cs->depth += n;
   *unchanged = cs->low_water;

@@ -18,6 +18,7 @@ static bool count_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSa
   c->samples += s->n_samples;
   c->words += s->wosize + 1;
   c->frames += 1 + s->caller_count;
+  c->fresh += s->caller_count - s->unchanged;
   return true;
 }
 
@@ -42,10 +43,11 @@ static void count_release(Vm *vm, void *data) {
   Counts *c = data;
   fprintf(stderr,
           "memprof: rate %g: %llu samples in %llu blocks (estimated %.0f words allocated), "
-          "%llu promoted, %llu freed young, %llu freed old, %.1f frames per sample\n",
+          "%llu promoted, %llu freed young, %llu freed old, %.1f new callers per sample, %.1f frames per sample\n",
           c->rate, (unsigned long long)c->samples, (unsigned long long)c->blocks,
           (double)c->samples / c->rate, (unsigned long long)c->promotes,
           (unsigned long long)c->dealloc_minor, (unsigned long long)c->dealloc_major,
+          c->blocks ? (double)c->fresh / (double)c->blocks : 0.0,
           c->blocks ? (double)c->frames / (double)c->blocks : 0.0);
   free(c);
 }

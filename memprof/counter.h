@@ -15,6 +15,7 @@ typedef struct MemprofCounts {
   double rate;
   uint64_t blocks, samples, words, promotes, dealloc_minor, dealloc_major;
   uint64_t frames;   // callstack frames seen (site + callers)
+  uint64_t fresh;    // callers past `unchanged`: the frames captures walked
 } MemprofCounts;
 
 // Starts a profile at `rate` whose tracker counts into *counts (zeroed

@@ -213,7 +213,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     }
     mp->samples_taken += kept[r];
     mp->blocks_sampled++;
-    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations});
+    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
   }
 }
 
@@ -368,6 +368,12 @@ static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
       .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
       .unchanged = unchanged,
   };
+  const Callstacks *cs = &mp->stacks;
+  if (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth) {
+    s.runs = cs->new_runs;
+    s.run_count = cs->new_run_count;
+    s.runs_from = cs->runs_from;
+  }
   return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
 
@@ -393,6 +399,9 @@ static void deliver(Vm *vm, const Event *ev) {
     return;
   }
   mp->delivering = ev->entry;
+  // Minnow code is about to run (and may move the profiles: p is not read
+  // after the call): the events after it are of another batch.
+  if (!p->tracker.native) mp->batches++;
   bool keep = true;
   switch (ev->kind) {
     case EV_ALLOC: keep = deliver_alloc(vm, p, e, ev); break;
@@ -414,6 +423,7 @@ void memprof_run_callbacks(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback) return;
   mp->in_callback = true;
+  mp->batches++;
   mp->callback_level = vm->level;
   vm_cancel_poll(vm);
   set_pending(vm, vm->memprof_pending);   // no forced slow path while delivering
@@ -530,6 +540,7 @@ bool memprof_deliver_native(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback || vm->gc.collecting) return false;
   mp->in_callback = true;
+  mp->batches++;
   while (mp->event_head < mp->event_count) {
     Event ev = mp->events[mp->event_head++];
     Entry *e = &mp->entries[ev.entry];

@@ -43,6 +43,13 @@ typedef struct Callstacks {
   uint32_t low_water;          // min depth since the last capture
   StubbedFrame *stubs;         // the stubbed entries, index ascending;
   uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
+  // The last capture's walked frames, rets[runs_from .. runs_from + their
+  // count), as runs (callstack.c part 7); valid while `generation` (the
+  // captures so far) is unchanged.
+  MemprofRun *runs;            // room: capacity runs
+  const MemprofRun *new_runs;
+  uint32_t new_run_count, runs_from;
+  uint32_t generation;
 } Callstacks;
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words);
@@ -99,6 +106,7 @@ typedef struct Event {
   // still needs (the stub stack no longer holds them); NULL otherwise.
   MemprofFrame *own;
   uint64_t allocation;         // which allocation (sub-blocks share it)
+  uint32_t generation;         // EV_ALLOC: Callstacks.generation of its capture
 } Event;
 
 // Profiles sampling at once (engine.c part 5).
@@ -129,6 +137,9 @@ struct Memprof {
   Event delivering_event;      // the event being delivered
   uint32_t callback_level;     // interpreter level that runs the callbacks
   uint64_t allocations;        // sampled allocations so far (Event.allocation)
+  // Deliveries so far: events delivered with no Minnow code run between them
+  // share one, and a trace reads the clock once for them (memtrace.c).
+  uint64_t batches;
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

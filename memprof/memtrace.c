@@ -7,14 +7,16 @@
 //    aligned: even), an allocation site its debug entry's id as 2 * id + 1.
 //    Both stand for one call site for the whole run (memprof_frame_debug),
 //    so the writer resolves each once (locate) and writes its location once.
-// 2. Callstacks by difference. `stack` holds the codes of the previous
-//    sample's callstack, outermost first, its site last. A sample's callers
-//    [0, unchanged) are those of the previous sample this tracker received
-//    (tracker.h): from there on each caller is compared with the code in
-//    `stack` until one differs, then the rest are written over it, and the
-//    writer is told the length of that common prefix
-//    (trace_writer_alloc_common): it keeps no copy of its own. A sample
-//    costs its new frames, not its depth.
+// 2. Callstacks by difference, in runs. `runs` holds the previous sample's
+//    callstack, outermost first, its site last, as maximal runs of equal
+//    codes (trace/writer.h TraceRun: a recursion is one run). A sample's
+//    callers [0, unchanged) are those of the previous sample this tracker
+//    received (tracker.h). From there on the new frames are taken as runs
+//    (memprof's capture hands them so: MemprofSample.runs; the few callers
+//    it does not cover are read one by one), compared run by run with the
+//    previous callstack for the longest common prefix, and written over
+//    it; the writer is told that prefix (trace_writer_alloc_runs) and codes
+//    runs too. A sample costs its new runs, not its frames nor its depth.
 // 3. Ids. The writer numbers allocations 0, 1, 2...; a tracked block keeps
 //    its id in MemprofBlock.user for its promote and collect events.
 // 4. Failure. A write error (disk full, a pipe closed) stops sampling and
@@ -33,6 +35,13 @@
 //    program (the script, a module it imported: every Proto's file), the
 //    same device and inode, through links: refused before anything is
 //    opened or removed.
+// 7. Times. Events are delivered in batches (memprof_run_callbacks: the
+//    alloc events of one allocation, the collect events of one collection)
+//    with no Minnow code between them, within microseconds: the clock is
+//    read once per batch (Memprof.batches), and the batch's events carry
+//    that time. memprof delivers an event at the first safe point after it
+//    happened, so its time is when the tracker learnt of it, as before; a
+//    sample costs about one clock read instead of two.
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -54,17 +63,30 @@
 typedef struct Tracer {
   TraceWriter *writer;
   char *path;                  // for messages
-  uint64_t *stack;             // previous sample's codes, outermost first
-  uint32_t depth, stack_cap;   // codes in stack (callers and site), room
+  TraceRun *runs;              // previous sample's callstack (part 2)
+  uint32_t run_count, run_cap;
+  MemprofRun *tail;            // scratch: new callers as runs, when memprof has none
+  uint32_t tail_cap;
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
   uint64_t pid, start_time_us; // as the trace info says
+  uint64_t clock_batch, clock_us;  // the delivery batch the clock was read in, and its time
 } Tracer;
 
 static uint64_t now_us(void) {
   struct timeval tv;
   gettimeofday(&tv, NULL);
   return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+// The time of an event: the clock is read once per delivery batch (part 6).
+static inline uint64_t event_time(const Vm *vm, Tracer *t) {
+  uint64_t batch = vm->memprof->batches;
+  if (batch != t->clock_batch) {
+    t->clock_batch = batch;
+    t->clock_us = now_us();
+  }
+  return t->clock_us;
 }
 
 static uint64_t site_code(const DebugInfo *site) { return 2 * (uint64_t)site->id + 1; }
@@ -95,49 +117,92 @@ static void check_writer(Vm *vm, Tracer *t) {
   memprof_stop_profile(vm, t->profile);
 }
 
-static bool grow_stack(Tracer *t, uint32_t need) {
-  if (need <= t->stack_cap) return true;
-  uint32_t cap = t->stack_cap ? t->stack_cap : 256;
-  while (cap < need) cap *= 2;
-  uint64_t *s = realloc(t->stack, (size_t)cap * sizeof *s);
-  if (!s) return false;
-  t->stack = s;
-  t->stack_cap = cap;
+static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
+  if (need <= *cap) return true;
+  uint32_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *r = realloc(*array, (size_t)c * size);
+  if (!r) return false;
+  *array = r;
+  *cap = c;
   return true;
 }
 
-// Writes the sample's callstack into t->stack over the previous one and
-// returns how many of its first codes are unchanged (the longest prefix).
-static uint32_t update_stack(Tracer *t, const MemprofSample *s) {
-  uint64_t *stack = t->stack;
-  const MemprofFrame *callers = s->callers;
-  uint32_t n = s->caller_count, same = n < t->depth ? n : t->depth, common = s->unchanged;
-  while (common < same && stack[common] == (uint64_t)(uintptr_t)callers[common]) common++;
-  uint32_t i = common;
-  for (; i + 4 <= n; i += 4) {  // four a step: deep recursions bring thousands
-    stack[i] = (uint64_t)(uintptr_t)callers[i];
-    stack[i + 1] = (uint64_t)(uintptr_t)callers[i + 1];
-    stack[i + 2] = (uint64_t)(uintptr_t)callers[i + 2];
-    stack[i + 3] = (uint64_t)(uintptr_t)callers[i + 3];
+// Makes t->runs the sample's callstack: frames [0, u) kept, then the
+// maximal runs `pieces` (consecutive ones differ) and the site. Returns how
+// many of its first frames equal the previous callstack's (the longest such
+// prefix), found run by run as the runs are written: while the prefix
+// holds, the old run compared (o) is never below the one written (w).
+static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uint32_t np, uint64_t site) {
+  TraceRun *runs = t->runs;
+  uint32_t old_n = t->run_count, w = 0, o = 0, oend = old_n ? runs[0].end : 0, common = UINT32_MAX;
+  if (u > 0) {
+    // r: the run holding frame u - 1; the runs before it stay as they are.
+    uint32_t r = 0, hi = old_n - 1;
+    while (r < hi) {
+      uint32_t mid = (r + hi) / 2;
+      if (runs[mid].end >= u) hi = mid;
+      else r = mid + 1;
+    }
+    uint32_t rend = runs[r].end;
+    runs[r].end = u;
+    w = r + 1;
+    o = rend > u ? r : r + 1;   // the old run holding frame u
+    oend = rend > u ? rend : o < old_n ? runs[o].end : 0;
   }
-  for (; i < n; i++) stack[i] = (uint64_t)(uintptr_t)callers[i];
-  // Sites are odd, callers even: the site matches only the previous site.
-  uint64_t site = site_code(s->site);
-  if (common == n && n < t->depth && stack[n] == site) common++;
-  stack[n] = site;
-  t->depth = n + 1;
-  return common;
+  uint32_t pos = u;
+  for (uint32_t i = 0; i <= np; i++) {
+    uint64_t c = i < np ? (uint64_t)(uintptr_t)pieces[i].frame : site;
+    uint32_t m = i < np ? pieces[i].count : 1;
+    if (common == UINT32_MAX) {
+      if (o >= old_n || runs[o].code != c) {
+        common = pos;
+      } else if (oend - pos != m) {
+        common = pos + (m < oend - pos ? m : oend - pos);
+      } else {
+        o++;
+        oend = o < old_n ? runs[o].end : 0;
+      }
+    }
+    if (w > 0 && runs[w - 1].code == c) runs[w - 1].end += m;   // the first piece, into run r
+    else runs[w++] = (TraceRun){c, pos + m};
+    pos += m;
+  }
+  t->run_count = w;
+  return common == UINT32_MAX ? pos : common;
 }
 
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
   Tracer *t = data;
   if (t->failed) return false;
-  uint32_t depth = s->caller_count + 1;
-  if (!grow_stack(t, depth)) vm_out_of_memory(vm, "memtrace callstack");
-  uint32_t common = update_stack(t, s);
+  uint32_t u = t->run_count ? s->unchanged : 0;
+  const MemprofRun *pieces = s->runs;
+  uint32_t np = s->run_count;
+  if (!s->runs || s->runs_from != u) {
+    // The callers past u as runs, those memprof's capture did not hand over
+    // read one by one.
+    uint32_t from = s->runs ? s->runs_from : s->caller_count;
+    if (!grow((void **)&t->tail, &t->tail_cap, from - u + np, sizeof *t->tail))
+      vm_out_of_memory(vm, "memtrace callstack");
+    MemprofRun *tail = t->tail;
+    uint32_t n = 0;
+    for (uint32_t i = u; i < from; i++) {
+      if (n > 0 && tail[n - 1].frame == s->callers[i]) tail[n - 1].count++;
+      else tail[n++] = (MemprofRun){s->callers[i], 1};
+    }
+    for (uint32_t i = 0; i < np; i++) {
+      if (n > 0 && tail[n - 1].frame == pieces[i].frame) tail[n - 1].count += pieces[i].count;
+      else tail[n++] = pieces[i];
+    }
+    pieces = tail;
+    np = n;
+  }
+  if (!grow((void **)&t->runs, &t->run_cap, t->run_count + np + 2, sizeof *t->runs))
+    vm_out_of_memory(vm, "memtrace callstack");
+  uint32_t common = update_runs(t, u, pieces, np, site_code(s->site));
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
-  block->user = trace_writer_alloc_common(t->writer, now_us(), s->wosize, s->n_samples, source, t->stack, depth,
-                                          common);
+  block->user = trace_writer_alloc_runs(t->writer, event_time(vm, t), s->wosize, s->n_samples, source, t->runs, t->run_count,
+                                        common);
   check_writer(vm, t);
   return !t->failed;
 }
@@ -145,7 +210,7 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
 static bool on_promote(Vm *vm, void *data, MemprofBlock *block) {
   Tracer *t = data;
   if (t->failed) return false;
-  trace_writer_promote(t->writer, now_us(), block->user);
+  trace_writer_promote(t->writer, event_time(vm, t), block->user);
   check_writer(vm, t);
   return !t->failed;
 }
@@ -154,7 +219,7 @@ static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
   (void)major;
   Tracer *t = data;
   if (t->failed) return;
-  trace_writer_collect(t->writer, now_us(), block->user);
+  trace_writer_collect(t->writer, event_time(vm, t), block->user);
   check_writer(vm, t);
 }
 
@@ -165,7 +230,8 @@ static void on_release(Vm *vm, void *data) {
     fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
   if (vm->memtrace == t) vm->memtrace = NULL;
   free(t->path);
-  free(t->stack);
+  free(t->runs);
+  free(t->tail);
   free(t);
 }
 
@@ -274,6 +340,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     return false;
   }
   t->pid = info.pid;
+  t->clock_batch = UINT64_MAX;
   t->start_time_us = info.start_time_us;
   vm->memtrace = t;
   // An end-state file left by an earlier run of the same name is stale.

@@ -33,6 +33,12 @@ typedef struct MemprofBlock {
 typedef const uint32_t *MemprofFrame;
 const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame);
 
+// `count` (>= 1) consecutive callers equal to `frame`: a recursion's run.
+typedef struct MemprofRun {
+  MemprofFrame frame;
+  uint32_t count;
+} MemprofRun;
+
 // One sampled block. Its callstack is `site` (the allocating expression,
 // innermost) below `callers` (outermost first: callers[caller_count-1] is the
 // call site in the function that allocated), complete at every rate.
@@ -47,6 +53,12 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame);
 // run by the callback included; copy what you keep. `site` and the debug
 // entries of callers live as long as the VM.
 // Inlined debug entries are not expanded here (see DebugInfo.inlined_into).
+// `runs`, when not NULL, describes callers[runs_from .. caller_count) as
+// `run_count` runs, outermost first, consecutive runs of different frames
+// (runs_from >= unchanged): the frames walked by this sample's capture, so a
+// tracker that codes runs need not read them one by one. NULL when not at
+// hand (the event waited behind another capture): read `callers`. Valid as
+// long as `callers`.
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
   uint32_t n_samples;          // >= 1: sampled words, header included
@@ -56,6 +68,8 @@ typedef struct MemprofSample {
   const MemprofFrame *callers;
   uint32_t caller_count;
   uint32_t unchanged;
+  const MemprofRun *runs;
+  uint32_t run_count, runs_from;
 } MemprofSample;
 
 typedef struct MemprofTracker {

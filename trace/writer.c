@@ -32,10 +32,12 @@
 //    backtrace (fewer than its depth when the 4,096-byte cap cut it), so
 //    that a reader never has to invent frames. The rest is coded against a
 //    16,384-bucket cache, two-way skewed: see encode_backtrace.
-// 5. The cache's empty buckets hold CACHE_EMPTY, not memtrace's 0, so that a
-//    frame code 0 misses like any other; the cache check writes them as 0,
-//    the reader's initial value. For codes other than 0 the choices are
-//    memtrace's, so the bytes are too.
+// 5. The cache holds each code plus one (cache_key): an empty bucket is 0,
+//    as the writer's calloc leaves it (no 128 KiB fill per trace), and a
+//    frame code 0 still misses like any other (memtrace's empty buckets hold
+//    0 itself). The cache check writes an empty bucket as 0, the reader's
+//    initial value. For codes other than 0 the choices are memtrace's, so
+//    the bytes are too.
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -58,7 +60,8 @@ enum {
   SEEN_INITIAL = 1024,             // slots of the seen-code set (a power of two)
 };
 
-static const uint64_t CACHE_EMPTY = UINT64_MAX;  // no frame code (they are < 2^62)
+// What a bucket holding `code` stores (part 5); 0: empty.
+static inline uint64_t cache_key(uint64_t code) { return code + 1; }
 static const uint64_t SEEN_EMPTY = UINT64_MAX;
 static const uint32_t TIME_MASK = (1u << TRACE_TIME_BITS) - 1;
 
@@ -112,7 +115,7 @@ struct TraceWriter {
 
   TraceLocation scratch[LOC_MAX_CHAIN + 1];
 
-  // ---- the backtrace cache: code, date (allocation id of its last use) and
+  // ---- the backtrace cache: code + 1 (part 5), date (allocation id of its last use) and
   // successor (the bucket that followed it last time) of each bucket
   uint64_t cache_code[TRACE_CACHE_BUCKETS];
   uint64_t cache_date[TRACE_CACHE_BUCKETS];
@@ -258,10 +261,10 @@ static uint8_t *put_header(TraceWriter *w, uint8_t *p, uint64_t time, uint64_t i
   if (verify) {
     uint32_t ix = w->verify_ix;
     w->verify_ix = (ix + TRACE_CACHE_CHECK_STEP) & (TRACE_CACHE_BUCKETS - 1);
-    uint64_t code = w->cache_code[ix];
+    uint64_t key = w->cache_code[ix];
     p = put16(p, (uint16_t)ix);
     p = put16(p, w->cache_next[ix]);
-    p = put64(p, code == CACHE_EMPTY ? 0 : code);
+    p = put64(p, key == 0 ? 0 : key - 1);
   } else {
     p = put16(p, TRACE_CACHE_CHECK_NONE);
     p = put16(p, 0);
@@ -515,16 +518,16 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
   uint16_t *next_of = w->cache_next;
   uint32_t predictor = 0, k = 0, words = 0;
   while (k < n && p <= limit) {
-    uint64_t code = frames[k];
+    uint64_t code = frames[k], key = cache_key(code);
     uint32_t b1 = trace_bucket1(code), b2 = trace_bucket2(code), hit;
-    if (code_of[b1] == code) {
+    if (code_of[b1] == key) {
       hit = b1;
-    } else if (code_of[b2] == code) {
+    } else if (code_of[b2] == key) {
       hit = b2;
     } else {
       frame_missed(w, code);
       uint32_t bucket = date_of[b1] < date_of[b2] ? b1 : b2;
-      code_of[bucket] = code;
+      code_of[bucket] = key;
       date_of[bucket] = date;
       next_of[predictor] = (uint16_t)bucket;
       p = put64(put16(p, (uint16_t)(bucket << 2 | 3)), code);
@@ -541,11 +544,12 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
       if (p + 2 > limit) {
         // no room for a prediction count
       } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
-        predicted = same_run(frames + k, n - k, code_of[hit], TRACE_MAX_PREDICTED);
+        uint64_t same = code_of[hit] - 1;
+        predicted = same_run(frames + k, n - k, same, TRACE_MAX_PREDICTED);
         k += predicted;
-        full = predicted == TRACE_MAX_PREDICTED && k < n && frames[k] == code_of[hit];
+        full = predicted == TRACE_MAX_PREDICTED && k < n && frames[k] == same;
       } else {
-        while (k < n && code_of[next_of[at]] == frames[k]) {
+        while (k < n && code_of[next_of[at]] == cache_key(frames[k])) {
           if (predicted == TRACE_MAX_PREDICTED) {
             full = true;
             break;
@@ -562,6 +566,77 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
   }
   *codewords = words;
   *covered = k;
+  return p;
+}
+
+// encode_backtrace for frames [from, depth) of a stack given as runs
+// (trace_writer_alloc_runs), `r` the run holding frame `from`: the same
+// codewords, but a hit on a bucket that predicts itself counts the rest of
+// its run at once (runs are maximal: the frame after a run differs).
+static uint8_t *encode_runs(TraceWriter *w, uint8_t *p, const TraceRun *r, uint32_t from, uint32_t depth,
+                            uint64_t date, uint32_t *codewords, uint32_t *covered) {
+  uint8_t *const limit = p + TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK;
+  uint64_t *code_of = w->cache_code, *date_of = w->cache_date;
+  uint16_t *next_of = w->cache_next;
+  uint32_t predictor = 0, k = from, words = 0;
+  // Invariant: k < depth implies r->end > k, and frame k is r->code.
+#define NEXT_FRAME() (++k == r->end ? (void)r++ : (void)0)
+  while (k < depth && p <= limit) {
+    uint64_t code = r->code, key = cache_key(code);
+    uint32_t b1 = trace_bucket1(code), b2 = trace_bucket2(code), hit;
+    if (code_of[b1] == key) {
+      hit = b1;
+    } else if (code_of[b2] == key) {
+      hit = b2;
+    } else {
+      frame_missed(w, code);
+      uint32_t bucket = date_of[b1] < date_of[b2] ? b1 : b2;
+      code_of[bucket] = key;
+      date_of[bucket] = date;
+      next_of[predictor] = (uint16_t)bucket;
+      p = put64(put16(p, (uint16_t)(bucket << 2 | 3)), code);
+      predictor = bucket;
+      NEXT_FRAME();
+      words++;
+      continue;
+    }
+    for (;;) {  // a hit on `hit`, then the frames its successors predict
+      date_of[hit] = date;
+      next_of[predictor] = (uint16_t)hit;
+      NEXT_FRAME();
+      words++;
+      uint32_t at = hit, predicted = 0;
+      bool full = false;
+      if (p + 2 > limit) {
+        // no room for a prediction count
+      } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
+        if (k < depth && cache_key(r->code) == code_of[hit]) {
+          uint32_t left = r->end - k;
+          predicted = left < TRACE_MAX_PREDICTED ? left : TRACE_MAX_PREDICTED;
+          k += predicted;
+          if (k == r->end) r++;
+          full = predicted == TRACE_MAX_PREDICTED && k < depth && cache_key(r->code) == code_of[hit];
+        }
+      } else {
+        while (k < depth && code_of[next_of[at]] == cache_key(r->code)) {
+          if (predicted == TRACE_MAX_PREDICTED) {
+            full = true;
+            break;
+          }
+          at = next_of[at];
+          predicted++;
+          NEXT_FRAME();
+        }
+      }
+      p = put_hit(p, hit, predicted);
+      predictor = at;
+      if (!full) break;
+      hit = next_of[at];  // a new codeword for the frame that did not fit
+    }
+  }
+#undef NEXT_FRAME
+  *codewords = words;
+  *covered = k - from;
   return p;
 }
 
@@ -628,7 +703,7 @@ static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time
 // Inlined into both: a call here cost trace_writer_alloc 20 Ir an event.
 static inline __attribute__((always_inline)) uint64_t
 alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples, TraceSource source,
-            const uint64_t *stack, uint32_t depth, uint32_t common) {
+            const uint64_t *stack, const TraceRun *runs, uint32_t run_count, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;
@@ -647,7 +722,19 @@ alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_sample
     p = count_at + 2;
   }
   uint32_t codewords, covered;
-  uint8_t *end = encode_backtrace(w, p, stack + common, fresh, id, &codewords, &covered);
+  uint8_t *end;
+  if (runs) {
+    // The run holding frame `common`: the first whose end is past it.
+    uint32_t lo = 0, hi = run_count - 1;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (runs[mid].end > common) hi = mid;
+      else lo = mid + 1;
+    }
+    end = encode_runs(w, p, runs + lo, common, depth, id, &codewords, &covered);
+  } else {
+    end = encode_backtrace(w, p, stack + common, fresh, id, &codewords, &covered);
+  }
   if (is_short) put8(count_at, (uint8_t)codewords);
   else put16(count_at, (uint16_t)codewords);
   w->reader_depth = common + covered;
@@ -670,7 +757,7 @@ uint64_t trace_writer_alloc(TraceWriter *w, uint64_t time_us, uint64_t wosize,
                             const uint64_t *stack, uint32_t depth, uint32_t known_common) {
   if (!alloc_allowed(w, source)) return w->next_alloc_id++;
   uint32_t common = take_stack(w, stack, depth, known_common);
-  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, NULL, 0, depth, common);
 }
 
 uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wosize,
@@ -678,7 +765,19 @@ uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wo
                                    const uint64_t *stack, uint32_t depth, uint32_t common) {
   if (!alloc_allowed(w, source)) return w->next_alloc_id++;
   w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
-  return alloc_event(w, time_us, wosize, n_samples, source, stack, depth, common < depth ? common : depth);
+  return alloc_event(w, time_us, wosize, n_samples, source, stack, NULL, 0, depth, common < depth ? common : depth);
+}
+
+uint64_t trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                 uint32_t n_samples, TraceSource source,
+                                 const TraceRun *runs, uint32_t run_count, uint32_t common) {
+  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+  w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
+  uint32_t depth = run_count ? runs[run_count - 1].end : 0;
+  static const uint64_t none[1];
+  if (depth == 0) return alloc_event(w, time_us, wosize, n_samples, source, none, NULL, 0, 0, 0);
+  return alloc_event(w, time_us, wosize, n_samples, source, NULL, runs, run_count, depth,
+                     common < depth ? common : depth);
 }
 
 static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char *what,
@@ -776,7 +875,6 @@ TraceWriter *trace_writer_new(int fd, bool close_fd, const TraceInfo *info,
   w->locs_open = SIZE_MAX;
   w->verify_ix = TRACE_CACHE_CHECK_START;
   w->id_chunk_end = info->version >= 3 ? ID_CHUNK : UINT64_MAX;
-  memset(w->cache_code, 0xFF, sizeof w->cache_code);  // CACHE_EMPTY
   if (!seen_grow(w) || !write_info_packet(w, info)) {
     snprintf(err, err_len, "%s", w->error);
     writer_free(w);

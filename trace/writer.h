@@ -80,6 +80,21 @@ uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wo
                                    uint32_t n_samples, TraceSource source,
                                    const uint64_t *stack, uint32_t depth, uint32_t common);
 
+// The same event with the callstack given as runs of equal codes: frames
+// [runs[i-1].end, runs[i].end) are runs[i].code (runs[-1].end taken as 0),
+// outermost first, the allocation site last; consecutive runs have
+// different codes, and runs[run_count-1].end is the depth. As for
+// trace_writer_alloc_common, the first `common` frames equal the previous
+// allocation's. A recursion's run then costs the writer a codeword per 256
+// frames, not a step per frame; the bytes are those of the other two calls.
+typedef struct TraceRun {
+  uint64_t code;
+  uint32_t end;
+} TraceRun;
+uint64_t trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                                 uint32_t n_samples, TraceSource source,
+                                 const TraceRun *runs, uint32_t run_count, uint32_t common);
+
 // Makes `w` write a code's location event each time the code misses the
 // backtrace cache (memtrace's own writer does), not once per run; locate is
 // then called each time too. Used by tests to compare with memtrace's

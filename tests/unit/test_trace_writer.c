@@ -6,7 +6,8 @@
 // common prefix after it, the cache check, the flush rules, promote/collect
 // distances, write errors (EPIPE, ENOSPC), and that the writer reads no
 // frame below known_common; recursions (a frame predicting itself) at run
-// and cap edges; trace_writer_alloc_common against trace_writer_alloc, and
+// and cap edges, also given as runs; trace_writer_alloc_common and
+// trace_writer_alloc_runs against trace_writer_alloc, and
 // decoded by trace/reader.c. Expected bytes are built here from the format's
 // description (docs/trace-format.md), not from the writer's code; hash
 // values were computed with OCaml's own int arithmetic.
@@ -210,8 +211,20 @@ static void assert_bytes(const uint8_t *got, size_t got_len, const Bytes *want) 
 }
 
 // One alloc with a fresh writer whose stack is `stack`: the event's bytes.
+// Set: alloc() hands the stack as runs (trace_writer_alloc_runs, `known`
+// then taken as the common prefix: the tests that use it pass the exact one).
+static bool alloc_as_runs;
+
+static uint32_t runs_of(const uint64_t *stack, uint32_t depth, TraceRun *runs);
+
 static uint64_t alloc(Fixture *fx, uint64_t t, uint64_t wosize, const uint64_t *stack, uint32_t depth,
                       uint32_t known) {
+  if (alloc_as_runs) {
+    static TraceRun runs[4096];
+    assert_true(depth <= 4096);
+    uint32_t n = runs_of(stack, depth, runs);
+    return trace_writer_alloc_runs(fx->w, t, wosize, 1, TRACE_SOURCE_MINOR, runs, n, known);
+  }
   return trace_writer_alloc(fx->w, t, wosize, 1, TRACE_SOURCE_MINOR, stack, depth, known);
 }
 
@@ -731,6 +744,21 @@ static void test_known_common_reads_nothing_below(void **state) {
 
 // ================================================================ recursions, trace_writer_alloc_common
 
+// The two tests below with the stacks given as runs: the same bytes. Each
+// callstack there shares no frame with the previous one.
+static void test_recursion_runs(void **state);
+static void test_recursion_at_the_cap(void **state);
+static void test_runs_recursion(void **state) {
+  alloc_as_runs = true;
+  test_recursion_runs(state);
+  alloc_as_runs = false;
+}
+static void test_runs_at_the_cap(void **state) {
+  alloc_as_runs = true;
+  test_recursion_at_the_cap(state);
+  alloc_as_runs = false;
+}
+
 // A frame that predicts itself (a recursion) is counted as a run: 255 a
 // codeword, the next frame of the run in a new codeword, the run's end
 // coded as usual.
@@ -834,12 +862,24 @@ static uint64_t decoded_digest(int fd) {
   return h;
 }
 
-// trace_writer_alloc_common given the longest common prefix writes the
-// bytes of trace_writer_alloc; given shorter ones, or mixed with
-// trace_writer_alloc, a trace that decodes to the same callstacks.
+// stack[0 .. depth) as maximal runs; returns their count.
+static uint32_t runs_of(const uint64_t *stack, uint32_t depth, TraceRun *runs) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < depth; i++) {
+    if (n > 0 && runs[n - 1].code == stack[i]) runs[n - 1].end = i + 1;
+    else runs[n++] = (TraceRun){stack[i], i + 1};
+  }
+  return n;
+}
+
+// trace_writer_alloc_common and trace_writer_alloc_runs given the longest
+// common prefix write the bytes of trace_writer_alloc; given shorter ones,
+// or mixed with trace_writer_alloc, a trace that decodes to the same
+// callstacks.
 static void test_alloc_common(void **state) {
   (void)state;
-  enum { EXACT_PLAIN, EXACT_COMMON, SHORTER, MIXED, WRITERS };
+  enum { EXACT_PLAIN, EXACT_COMMON, SHORTER, MIXED, EXACT_RUNS, SHORTER_RUNS, WRITERS };
+  static TraceRun runs[3100];
   Fixture *fx[WRITERS];
   for (int i = 0; i < WRITERS; i++) fx[i] = fixture_new(2);
   static uint64_t stack[3100], previous[3100];
@@ -855,6 +895,9 @@ static void test_alloc_common(void **state) {
     trace_writer_alloc(fx[EXACT_PLAIN]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, known);
     trace_writer_alloc_common(fx[EXACT_COMMON]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, common);
     trace_writer_alloc_common(fx[SHORTER]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, lower);
+    uint32_t n_runs = runs_of(stack, depth, runs);
+    trace_writer_alloc_runs(fx[EXACT_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, common);
+    trace_writer_alloc_runs(fx[SHORTER_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, lower);
     if (k % 2)
       trace_writer_alloc_common(fx[MIXED]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, k % 4 == 1 ? common : lower);
     else
@@ -865,6 +908,10 @@ static void test_alloc_common(void **state) {
   for (int i = 0; i < WRITERS; i++) finish(fx[i]);
   assert_int_equal(fx[EXACT_COMMON]->len, fx[EXACT_PLAIN]->len);
   assert_memory_equal(fx[EXACT_COMMON]->bytes, fx[EXACT_PLAIN]->bytes, fx[EXACT_PLAIN]->len);
+  assert_int_equal(fx[EXACT_RUNS]->len, fx[EXACT_PLAIN]->len);
+  assert_memory_equal(fx[EXACT_RUNS]->bytes, fx[EXACT_PLAIN]->bytes, fx[EXACT_PLAIN]->len);
+  assert_int_equal(fx[SHORTER_RUNS]->len, fx[SHORTER]->len);
+  assert_memory_equal(fx[SHORTER_RUNS]->bytes, fx[SHORTER]->bytes, fx[SHORTER]->len);
   assert_true(fx[SHORTER]->len > fx[EXACT_PLAIN]->len);
   uint64_t want = decoded_digest(fileno(fx[EXACT_PLAIN]->file));
   assert_true(decoded_digest(fileno(fx[SHORTER]->file)) == want);
@@ -1134,6 +1181,8 @@ int main(void) {
     T(test_recursion_runs),
     T(test_recursion_at_the_cap),
     cmocka_unit_test(test_alloc_common),
+    T(test_runs_recursion),
+    T(test_runs_at_the_cap),
     T(test_cache_check),
     T(test_flush_when_full),
     T(test_flush_129_new_locations),

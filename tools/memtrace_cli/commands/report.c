@@ -266,7 +266,9 @@ static void put_summary(const Page *pg) {
   char a[OUT_TEXT_MAX];
   fputs("<section id=\"summary\">\n<h2>Summary</h2>\n<table class=\"kv\">\n", out);
   row_text(out, "trace", pg->o->file);
-  row_text(out, "program", *info->executable ? info->executable : "(not recorded)");
+  // The executable by its name: a page that travels shows no path of the machine that made it.
+  const char *exe = info->executable, *slash = strrchr(exe, '/');
+  row_text(out, "program", *exe ? (slash && slash[1] ? slash + 1 : exe) : "(not recorded)");
   row_start(out, "host, pid");
   put(out, info->host);
   fprintf(out, ", pid %llu", (unsigned long long)info->pid);
@@ -316,8 +318,12 @@ static void put_summary(const Page *pg) {
   row_end(out);
   row_start(out, "live at the end (estimated)");
   put_estimate(out, p, t->live_samples);
-  fputs(" <span class=\"note\">(not collected when the trace ends: garbage included until a collection "
-        "reclaims it)</span>", out);
+  if (pg->es && pg->es->status == END_STATE_PRESENT)
+    fputs(" <span class=\"note\">(reachable when the trace ended: a final collection ran first; see Kept "
+          "by)</span>", out);
+  else
+    fputs(" <span class=\"note\">(not collected when the trace ends: garbage included until a collection "
+          "reclaims it; no end state)</span>", out);
   row_end(out);
   row_start(out, "major collections seen");
   fprintf(out, "%llu", (unsigned long long)profile_major_collections(p));

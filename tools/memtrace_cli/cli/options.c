@@ -139,7 +139,7 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
                             a->n_files);
   for (size_t i = 0; i < a->n_options; i++)  // -o OUT (or stdout) never names an input (outfile.h)
     if (strcmp(a->options[i].name, "-o") == 0 &&
-        !outfile_check(a->usage, *(const char *const *)a->options[i].target, a->files, a->n_files))
+        !outfile_check(a->usage->name, *(const char *const *)a->options[i].target, a->files, a->n_files))
       return 2;
   return TOOL_CONTINUE;
 }

@@ -21,7 +21,7 @@ static bool same_file(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-bool outfile_check(const ToolUsage *usage, const char *out, char *const *inputs, unsigned n_inputs) {
+bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs) {
   bool to_stdout = !out || strcmp(out, "-") == 0;
   struct stat o;
   if (to_stdout ? fstat(1, &o) != 0 || !S_ISREG(o.st_mode) : stat(out, &o) != 0) return true;  // not an input
@@ -32,15 +32,15 @@ bool outfile_check(const ToolUsage *usage, const char *out, char *const *inputs,
     const char *what = is_stdin ? "standard input" : inputs[i];
     if (to_stdout)
       fprintf(stderr, "memtrace %s: standard output is the input %s: refused (it would read what it writes)\n",
-              usage->name, what);
+              command, what);
     else
-      fprintf(stderr, "memtrace %s: the output %s is the input %s (the same file): refused\n", usage->name, out,
+      fprintf(stderr, "memtrace %s: the output %s is the input %s (the same file): refused\n", command, out,
               what);
     return false;
   }
   struct stat so;  // timeline -o X.svg --csv > X.svg: the rename would orphan what stdout gets
   if (!to_stdout && fstat(1, &so) == 0 && S_ISREG(so.st_mode) && same_file(&o, &so)) {
-    fprintf(stderr, "memtrace %s: the output %s is also standard output: refused\n", usage->name, out);
+    fprintf(stderr, "memtrace %s: the output %s is also standard output: refused\n", command, out);
     return false;
   }
   return true;
@@ -55,19 +55,19 @@ static void remove_pending(void) {
 
 static void at_exit(void) { remove_pending(); }
 
-static const char *refuse(const ToolUsage *usage, const char *path, int err) {
-  fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(err));
+static const char *refuse(const char *command, const char *path, int err) {
+  fprintf(stderr, "memtrace %s: cannot create %s: %s\n", command, path, strerror(err));
   return NULL;
 }
 
-const char *outfile_begin(const ToolUsage *usage, const char *path) {
+const char *outfile_begin(const char *command, const char *path) {
   remove_pending();
   pending.discarded = false;
-  pending.command = usage->name;
+  pending.command = command;
   struct stat st;
   char *final = NULL;
   if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) final = realpath(path, NULL);  // dangling: in place
-  if (!final && !(final = strdup(path))) return refuse(usage, path, ENOMEM);
+  if (!final && !(final = strdup(path))) return refuse(command, path, ENOMEM);
   mode_t mode;
   if (stat(final, &st) == 0) {
     if (!S_ISREG(st.st_mode)) {  // a device, a pipe, a directory: in place (open says what fails)
@@ -76,7 +76,7 @@ const char *outfile_begin(const ToolUsage *usage, const char *path) {
     }
     if (access(final, W_OK) != 0) {
       free(final);
-      return refuse(usage, path, errno);
+      return refuse(command, path, errno);
     }
     mode = st.st_mode & 07777;
   } else {
@@ -91,7 +91,7 @@ const char *outfile_begin(const ToolUsage *usage, const char *path) {
   char *temp = malloc(dir_len + ext_len + 32);
   if (!temp) {
     free(final);
-    return refuse(usage, path, ENOMEM);
+    return refuse(command, path, ENOMEM);
   }
   snprintf(temp, dir_len + ext_len + 32, "%.*s.memtrace-XXXXXX%s", (int)dir_len, final, ext_len ? dot : "");
   int fd = mkstemps(temp, (int)ext_len);
@@ -100,7 +100,7 @@ const char *outfile_begin(const ToolUsage *usage, const char *path) {
     if (fd >= 0) close(fd), unlink(temp);
     free(temp);
     free(final);
-    return refuse(usage, path, err);
+    return refuse(command, path, err);
   }
   close(fd);
   pending.temp = temp;

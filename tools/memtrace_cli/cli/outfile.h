@@ -21,16 +21,16 @@
 
 #include <stdbool.h>
 
-#include "tool.h"
 
+// `command` names the command in messages ("top": "memtrace top: ...").
 // Part 1: OUT (NULL or "-": standard output) against the inputs. Returns
 // true, or false after printing "memtrace CMD: ..." (the caller exits 2).
-bool outfile_check(const ToolUsage *usage, const char *out, char *const *inputs, unsigned n_inputs);
+bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs);
 
 // Part 2: the name to create and write instead of `path` (a temporary
 // beside it, or `path` itself), or NULL after printing "memtrace CMD:
 // cannot create PATH: reason". The name keeps `path`'s extension.
-const char *outfile_begin(const ToolUsage *usage, const char *path);
+const char *outfile_begin(const char *command, const char *path);
 
 // The run failed: the temporary (if any) is removed and OUT left alone.
 void outfile_discard(void);

@@ -411,7 +411,7 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
   e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
   e.cap_nodes = 1024;
   e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
-  const char *name = strcmp(out, "-") == 0 ? out : outfile_begin(usage, out);
+  const char *name = strcmp(out, "-") == 0 ? out : outfile_begin(usage->name, out);
   if (!name) {
     free_export(&e);
     return 1;

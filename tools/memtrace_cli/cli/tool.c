@@ -20,7 +20,7 @@ int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) {
 
 bool tool_output_to(const ToolUsage *usage, const char *path) {
   if (!path || strcmp(path, "-") == 0) return true;
-  const char *name = outfile_begin(usage, path);
+  const char *name = outfile_begin(usage->name, path);
   if (!name) return false;
   if (freopen(name, "w", stdout)) return true;
   fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(errno));

@@ -66,7 +66,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
   if (out && gnuplot_format(out)) {
-    if (!(o->chart = outfile_begin(&usage, out))) return 1;  // gnuplot draws into a temporary (outfile.h)
+    if (!(o->chart = outfile_begin(usage.name, out))) return 1;  // gnuplot draws into a temporary (outfile.h)
     out = NULL;
   } else if (out && strcmp(out, "-") != 0 && !ends_with(out, ".csv") && !ends_with(out, ".json")) {
     return tool_usage_error(&usage, "option -o: '%s' is not a chart (.svg, .png) nor a series (.csv, .json)", out);

@@ -2,7 +2,8 @@
 # hostile_tools.sh - issue 23's classes 1, 5 and 6 on tools/memtrace (release
 # and ASan builds) and ./vm:
 #  1. no output destroys an input: -o naming a trace (the same name, a
-#     symbolic or hard link, stdin), stdout appended to a trace, ./vm
+#     symbolic or hard link, stdin) or its end state (T.ctf.retain, --retain
+#     FILE), stdout appended to a trace, ./vm
 #     --memtrace naming the script, a module or FILE.retain, are refused
 #     and leave the input intact; a run that fails leaves an older output as
 #     it was, and no temporary behind;
@@ -50,6 +51,25 @@ class1_tool() {
     "$tool" $c "$fixture" "$d/t.ctf" -o "$d/sym.ctf" > /dev/null 2> "$d/err"; s=$?
     check "$tool $c A B -o B: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$fixture" "$d/t.ctf"'
   done
+  # the end state beside a trace is an input too: T.ctf.retain (read or not), --retain FILE
+  printf 'MNRETAIN end state\n' > "$d/t.ctf.retain"
+  cp "$d/t.ctf.retain" "$d/keep.retain"
+  ln "$d/t.ctf.retain" "$d/hard.retain"
+  for c in dump info top leaks paths timeline flamegraph pprof report merge; do
+    for o in t.ctf.retain hard.retain; do
+      (cd "$d" && "$OLDPWD/$tool" $c t.ctf -o "$o" > /dev/null 2> err); s=$?
+      check "$tool $c t.ctf -o $o (its end state): status 2, got $s" \
+        '[ $s -eq 2 ] && grep -q "the end state of the input t.ctf" "$d/err" && cmp -s "$d/keep.retain" "$d/t.ctf.retain"'
+    done
+  done
+  "$tool" top "$d/t.ctf" >> "$d/t.ctf.retain" 2> "$d/err"; s=$?
+  check "$tool top t.ctf >> t.ctf.retain: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$d/keep.retain" "$d/t.ctf.retain"'
+  for c in info leaks paths; do
+    cp "$d/keep.retain" "$d/other.retain"
+    "$tool" $c "$d/t.ctf" --retain "$d/other.retain" -o "$d/other.retain" > /dev/null 2> "$d/err"; s=$?
+    check "$tool $c --retain F -o F: status 2, got $s" '[ $s -eq 2 ] && cmp -s "$d/keep.retain" "$d/other.retain"'
+  done
+  rm -f "$d/t.ctf.retain" "$d/hard.retain" "$d/keep.retain" "$d/other.retain"
   # a trace that cannot be read leaves an older output as it was, and no temporary
   printf 'junk' > "$d/bad.ctf"
   for c in "dump" "info" "top" "flamegraph" "flamegraph#.svg" "pprof" "report" "timeline#.csv" "merge"; do

@@ -137,9 +137,13 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
   if ((max && a->n_files > max) || a->n_files < min)
     return tool_usage_error(a->usage, "%s trace files expected, got %u", count_word(min == max ? min : max),
                             a->n_files);
+  const char *end_state = NULL;  // --retain FILE is read too
+  for (size_t i = 0; i < a->n_options; i++)
+    if (strcmp(a->options[i].name, "--retain") == 0) end_state = *(const char *const *)a->options[i].target;
   for (size_t i = 0; i < a->n_options; i++)  // -o OUT (or stdout) never names an input (outfile.h)
     if (strcmp(a->options[i].name, "-o") == 0 &&
-        !outfile_check(a->usage->name, *(const char *const *)a->options[i].target, a->files, a->n_files))
+        !outfile_check(a->usage->name, *(const char *const *)a->options[i].target, a->files, a->n_files,
+                       end_state))
       return 2;
   return TOOL_CONTINUE;
 }

@@ -21,23 +21,40 @@ static bool same_file(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs) {
+// True when OUT (stat'ed as *o) is the file `path`; `path` then names
+// itself in the refusal, and `of` the trace it belongs to (NULL: it is one).
+static bool is_input(const char *command, const char *out, const struct stat *o, const char *path,
+                     const char *of) {
+  struct stat in;
+  bool is_stdin = strcmp(path, "-") == 0;
+  if ((is_stdin ? fstat(0, &in) : stat(path, &in)) != 0 || !same_file(o, &in)) return false;
+  const char *what = is_stdin ? "standard input" : path;
+  char whose[PATH_MAX + 32] = "";
+  if (of) snprintf(whose, sizeof whose, ", the end state of the input %s", of);
+  if (!out)
+    fprintf(stderr, "memtrace %s: standard output is the input %s%s: refused (it would read what it writes)\n",
+            command, what, whose);
+  else
+    fprintf(stderr, "memtrace %s: the output %s is the input %s%s (the same file): refused\n", command, out, what,
+            whose);
+  return true;
+}
+
+bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs,
+                   const char *end_state) {
   bool to_stdout = !out || strcmp(out, "-") == 0;
   struct stat o;
   if (to_stdout ? fstat(1, &o) != 0 || !S_ISREG(o.st_mode) : stat(out, &o) != 0) return true;  // not an input
+  const char *shown = to_stdout ? NULL : out;
   for (unsigned i = 0; i < n_inputs; i++) {
-    struct stat in;
-    bool is_stdin = strcmp(inputs[i], "-") == 0;
-    if ((is_stdin ? fstat(0, &in) : stat(inputs[i], &in)) != 0 || !same_file(&o, &in)) continue;
-    const char *what = is_stdin ? "standard input" : inputs[i];
-    if (to_stdout)
-      fprintf(stderr, "memtrace %s: standard output is the input %s: refused (it would read what it writes)\n",
-              command, what);
-    else
-      fprintf(stderr, "memtrace %s: the output %s is the input %s (the same file): refused\n", command, out,
-              what);
-    return false;
+    if (is_input(command, shown, &o, inputs[i], NULL)) return false;
+    if (strcmp(inputs[i], "-") == 0) continue;
+    char companion[PATH_MAX];  // T.ctf.retain, read beside T.ctf (trace/retain.h)
+    if ((size_t)snprintf(companion, sizeof companion, "%s.retain", inputs[i]) < sizeof companion &&
+        is_input(command, shown, &o, companion, inputs[i]))
+      return false;
   }
+  if (end_state && n_inputs && is_input(command, shown, &o, end_state, inputs[0])) return false;
   struct stat so;  // timeline -o X.svg --csv > X.svg: the rename would orphan what stdout gets
   if (!to_stdout && fstat(1, &so) == 0 && S_ISREG(so.st_mode) && same_file(&o, &so)) {
     fprintf(stderr, "memtrace %s: the output %s is also standard output: refused\n", command, out);

@@ -7,6 +7,8 @@
 //    when it is an input's file (`memtrace dump t.ctf >> t.ctf` would read
 //    what it appends), and OUT when it is standard output's file (`timeline
 //    -o X.svg --csv > X.svg`: the rename would orphan what stdout got).
+//    A trace's end state counts as an input: its companion T.ctf.retain,
+//    whether or not the command reads it, and the file given by --retain.
 // 2. A regular file, or a new name, is written under a temporary name in the
 //    same directory (".NAME.XXXXXX~", created with the final file's mode) and
 //    renamed onto OUT when the command ends and keeps it: a run that fails
@@ -23,9 +25,11 @@
 
 
 // `command` names the command in messages ("top": "memtrace top: ...").
-// Part 1: OUT (NULL or "-": standard output) against the inputs. Returns
-// true, or false after printing "memtrace CMD: ..." (the caller exits 2).
-bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs);
+// Part 1: OUT (NULL or "-": standard output) against the inputs, their
+// companions and `end_state` (--retain FILE, or NULL). Returns true, or
+// false after printing "memtrace CMD: ..." (the caller exits 2).
+bool outfile_check(const char *command, const char *out, char *const *inputs, unsigned n_inputs,
+                   const char *end_state);
 
 // Part 2: the name to create and write instead of `path` (a temporary
 // beside it, or `path` itself), or NULL after printing "memtrace CMD:

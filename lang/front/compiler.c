@@ -1116,11 +1116,10 @@ static void compile_prim_call(FnState *fs, Expr *e, const Member *mem, uint32_t 
   set_live(fs, dst);
 }
 
-static const Member *callee_external(FnState *fs, Expr *callee) {
-  if (callee->kind == EX_MEMBER) {
-    Member *m = member_of(fs, callee);
-    return m && m->prim >= 0 ? m : NULL;
-  }
+// `member`: the callee's Member when it is `Module.name` (member_of, looked
+// up once a call so that a missing one is reported once).
+static const Member *callee_external(FnState *fs, Expr *callee, const Member *member) {
+  if (callee->kind == EX_MEMBER) return member->prim >= 0 ? member : NULL;
   if (callee->kind == EX_VAR) {
     Resolved r = resolve(fs, callee->u.name);
     if (r.kind == RES_GLOBAL && r.member && r.member->prim >= 0) return r.member;
@@ -1129,11 +1128,8 @@ static const Member *callee_external(FnState *fs, Expr *callee) {
 }
 
 // A top-level fn of some module (its global is never reassigned), or NULL.
-static const Member *callee_function(FnState *fs, Expr *callee) {
-  if (callee->kind == EX_MEMBER) {
-    Member *m = member_of(fs, callee);
-    return m && m->is_fn && m->prim < 0 ? m : NULL;
-  }
+static const Member *callee_function(FnState *fs, Expr *callee, const Member *member) {
+  if (callee->kind == EX_MEMBER) return member->is_fn && member->prim < 0 ? member : NULL;
   if (callee->kind == EX_VAR) {
     Resolved r = resolve(fs, callee->u.name);
     if (r.kind == RES_GLOBAL && r.member && r.member->is_fn && r.member->prim < 0) return r.member;
@@ -1149,13 +1145,15 @@ static bool is_literal(const Expr *e) {
 }
 
 static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
-  const Member *ext = callee_external(fs, e->u.call.callee);
+  const Member *member = NULL;
+  if (e->u.call.callee->kind == EX_MEMBER && !(member = member_of(fs, e->u.call.callee))) return;  // reported
+  const Member *ext = callee_external(fs, e->u.call.callee, member);
   if (ext) {
     compile_prim_call(fs, e, ext, dst);
     return;
   }
   uint32_t mark = fs->next_reg;
-  const Member *known = callee_function(fs, e->u.call.callee);
+  const Member *known = callee_function(fs, e->u.call.callee, member);
   uint32_t fn = known ? UINT32_MAX : compile_to_reg(fs, e->u.call.callee);
   // CALL names each argument's register. An argument held by a local is
   // passed from the local's register, unless it is a `var` that a later

@@ -1,8 +1,12 @@
-// fuzz_reader.c - afl++ target for trace/reader.c (make fuzz-reader): the
-// input is a trace file. It is read to its end or first error, every frame
-// of every allocation is looked up in the location table, the statistics
-// are taken, and the reader is closed; the same again in follow mode with
-// the input arriving in two halves. Built with ASan+UBSan: any out-of-bounds
+// fuzz_reader.c - afl++ target for trace/reader.c and trace/retain.c (make
+// fuzz-reader): the input is a trace file or, when it starts with the
+// end-state magic "MNRETAIN", the end-state file that travels beside one.
+// A trace is read to its end or first error, every frame of every
+// allocation is looked up in the location table, the statistics are taken,
+// and the reader is closed; the same again in follow mode with the input
+// arriving in two halves. An end state is read whole; every path is found
+// again by its id and its root and hops are walked, names included.
+// Built with ASan+UBSan: any out-of-bounds
 // access, leak or undefined behaviour is a crash. Persistent mode under
 // afl-clang-fast; built with a plain compiler it reads the files named on
 // its command line (to replay crashes).
@@ -11,7 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <string.h>
+
 #include "../../../trace/reader.h"
+#include "../../../trace/retain.h"
 
 static void consume(TraceReader *r) {
   TraceEvent ev;
@@ -33,7 +40,33 @@ static int memory_file(const unsigned char *data, size_t len) {
   return fd;
 }
 
+static size_t name_bytes(const char *s) { return s ? strlen(s) : 0; }
+
+static void run_end_state(const unsigned char *data, size_t len) {
+  RetainFile f;
+  char err[256];
+  if (!retain_read_bytes(data, len, "fuzz.retain", &f, err, sizeof err)) {
+    if (!memchr(err, '\0', sizeof err)) abort();  // the message is a string
+    return;
+  }
+  uint64_t sink = name_bytes(f.header.reason);
+  for (uint64_t i = 0; i < f.path_count; i++) {
+    const RetainPath *p = &f.paths[i];
+    if (retain_find(&f, p->alloc_id) != p) abort();  // ids distinct and sorted
+    sink += name_bytes(p->root.name) + name_bytes(p->root.file) + name_bytes(p->root.local) +
+            name_bytes(retain_root_kind_name(p->root.kind));
+    for (uint32_t h = 0; h < p->hop_count; h++)
+      sink += p->hops[h].count + name_bytes(p->hops[h].name) + name_bytes(retain_hop_kind_name(p->hops[h].kind));
+  }
+  if (sink == 1) puts("");  // keep the loop's reads
+  retain_file_free(&f);
+}
+
 static void run(const unsigned char *data, size_t len) {
+  if (len >= 8 && memcmp(data, "MNRETAIN", 8) == 0) {
+    run_end_state(data, len);
+    return;
+  }
   TraceReader *r = trace_reader_open_fd(memory_file(data, len), NULL);
   if (r) {
     consume(r);

@@ -10,7 +10,8 @@
 # (build/release/tests/trace_synth), its frame-code-0 and mixed scenarios.
 # From tests/fuzz/trace_gen.c (build/release/tests/fuzz_trace_gen): its
 # well-formed bases and 12 structure-aware mutants of each, gen-*.ctf
-# (tests/suites/trace_differential.sh runs every command on them).
+# (tests/suites/trace_differential.sh runs every command on them). From
+# ./vm, end-state files (end-*.retain).
 # The inputs afl++ found (afl-*.ctf: a run's queue through afl-cmin, those
 # under 8 KB) are kept: they are not regenerated.
 set -eu
@@ -30,4 +31,16 @@ build/release/trace_gen --shape cut --events 4 "$out/synth-cut.ctf"
 build/release/tests/trace_synth --scenario zero --events 40 --seed 5 "$out/writer-zero.ctf"
 build/release/tests/trace_synth --scenario mixed --events 40 --seed 5 "$out/writer-mixed.ctf"
 build/release/tests/fuzz_trace_gen "$out" 12 > /dev/null
+# End-state files (T.ctf.retain, which the harness reads by their magic): every
+# root and hop kind (tests/retention), and five bench/leaks shapes at 1e-4.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for t in kinds raised; do
+  ./vm tests/retention/$t.mn "$tmp/$t.ctf" > /dev/null
+  cp "$tmp/$t.ctf.retain" "$out/end-$t.retain"
+done
+for p in closures every_fourth global_list memo_table request_log; do
+  MINNOW_SEED=1 ./vm --memtrace "$tmp/$p.ctf" --memtrace-rate 1e-4 bench/leaks/$p.mn > /dev/null
+  cp "$tmp/$p.ctf.retain" "$out/end-$p.retain"
+done
 ls -l "$out"

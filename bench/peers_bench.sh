@@ -91,11 +91,8 @@ impl_label() {
   esac
 }
 
-# The idiomatic Lua twin of program $1: bench/lua/idiomatic/NAME.lua, or bench/lua/NAME.lua
-# where that twin is already what a Lua programmer writes (word_count).
-lua_twin() {
-  if [ -f "bench/lua/idiomatic/$1.lua" ]; then echo "bench/lua/idiomatic/$1.lua"; else echo "bench/lua/$1.lua"; fi
-}
+# The idiomatic Lua twin of program $1.
+lua_twin() { echo "bench/lua/idiomatic/$1.lua"; }
 
 # Copies of the binaries, so that a rebuild during the run cannot mix two versions.
 bin=$tmp/bin

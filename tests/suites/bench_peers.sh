@@ -44,7 +44,7 @@ quick_args() {
     word_count) echo 20000 ;; string_build) echo 2000 5 ;; *) echo "" ;;
   esac
 }
-idiomatic_lua() { if [ -f "bench/lua/idiomatic/$1.lua" ]; then echo "bench/lua/idiomatic/$1.lua"; else echo "bench/lua/$1.lua"; fi; }
+idiomatic_lua() { echo "bench/lua/idiomatic/$1.lua"; }
 
 # same_output LABEL REF command...: the command's stdout must be REF's content, exactly.
 same_output() {
@@ -65,6 +65,7 @@ for src in bench/programs/*.mn; do
   ./vm "$src" $args >"$tmp/ref" 2>/dev/null </dev/null || bad "$prog: ./vm failed"
   grep -q '^checksum: ' "$tmp/ref" || bad "$prog: ./vm printed no checksum line"
   [ -f "bench/ocaml/$prog.ml" ] || bad "$prog: no OCaml twin bench/ocaml/$prog.ml"
+  [ -f "bench/lua/idiomatic/$prog.lua" ] || bad "$prog: no idiomatic Lua twin bench/lua/idiomatic/$prog.lua"
   if [ "$have_lua" = 1 ]; then
     # shellcheck disable=SC2086
     same_output "$prog (idiomatic Lua)" "$tmp/ref" lua5.4 "$(idiomatic_lua "$prog")" $args

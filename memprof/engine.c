@@ -17,7 +17,10 @@
 //    the tracker's state as a root). Minor GC: a young entry's block was
 //    promoted iff its header is the forwarding marker (gc/minor.c part 2),
 //    else it died. Major GC: an old entry's block is dead iff it is still
-//    WHITE after marking. Each outcome becomes an event.
+//    WHITE after marking. Each outcome becomes an event: a minor GC's in the
+//    order of the samples (the young list), a major GC's in the order the
+//    blocks became old (the old list), never in the order of entry slots,
+//    which depends on when earlier events were delivered.
 // 4. Events are queued and delivered by memprof_run_callbacks at the next
 //    safe point, in order, one at a time, with sampling suspended
 //    (in_callback): never inside an allocation or a collection. Allocation
@@ -77,6 +80,7 @@ void memprof_free(Vm *vm) {
   free(mp->entries);
   free(mp->free_entries);
   free(mp->young);
+  free(mp->old);
   free(mp->fresh_states);
   free(mp->events);
   free(mp);
@@ -140,7 +144,7 @@ static void release_entry(Memprof *mp, uint32_t i) {
 
 static void maybe_release(Memprof *mp, uint32_t i) {
   Entry *e = &mp->entries[i];
-  if (e->in_use && e->forgotten && e->pending == 0 && !e->young) release_entry(mp, i);
+  if (e->in_use && e->forgotten && e->pending == 0 && !e->young && !e->old_listed) release_entry(mp, i);
 }
 
 static void forget(Memprof *mp, uint32_t i) {
@@ -150,6 +154,12 @@ static void forget(Memprof *mp, uint32_t i) {
   e->block = 0;
   e->user.state = VAL_NIL;
   maybe_release(mp, i);
+}
+
+static void list_old(Memprof *mp, uint32_t i) {
+  if (mp->old_count == mp->old_cap) mp->old = grow_array(mp->old, &mp->old_cap, sizeof(uint32_t));
+  mp->old[mp->old_count++] = i;
+  mp->entries[i].old_listed = true;
 }
 
 static void push_event(Vm *vm, Event ev) {
@@ -210,6 +220,8 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     if (young) {
       if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
       mp->young[mp->young_count++] = i;
+    } else {
+      list_old(mp, i);
     }
     mp->samples_taken += kept[r];
     mp->blocks_sampled++;
@@ -284,6 +296,7 @@ void memprof_minor_gc_done(Vm *vm) {
     }
     if (val_hd(e->block) == 0) {
       e->block = val_field(e->block, 0);
+      list_old(mp, i);
       push_event(vm, (Event){.kind = EV_PROMOTE, .entry = i});
     } else {
       e->live = false;
@@ -296,15 +309,24 @@ void memprof_minor_gc_done(Vm *vm) {
 
 void memprof_major_mark_done(Vm *vm) {
   Memprof *mp = vm->memprof;
-  for (uint32_t i = 0; i < mp->entry_count; i++) {
+  uint32_t kept = 0, n = mp->old_count;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = mp->old[k];
     Entry *e = &mp->entries[i];
-    if (!e->in_use || !e->live || e->young) continue;
-    if (hd_color(val_hd(e->block)) == COLOR_WHITE) {
+    if (e->live && hd_color(val_hd(e->block)) != COLOR_WHITE) {
+      mp->old[kept++] = i;
+      continue;
+    }
+    e->old_listed = false;
+    if (e->live) {
       e->live = false;
       e->block = 0;
       push_event(vm, (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
+    } else {
+      maybe_release(mp, i);
     }
   }
+  mp->old_count = kept;
 }
 
 typedef struct RootAdapter {
@@ -560,8 +582,9 @@ bool memprof_deliver_native(Vm *vm) {
 void memprof_each_live(Vm *vm, int id, void (*fn)(void *data, Value block, uint64_t user), void *data) {
   Memprof *mp = vm->memprof;
   if (!mp) return;
-  for (uint32_t i = 0; i < mp->entry_count; i++) {
-    const Entry *e = &mp->entries[i];
+  // In the order of the lists (part 3), not of the slots.
+  for (uint32_t k = 0; k < mp->old_count + mp->young_count; k++) {
+    const Entry *e = &mp->entries[k < mp->old_count ? mp->old[k] : mp->young[k - mp->old_count]];
     if (e->in_use && e->live && !e->forgotten && e->profile == id && e->delivered) fn(data, e->block, e->user.user);
   }
 }

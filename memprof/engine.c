@@ -30,7 +30,13 @@
 //    alloc event carries its callstack as (site, depth of the side stack):
 //    no Minnow code runs between the sample and its delivery, so the
 //    callstack below the sampling frame is the same (callstack.c part 6
-//    covers the exceptions).
+//    covers the exceptions). An immediate tracker's event (tracker.h) with
+//    none queued before it, outside a delivery, is delivered at once instead
+//    (push_event): the order is the queue's, and nothing else waits, so no
+//    poll. Each sample and each collection counts as one delivery batch
+//    (Memprof.batches). A profile stopped by such a callback, inside an
+//    allocation whose block is not yet taken from the minor heap, is
+//    retuned at the next safe point (the trigger may not be drawn there).
 // 5. Profiles: up to MEMPROF_MAX_RUNNING sample at once, each at its own rate
 //    (a trace and a Memprof module profile, say). The sampler runs at the
 //    highest of their rates; each sampled word is kept for a profile of rate
@@ -162,9 +168,18 @@ static void list_old(Memprof *mp, uint32_t i) {
   mp->entries[i].old_listed = true;
 }
 
+static void deliver(Vm *vm, const Event *ev);
+
 static void push_event(Vm *vm, Event ev) {
   Memprof *mp = vm->memprof;
   mp->entries[ev.entry].pending++;
+  if (mp->profiles[mp->entries[ev.entry].profile].tracker.immediate && mp->event_head == mp->event_count &&
+      !mp->in_callback) {
+    mp->direct = true;
+    deliver(vm, &ev);
+    mp->direct = false;
+    return;
+  }
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
   mp->events[mp->event_count++] = ev;
@@ -193,20 +208,24 @@ static uint32_t thin(Sampler *s, uint32_t n, double rate) {
 // Creates the entries and alloc events of one block with `n_samples` words
 // sampled at the sampler's rate: one for each running profile that keeps
 // some, sharing one callstack capture.
+// A profile stopped by a direct delivery (part 4) gets no alloc event after.
 static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
-  uint32_t kept[MEMPROF_MAX_RUNNING];
+  uint32_t kept[MEMPROF_MAX_RUNNING], n_running = mp->running_count;
+  int running[MEMPROF_MAX_RUNNING];
   bool any = false;
-  for (uint32_t r = 0; r < mp->running_count; r++) {
-    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[mp->running[r]].rate);
+  for (uint32_t r = 0; r < n_running; r++) {
+    running[r] = mp->running[r];
+    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[running[r]].rate);
     any |= kept[r] > 0;
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
   uint32_t depth = 0, unchanged = 0;
   if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
-  for (uint32_t r = 0; r < mp->running_count; r++) {
-    Profile *p = &mp->profiles[mp->running[r]];
+  for (uint32_t r = 0; r < n_running; r++) {
+    Profile *p = &mp->profiles[running[r]];
+    if (!p->running) continue;
     if (kept[r] == 0) {   // a capture this profile will not see
       if (unchanged < p->capture_carry) p->capture_carry = unchanged;
       continue;
@@ -215,7 +234,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     p->capture_carry = UINT32_MAX;
     uint32_t i = new_entry(mp);
     mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept[r],
-                             .profile = mp->running[r], .young = young, .major_born = !young,
+                             .profile = running[r], .young = young, .major_born = !young,
                              .live = true, .in_use = true};
     if (young) {
       if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
@@ -256,6 +275,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
   vm_update_limits(vm);
   if (mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
+  mp->batches++;
   Value *top = old_young_ptr;
   for (uint32_t i = 0; i < n_sub; i++) {
     top -= sub_whsizes[i];
@@ -276,6 +296,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   vm->memprof_major_skip = mp->sampler.major_next - 1;
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
+  mp->batches++;
   track(vm, block, wosize, n, false, 0);
 }
 
@@ -286,6 +307,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
 void memprof_minor_gc_done(Vm *vm) {
   Memprof *mp = vm->memprof;
   mp->fresh_count = 0;   // every state is old now
+  mp->batches++;
   for (uint32_t k = 0; k < mp->young_count; k++) {
     uint32_t i = mp->young[k];
     Entry *e = &mp->entries[i];
@@ -309,6 +331,7 @@ void memprof_minor_gc_done(Vm *vm) {
 
 void memprof_major_mark_done(Vm *vm) {
   Memprof *mp = vm->memprof;
+  mp->batches++;
   uint32_t kept = 0, n = mp->old_count;
   for (uint32_t k = 0; k < n; k++) {
     uint32_t i = mp->old[k];
@@ -441,9 +464,15 @@ static void deliver(Vm *vm, const Event *ev) {
   }
 }
 
+static void retune(Vm *vm);
+
 void memprof_run_callbacks(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback) return;
+  if (mp->retune_due) {
+    mp->retune_due = false;
+    retune(vm);
+  }
   mp->in_callback = true;
   mp->batches++;
   mp->callback_level = vm->level;
@@ -537,7 +566,12 @@ bool memprof_stop_profile(Vm *vm, int id) {
   for (uint32_t k = mp->event_head; k < mp->event_count; k++)
     if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == id)
       forget(mp, mp->events[k].entry);
-  retune(vm);
+  if (mp->direct) {
+    mp->retune_due = true;
+    set_pending(vm, true);
+  } else {
+    retune(vm);
+  }
   return true;
 }
 

@@ -147,6 +147,10 @@ struct Memprof {
   // Deliveries so far: events delivered with no Minnow code run between them
   // share one, and a trace reads the clock once for them (memtrace.c).
   uint64_t batches;
+  bool direct;                 // an event is being delivered as it happens (part 4)
+  bool retune_due;             // a profile stopped during a direct delivery:
+                               // retune at the next safe point
+                               // (memprof_run_callbacks)
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

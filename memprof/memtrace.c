@@ -35,13 +35,14 @@
 //    program (the script, a module it imported: every Proto's file), the
 //    same device and inode, through links: refused before anything is
 //    opened or removed.
-// 7. Times. Events are delivered in batches (memprof_run_callbacks: the
-//    alloc events of one allocation, the collect events of one collection)
-//    with no Minnow code between them, within microseconds: the clock is
-//    read once per batch (Memprof.batches), and the batch's events carry
-//    that time. memprof delivers an event at the first safe point after it
-//    happened, so its time is when the tracker learnt of it, as before; a
-//    sample costs about one clock read instead of two.
+// 7. Times. Events come in batches (Memprof.batches: the alloc events of
+//    one allocation, the collect events of one collection, or what one
+//    memprof_run_callbacks delivers) with no Minnow code between them,
+//    within microseconds: the clock is read once per batch, and the batch's
+//    events carry that time, never earlier than the previous event's (the
+//    writer keeps times monotonic). The tracker is immediate (tracker.h):
+//    memprof hands it an event as it happens unless other events wait
+//    before it, when it comes at the next safe point with them.
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -330,7 +331,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     free(t);
     return false;
   }
-  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true};
+  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true, .immediate = true};
   t->profile = memprof_start_profile(vm, rate, 0, &tracker);
   if (t->profile < 0) {
     snprintf(err, err_len, "cannot start the profiler: %d profiles are sampling already", MEMPROF_MAX_RUNNING);

@@ -148,7 +148,7 @@ static void release_entry(Memprof *mp, uint32_t i) {
   mp->free_entries[mp->free_count++] = i;
 }
 
-static void maybe_release(Memprof *mp, uint32_t i) {
+static inline void maybe_release(Memprof *mp, uint32_t i) {
   Entry *e = &mp->entries[i];
   if (e->in_use && e->forgotten && e->pending == 0 && !e->young && !e->old_listed) release_entry(mp, i);
 }
@@ -168,9 +168,22 @@ static void list_old(Memprof *mp, uint32_t i) {
   mp->entries[i].old_listed = true;
 }
 
-static void deliver(Vm *vm, const Event *ev);
+static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *ev);
 
-static void push_event(Vm *vm, Event ev) {
+// Queues an event for the next safe point (part 4).
+static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
+  Memprof *mp = vm->memprof;
+  if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
+  if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
+  mp->events[mp->event_count++] = *ev;
+  if (ev->kind == EV_ALLOC && !ev->own && ev->depth > mp->queued_depth) mp->queued_depth = ev->depth;
+  set_pending(vm, true);
+}
+
+// Delivered at once to an immediate tracker with nothing queued before it,
+// outside a delivery; queued otherwise (part 4). Inlined in each caller, so
+// that the direct delivery of each kind of event is specialized.
+static inline __attribute__((always_inline)) void push_event(Vm *vm, Event ev) {
   Memprof *mp = vm->memprof;
   mp->entries[ev.entry].pending++;
   if (mp->profiles[mp->entries[ev.entry].profile].tracker.immediate && mp->event_head == mp->event_count &&
@@ -180,11 +193,7 @@ static void push_event(Vm *vm, Event ev) {
     mp->direct = false;
     return;
   }
-  if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
-  if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
-  mp->events[mp->event_count++] = ev;
-  if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
-  set_pending(vm, true);
+  enqueue(vm, &ev);
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
@@ -372,7 +381,7 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
       Entry *e = &mp->entries[mp->fresh_states[k]];
       if (e->in_use) visit(vm, &e->user.state, data);
     }
-  } else {
+  } else if (mp->states_set) {
     for (uint32_t i = 0; i < mp->entry_count; i++)
       if (mp->entries[i].in_use && val_is_ptr(mp->entries[i].user.state)) visit(vm, &mp->entries[i].user.state, data);
   }
@@ -400,7 +409,7 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
-static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
+static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   Memprof *mp = vm->memprof;
   if (!p->tracker.alloc) {
     skip_alloc(p, ev);
@@ -425,7 +434,7 @@ static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
 
 // Delivers one event to its profile's tracker. The entry being delivered is
 // mp->delivering, so that memprof_callback_raised can forget it.
-static void deliver(Vm *vm, const Event *ev) {
+static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *ev) {
   Memprof *mp = vm->memprof;
   Entry *e = &mp->entries[ev->entry];
   Profile *p = &mp->profiles[e->profile];
@@ -457,8 +466,14 @@ static void deliver(Vm *vm, const Event *ev) {
       keep = false;
       break;
   }
-  if (!keep) forget(mp, ev->entry);
-  else if (vm_is_young(vm, mp->entries[ev->entry].user.state)) {
+  if (!keep) {
+    forget(mp, ev->entry);
+    return;
+  }
+  Value state = mp->entries[ev->entry].user.state;
+  if (!val_is_ptr(state)) return;
+  mp->states_set = true;
+  if (vm_is_young(vm, state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
     mp->fresh_states[mp->fresh_count++] = ev->entry;
   }

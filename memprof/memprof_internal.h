@@ -147,6 +147,8 @@ struct Memprof {
   // Deliveries so far: events delivered with no Minnow code run between them
   // share one, and a trace reads the clock once for them (memtrace.c).
   uint64_t batches;
+  bool states_set;             // a tracker set some entry's state to a block
+                               // (else a major GC has no state to scan)
   bool direct;                 // an event is being delivered as it happens (part 4)
   bool retune_due;             // a profile stopped during a direct delivery:
                                // retune at the next safe point

@@ -110,12 +110,15 @@ static uint32_t locate(void *data, uint64_t code, TraceLocation *out, uint32_t m
 
 // A write error: one message, then no more samples (the events of blocks
 // already tracked are dropped by the writer, which no longer writes).
-static void check_writer(Vm *vm, Tracer *t) {
-  const char *err = trace_writer_error(t->writer);
-  if (!err || t->failed) return;
+static __attribute__((noinline)) void writer_failed(Vm *vm, Tracer *t, const char *err) {
   t->failed = true;
   fprintf(stderr, "vm: --memtrace %s: %s; tracing stopped, the program goes on\n", t->path, err);
   memprof_stop_profile(vm, t->profile);
+}
+
+static inline void check_writer(Vm *vm, Tracer *t) {
+  const char *err = trace_writer_error(t->writer);
+  if (__builtin_expect(err != NULL, 0) && !t->failed) writer_failed(vm, t, err);
 }
 
 static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {

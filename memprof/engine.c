@@ -168,11 +168,12 @@ static void list_old(Memprof *mp, uint32_t i) {
   mp->entries[i].old_listed = true;
 }
 
-static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *ev);
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev);
 
 // Queues an event for the next safe point (part 4).
 static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
   Memprof *mp = vm->memprof;
+  mp->entries[ev->entry].pending++;
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
   mp->events[mp->event_count++] = *ev;
@@ -180,16 +181,16 @@ static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
   set_pending(vm, true);
 }
 
-// Delivered at once to an immediate tracker with nothing queued before it,
-// outside a delivery; queued otherwise (part 4). Inlined in each caller, so
-// that the direct delivery of each kind of event is specialized.
-static inline __attribute__((always_inline)) void push_event(Vm *vm, Event ev) {
+// An event of profile p's live entry: delivered at once to an immediate
+// tracker with nothing queued before it, outside a delivery; queued
+// otherwise (part 4). Inlined in each caller, so that the direct delivery of
+// each kind of event is specialized. (A live entry is not forgotten, and its
+// profile not discarded: memprof_discard_profile forgets its entries.)
+static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p, Event ev) {
   Memprof *mp = vm->memprof;
-  mp->entries[ev.entry].pending++;
-  if (mp->profiles[mp->entries[ev.entry].profile].tracker.immediate && mp->event_head == mp->event_count &&
-      !mp->in_callback) {
+  if (p->tracker.immediate && mp->event_head == mp->event_count && !mp->in_callback) {
     mp->direct = true;
-    deliver(vm, &ev);
+    call_tracker(vm, p, ev.entry, &ev);
     mp->direct = false;
     return;
   }
@@ -253,7 +254,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     }
     mp->samples_taken += kept[r];
     mp->blocks_sampled++;
-    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+    push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
   }
 }
 
@@ -328,11 +329,11 @@ void memprof_minor_gc_done(Vm *vm) {
     if (val_hd(e->block) == 0) {
       e->block = val_field(e->block, 0);
       list_old(mp, i);
-      push_event(vm, (Event){.kind = EV_PROMOTE, .entry = i});
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_PROMOTE, .entry = i});
     } else {
       e->live = false;
       e->block = 0;
-      push_event(vm, (Event){.kind = EV_DEALLOC_MINOR, .entry = i});
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_DEALLOC_MINOR, .entry = i});
     }
   }
   mp->young_count = 0;
@@ -353,7 +354,7 @@ void memprof_major_mark_done(Vm *vm) {
     if (e->live) {
       e->live = false;
       e->block = 0;
-      push_event(vm, (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
     } else {
       maybe_release(mp, i);
     }
@@ -432,13 +433,12 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
 }
 
 
-// Delivers one event to its profile's tracker. The entry being delivered is
-// mp->delivering, so that memprof_callback_raised can forget it.
-static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *ev) {
+// Hands an event of a live entry to profile p's tracker. The entry being
+// delivered is mp->delivering, so that memprof_callback_raised can forget it.
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev) {
   Memprof *mp = vm->memprof;
-  Entry *e = &mp->entries[ev->entry];
-  Profile *p = &mp->profiles[e->profile];
-  ASSERT(e->in_use && e->pending > 0, "an event names an entry in use");
+  Entry *e = &mp->entries[i];
+  ASSERT(e->in_use && !e->forgotten && !p->discarded, "an event delivered names an entry in use");
   // Per block: alloc first, then at most one promote, then one dealloc
   // (tracker.h), in the order they happened.
   ASSERT(ev->kind == EV_ALLOC ? e->delivered == 0
@@ -446,13 +446,7 @@ static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *e
          : e->delivered == 1 + EV_ALLOC || e->delivered == 1 + EV_PROMOTE,
          "events of a block in order, each once");
   e->delivered = (uint8_t)(1 + ev->kind);
-  e->pending--;
-  if (e->forgotten || p->discarded) {
-    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
-    maybe_release(mp, ev->entry);
-    return;
-  }
-  mp->delivering = ev->entry;
+  mp->delivering = i;
   // Minnow code is about to run (and may move the profiles: p is not read
   // after the call): the events after it are of another batch.
   if (!p->tracker.native) mp->batches++;
@@ -467,16 +461,34 @@ static inline __attribute__((always_inline)) void deliver(Vm *vm, const Event *e
       break;
   }
   if (!keep) {
-    forget(mp, ev->entry);
+    forget(mp, i);
     return;
   }
-  Value state = mp->entries[ev->entry].user.state;
+  Value state = mp->entries[i].user.state;
   if (!val_is_ptr(state)) return;
   mp->states_set = true;
   if (vm_is_young(vm, state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
-    mp->fresh_states[mp->fresh_count++] = ev->entry;
+    mp->fresh_states[mp->fresh_count++] = i;
   }
+}
+
+// Delivers one queued event to its profile's tracker, unless its entry was
+// forgotten since. The entry being delivered is mp->delivering, so that
+// memprof_callback_raised can forget it.
+static void deliver(Vm *vm, const Event *ev) {
+  Memprof *mp = vm->memprof;
+  Entry *e = &mp->entries[ev->entry];
+  Profile *p = &mp->profiles[e->profile];
+  ASSERT(e->in_use && e->pending > 0, "an event names an entry in use");
+  e->pending--;
+  if (e->forgotten || p->discarded) {
+    e->delivered = (uint8_t)(1 + ev->kind);
+    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
+    maybe_release(mp, ev->entry);
+    return;
+  }
+  call_tracker(vm, p, ev->entry, ev);
 }
 
 static void retune(Vm *vm);

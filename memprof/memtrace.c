@@ -80,7 +80,7 @@ static uint64_t now_us(void) {
   return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-// The time of an event: the clock is read once per delivery batch (part 6).
+// The time of an event: the clock is read once per delivery batch (part 7).
 static inline uint64_t event_time(const Vm *vm, Tracer *t) {
   uint64_t batch = vm->memprof->batches;
   if (batch != t->clock_batch) {

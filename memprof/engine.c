@@ -98,7 +98,7 @@ void memprof_set_seed(Vm *vm, uint64_t seed) {
   double rate = vm->memprof->sampler.rate;
   sampler_seed(&vm->memprof->sampler, seed);
   sampler_set_rate(&vm->memprof->sampler, rate > 0 ? rate : 1);
-  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
+  vm->memprof_major_point = vm->gc.major_since_cycle;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
 }
 
@@ -294,16 +294,21 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
 }
 
 // Major blocks that end before the next sampled major word never reach
-// memprof_sample_major: gc/heap.c only takes their words off
-// vm->memprof_major_skip. Invariant: once the sampler has drawn its first
-// major distance (major_next >= 1 from then on), major_next is
-// memprof_major_skip + 1 outside this function; before it, both are 0.
+// memprof_sample_major: gc/heap.c allocates them on its fast path, below
+// vm->memprof_major_point (core/vm_state.h). The block was counted in
+// major_since_cycle already. Invariant: once the sampler has drawn its first
+// major distance (major_next >= 1 from then on), the next sampled major word
+// is major_next - 1 words past the last block that came here; before it,
+// major_next is 0 and memprof_major_point is major_since_cycle (every block
+// comes here).
 void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   Memprof *mp = vm->memprof;
   if (!sampling(mp)) return;
-  if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_skip + 1;
+  uint64_t at = vm->gc.major_since_cycle - (wosize + 1);   // where the block starts
+  if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_point - at + 1;
   uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
-  vm->memprof_major_skip = mp->sampler.major_next - 1;
+  vm->memprof_major_point = vm->gc.major_since_cycle + mp->sampler.major_next - 1;
+  vm_update_limits(vm);
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   mp->batches++;
@@ -562,7 +567,7 @@ static void retune(Vm *vm) {
     if (mp->profiles[mp->running[r]].rate > rate) rate = mp->profiles[mp->running[r]].rate;
   if (rate > 0) sampler_set_rate(&mp->sampler, rate);
   vm->memprof_sampling = mp->running_count > 0;
-  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
+  vm->memprof_major_point = vm->gc.major_since_cycle;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
 }
 

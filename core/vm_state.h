@@ -85,9 +85,9 @@ typedef struct GcState {
   uint64_t major_threshold;  // major words a cycle lets be allocated before the
                              // next one runs (gc/gc_internal.h, major_threshold_for)
   uint64_t major_alloc_limit;   // gc_alloc_major takes its slow path once
-                             // major_since_cycle reaches this: the major GC
-                             // threshold, or 0 while memprof samples (so that
-                             // with the profiler off the path tests nothing more)
+                             // major_since_cycle + wosize reaches this: the
+                             // major GC threshold, or memprof's next sampled
+                             // major word if nearer (vm_update_limits)
   uint64_t stress_counter;
   bool collecting;           // a collection is running (no allocation allowed)
   bool major_requested;      // run a major GC at the end of the next minor GC
@@ -185,9 +185,13 @@ typedef struct Vm {
   uint32_t poll_saved_op; // what it held
   const uint32_t *poll_origin; // the instruction that queued the callbacks
   bool memprof_sampling;  // a profile is running (major allocations ask memprof)
-  uint64_t memprof_major_skip; // while sampling: words the major heap may allocate
-                          // before the next sampled major word (gc/heap.c skips
-                          // memprof for blocks that fit; memprof/engine.c syncs)
+  // While sampling: the value of gc.major_since_cycle at the next sampled
+  // major word. A major block of wosize fields allocated when major_since_cycle
+  // is `at` holds it iff at + wosize >= memprof_major_point (gc/heap.c);
+  // memprof/engine.c draws it; gc/minor.c and gc/major.c move it with
+  // major_since_cycle's promotions and resets, which allocate nothing.
+  // Invariant while sampling: memprof_major_point >= gc.major_since_cycle.
+  uint64_t memprof_major_point;
   bool sampling_suspended; // runtime-internal allocations (error messages)
   // SIGINT or SIGTERM arrived (its number; 0: none). Written by the signal
   // handler only (vm_catch_signals), read at safe points: loop back-edges and
@@ -235,12 +239,15 @@ typedef struct Vm {
 //    paths deliver them), or while a signal waits (vm->pending_signal);
 //  * young_limit_c, gc_alloc's: the same but for the last two (C allocations
 //    deliver nothing: String.split across a minor GC keeps its fast path);
-//  * major_alloc_limit: 0 while memprof samples (every major allocation then
-//    takes gc_alloc_major's slow path, which samples), else the major GC's
-//    threshold (gc.major_threshold).
+//  * major_alloc_limit: the major GC's threshold (gc.major_threshold), or,
+//    while memprof samples, memprof's next sampled major word if nearer
+//    (memprof_major_point): gc_alloc_major takes its slow path for a block
+//    of wosize fields once major_since_cycle + wosize reaches it.
 // Called whenever one of these fields changes.
 static inline void vm_update_limits(Vm *vm) {
-  vm->gc.major_alloc_limit = MEMPROF_BUILT && vm->memprof_sampling ? 0 : vm->gc.major_threshold;
+  uint64_t major = vm->gc.major_threshold;
+  if (MEMPROF_BUILT && vm->memprof_sampling && vm->memprof_major_point < major) major = vm->memprof_major_point;
+  vm->gc.major_alloc_limit = major;
   Value *limit = vm->young_start;
   if (vm->young_trigger > limit) limit = vm->young_trigger;
   if (vm->options.gc_stress) limit = vm->young_end;

@@ -31,11 +31,14 @@ void gc_free(Vm *vm) {
 }
 
 bool gc_reset(Vm *vm, uint64_t minor_words) {
+  // memprof's next sampled major word stays as many words ahead (vm_state.h).
+  uint64_t point = vm->memprof_major_point > vm->gc.major_since_cycle ? vm->memprof_major_point - vm->gc.major_since_cycle : 0;
   Value *mark_stack = vm->gc.major->mark_stack;
   vm->gc.major->mark_stack = NULL;
   major_free_all(vm->gc.major);
   free(vm->gc.remembered);
   memset(&vm->gc, 0, sizeof vm->gc);
+  vm->memprof_major_point = point;
   vm->gc.major_threshold = major_threshold_for(vm->gc.stats.live_words);
   vm->gc.major = calloc(1, sizeof(MajorHeap));
   if (!vm->gc.major) {
@@ -94,12 +97,16 @@ static bool over_limit(const Vm *vm, uint64_t extra) {
          vm->gc.stats.heap_words + extra > vm->options.max_heap_words;
 }
 
-// Raises `out of memory` once a major GC could not bring the heap under the
-// limit. Only called where raising is safe (no collection running).
-static void check_heap_limit(Vm *vm, uint64_t extra) {
-  if (!over_limit(vm, extra)) return;
+static __attribute__((noinline)) void heap_limit_reached(Vm *vm, uint64_t extra) {
   gc_major(vm);
   if (over_limit(vm, extra)) vm_raise_out_of_memory(vm);
+}
+
+// Raises `out of memory` once a major GC could not bring the heap under the
+// limit. Only called where raising is safe (no collection running). Inline:
+// the allocations that pass it make no call.
+static inline void check_heap_limit(Vm *vm, uint64_t extra) {
+  if (__builtin_expect(over_limit(vm, extra), 0)) heap_limit_reached(vm, extra);
 }
 
 Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
@@ -149,31 +156,24 @@ static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, u
   return v;
 }
 
-// gc_alloc_major once major_alloc_limit is reached: a major cycle is due, or
-// memprof is sampling (the block's words are sampled once it is allocated).
+// gc_alloc_major once major_alloc_limit is reached: a major cycle may be due,
+// or the block may hold memprof's next sampled major word (vm_state.h).
 static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   if (vm->gc.major_since_cycle > vm->gc.major_threshold) gc_major(vm);
   Value v = major_alloc_counted(vm, wosize, tag);
-  if (MEMPROF_BUILT && vm->memprof_sampling) {
-    if (vm->memprof_major_skip > wosize) vm->memprof_major_skip -= wosize + 1;   // no sampled word here
-    else memprof_sample_major(vm, v, wosize);
-  }
+  // Where the block starts, counted after any collection it caused.
+  uint64_t at = vm->gc.major_since_cycle - (wosize + 1);
+  if (MEMPROF_BUILT && vm->memprof_sampling && at + wosize >= vm->memprof_major_point) memprof_sample_major(vm, v, wosize);
   return v;
 }
 
+// While memprof samples, a block that holds no sampled word takes the fast
+// path as when it does not: major_alloc_limit is the nearer of the cycle's
+// threshold and the sampled word (string_build makes thousands of them).
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
   if (wosize == 0) return vm->empty_array;
   if (wosize > GC_MAX_WOSIZE) vm_raise_out_of_memory(vm);
-  if (vm->gc.major_since_cycle >= vm->gc.major_alloc_limit) {
-    // While memprof samples, a block holding no sampled word when no cycle is
-    // due only moves the skip: no call (string_build makes thousands of them).
-    if (!(MEMPROF_BUILT && vm->memprof_sampling && vm->memprof_major_skip > wosize &&
-          vm->gc.major_since_cycle <= vm->gc.major_threshold))
-      return alloc_major_slow(vm, wosize, tag);
-    Value v = major_alloc_counted(vm, wosize, tag);
-    vm->memprof_major_skip -= wosize + 1;
-    return v;
-  }
+  if (vm->gc.major_since_cycle + wosize >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag);
   return major_alloc_counted(vm, wosize, tag);
 }
 

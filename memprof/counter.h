@@ -1,5 +1,6 @@
-// counter.h - the counting tracker (memprof/counter.c): a native tracker
-// that counts what memprof reports and does nothing else. ./vm
+// counter.h - the counting tracker (memprof/counter.c): a native, immediate
+// tracker (memprof/tracker.h) that counts what memprof reports and does
+// nothing else. ./vm
 // --memprof-count prints its totals when the VM exits; the benchmarks
 // (bench/micro/memprof_micro.c) read them to measure the engine's own cost.
 #ifndef MINNOW_COUNTER_H

@@ -17,7 +17,10 @@
 //    the tracker's state as a root). Minor GC: a young entry's block was
 //    promoted iff its header is the forwarding marker (gc/minor.c part 2),
 //    else it died. Major GC: an old entry's block is dead iff it is still
-//    WHITE after marking. Each outcome becomes an event.
+//    WHITE after marking. Each outcome becomes an event: a minor GC's in the
+//    order of the samples (the young list), a major GC's in the order the
+//    blocks became old (the old list), never in the order of entry slots,
+//    which depends on when earlier events were delivered.
 // 4. Events are queued and delivered by memprof_run_callbacks at the next
 //    safe point, in order, one at a time, with sampling suspended
 //    (in_callback): never inside an allocation or a collection. Allocation
@@ -27,7 +30,13 @@
 //    alloc event carries its callstack as (site, depth of the side stack):
 //    no Minnow code runs between the sample and its delivery, so the
 //    callstack below the sampling frame is the same (callstack.c part 6
-//    covers the exceptions).
+//    covers the exceptions). An immediate tracker's event (tracker.h) with
+//    none queued before it, outside a delivery, is delivered at once instead
+//    (push_event): the order is the queue's, and nothing else waits, so no
+//    poll. Each sample and each collection counts as one delivery batch
+//    (Memprof.batches). A profile stopped by such a callback, inside an
+//    allocation whose block is not yet taken from the minor heap, is
+//    retuned at the next safe point (the trigger may not be drawn there).
 // 5. Profiles: up to MEMPROF_MAX_RUNNING sample at once, each at its own rate
 //    (a trace and a Memprof module profile, say). The sampler runs at the
 //    highest of their rates; each sampled word is kept for a profile of rate
@@ -77,6 +86,7 @@ void memprof_free(Vm *vm) {
   free(mp->entries);
   free(mp->free_entries);
   free(mp->young);
+  free(mp->old);
   free(mp->fresh_states);
   free(mp->events);
   free(mp);
@@ -88,7 +98,7 @@ void memprof_set_seed(Vm *vm, uint64_t seed) {
   double rate = vm->memprof->sampler.rate;
   sampler_seed(&vm->memprof->sampler, seed);
   sampler_set_rate(&vm->memprof->sampler, rate > 0 ? rate : 1);
-  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
+  vm->memprof_major_point = vm->gc.major_since_cycle;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
 }
 
@@ -138,9 +148,9 @@ static void release_entry(Memprof *mp, uint32_t i) {
   mp->free_entries[mp->free_count++] = i;
 }
 
-static void maybe_release(Memprof *mp, uint32_t i) {
+static inline void maybe_release(Memprof *mp, uint32_t i) {
   Entry *e = &mp->entries[i];
-  if (e->in_use && e->forgotten && e->pending == 0 && !e->young) release_entry(mp, i);
+  if (e->in_use && e->forgotten && e->pending == 0 && !e->young && !e->old_listed) release_entry(mp, i);
 }
 
 static void forget(Memprof *mp, uint32_t i) {
@@ -152,14 +162,39 @@ static void forget(Memprof *mp, uint32_t i) {
   maybe_release(mp, i);
 }
 
-static void push_event(Vm *vm, Event ev) {
+static void list_old(Memprof *mp, uint32_t i) {
+  if (mp->old_count == mp->old_cap) mp->old = grow_array(mp->old, &mp->old_cap, sizeof(uint32_t));
+  mp->old[mp->old_count++] = i;
+  mp->entries[i].old_listed = true;
+}
+
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev);
+
+// Queues an event for the next safe point (part 4).
+static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
   Memprof *mp = vm->memprof;
-  mp->entries[ev.entry].pending++;
+  mp->entries[ev->entry].pending++;
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
-  mp->events[mp->event_count++] = ev;
-  if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
+  mp->events[mp->event_count++] = *ev;
+  if (ev->kind == EV_ALLOC && !ev->own && ev->depth > mp->queued_depth) mp->queued_depth = ev->depth;
   set_pending(vm, true);
+}
+
+// An event of profile p's live entry: delivered at once to an immediate
+// tracker with nothing queued before it, outside a delivery; queued
+// otherwise (part 4). Inlined in each caller, so that the direct delivery of
+// each kind of event is specialized. (A live entry is not forgotten, and its
+// profile not discarded: memprof_discard_profile forgets its entries.)
+static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p, Event ev) {
+  Memprof *mp = vm->memprof;
+  if (p->tracker.immediate && mp->event_head == mp->event_count && !mp->in_callback) {
+    mp->direct = true;
+    call_tracker(vm, p, ev.entry, &ev);
+    mp->direct = false;
+    return;
+  }
+  enqueue(vm, &ev);
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
@@ -183,20 +218,24 @@ static uint32_t thin(Sampler *s, uint32_t n, double rate) {
 // Creates the entries and alloc events of one block with `n_samples` words
 // sampled at the sampler's rate: one for each running profile that keeps
 // some, sharing one callstack capture.
+// A profile stopped by a direct delivery (part 4) gets no alloc event after.
 static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
-  uint32_t kept[MEMPROF_MAX_RUNNING];
+  uint32_t kept[MEMPROF_MAX_RUNNING], n_running = mp->running_count;
+  int running[MEMPROF_MAX_RUNNING];
   bool any = false;
-  for (uint32_t r = 0; r < mp->running_count; r++) {
-    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[mp->running[r]].rate);
+  for (uint32_t r = 0; r < n_running; r++) {
+    running[r] = mp->running[r];
+    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[running[r]].rate);
     any |= kept[r] > 0;
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
   uint32_t depth = 0, unchanged = 0;
   if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
-  for (uint32_t r = 0; r < mp->running_count; r++) {
-    Profile *p = &mp->profiles[mp->running[r]];
+  for (uint32_t r = 0; r < n_running; r++) {
+    Profile *p = &mp->profiles[running[r]];
+    if (!p->running) continue;
     if (kept[r] == 0) {   // a capture this profile will not see
       if (unchanged < p->capture_carry) p->capture_carry = unchanged;
       continue;
@@ -205,15 +244,17 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
     p->capture_carry = UINT32_MAX;
     uint32_t i = new_entry(mp);
     mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept[r],
-                             .profile = mp->running[r], .young = young, .major_born = !young,
+                             .profile = running[r], .young = young, .major_born = !young,
                              .live = true, .in_use = true};
     if (young) {
       if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
       mp->young[mp->young_count++] = i;
+    } else {
+      list_old(mp, i);
     }
     mp->samples_taken += kept[r];
     mp->blocks_sampled++;
-    push_event(vm, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+    push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
   }
 }
 
@@ -244,6 +285,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
   vm_update_limits(vm);
   if (mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
+  mp->batches++;
   Value *top = old_young_ptr;
   for (uint32_t i = 0; i < n_sub; i++) {
     top -= sub_whsizes[i];
@@ -252,18 +294,24 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
 }
 
 // Major blocks that end before the next sampled major word never reach
-// memprof_sample_major: gc/heap.c only takes their words off
-// vm->memprof_major_skip. Invariant: once the sampler has drawn its first
-// major distance (major_next >= 1 from then on), major_next is
-// memprof_major_skip + 1 outside this function; before it, both are 0.
+// memprof_sample_major: gc/heap.c allocates them on its fast path, below
+// vm->memprof_major_point (core/vm_state.h). The block was counted in
+// major_since_cycle already. Invariant: once the sampler has drawn its first
+// major distance (major_next >= 1 from then on), the next sampled major word
+// is major_next - 1 words past the last block that came here; before it,
+// major_next is 0 and memprof_major_point is major_since_cycle (every block
+// comes here).
 void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   Memprof *mp = vm->memprof;
   if (!sampling(mp)) return;
-  if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_skip + 1;
+  uint64_t at = vm->gc.major_since_cycle - (wosize + 1);   // where the block starts
+  if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_point - at + 1;
   uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
-  vm->memprof_major_skip = mp->sampler.major_next - 1;
+  vm->memprof_major_point = vm->gc.major_since_cycle + mp->sampler.major_next - 1;
+  vm_update_limits(vm);
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
+  mp->batches++;
   track(vm, block, wosize, n, false, 0);
 }
 
@@ -274,6 +322,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
 void memprof_minor_gc_done(Vm *vm) {
   Memprof *mp = vm->memprof;
   mp->fresh_count = 0;   // every state is old now
+  mp->batches++;
   for (uint32_t k = 0; k < mp->young_count; k++) {
     uint32_t i = mp->young[k];
     Entry *e = &mp->entries[i];
@@ -284,11 +333,12 @@ void memprof_minor_gc_done(Vm *vm) {
     }
     if (val_hd(e->block) == 0) {
       e->block = val_field(e->block, 0);
-      push_event(vm, (Event){.kind = EV_PROMOTE, .entry = i});
+      list_old(mp, i);
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_PROMOTE, .entry = i});
     } else {
       e->live = false;
       e->block = 0;
-      push_event(vm, (Event){.kind = EV_DEALLOC_MINOR, .entry = i});
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_DEALLOC_MINOR, .entry = i});
     }
   }
   mp->young_count = 0;
@@ -296,15 +346,25 @@ void memprof_minor_gc_done(Vm *vm) {
 
 void memprof_major_mark_done(Vm *vm) {
   Memprof *mp = vm->memprof;
-  for (uint32_t i = 0; i < mp->entry_count; i++) {
+  mp->batches++;
+  uint32_t kept = 0, n = mp->old_count;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = mp->old[k];
     Entry *e = &mp->entries[i];
-    if (!e->in_use || !e->live || e->young) continue;
-    if (hd_color(val_hd(e->block)) == COLOR_WHITE) {
+    if (e->live && hd_color(val_hd(e->block)) != COLOR_WHITE) {
+      mp->old[kept++] = i;
+      continue;
+    }
+    e->old_listed = false;
+    if (e->live) {
       e->live = false;
       e->block = 0;
-      push_event(vm, (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
+      push_event(vm, &mp->profiles[e->profile], (Event){.kind = EV_DEALLOC_MAJOR, .entry = i});
+    } else {
+      maybe_release(mp, i);
     }
   }
+  mp->old_count = kept;
 }
 
 typedef struct RootAdapter {
@@ -327,7 +387,7 @@ void memprof_scan_roots(Vm *vm, RootVisitor visit, void *data) {
       Entry *e = &mp->entries[mp->fresh_states[k]];
       if (e->in_use) visit(vm, &e->user.state, data);
     }
-  } else {
+  } else if (mp->states_set) {
     for (uint32_t i = 0; i < mp->entry_count; i++)
       if (mp->entries[i].in_use && val_is_ptr(mp->entries[i].user.state)) visit(vm, &mp->entries[i].user.state, data);
   }
@@ -355,7 +415,7 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
-static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
+static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
   Memprof *mp = vm->memprof;
   if (!p->tracker.alloc) {
     skip_alloc(p, ev);
@@ -378,13 +438,12 @@ static bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
 }
 
 
-// Delivers one event to its profile's tracker. The entry being delivered is
-// mp->delivering, so that memprof_callback_raised can forget it.
-static void deliver(Vm *vm, const Event *ev) {
+// Hands an event of a live entry to profile p's tracker. The entry being
+// delivered is mp->delivering, so that memprof_callback_raised can forget it.
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev) {
   Memprof *mp = vm->memprof;
-  Entry *e = &mp->entries[ev->entry];
-  Profile *p = &mp->profiles[e->profile];
-  ASSERT(e->in_use && e->pending > 0, "an event names an entry in use");
+  Entry *e = &mp->entries[i];
+  ASSERT(e->in_use && !e->forgotten && !p->discarded, "an event delivered names an entry in use");
   // Per block: alloc first, then at most one promote, then one dealloc
   // (tracker.h), in the order they happened.
   ASSERT(ev->kind == EV_ALLOC ? e->delivered == 0
@@ -392,13 +451,7 @@ static void deliver(Vm *vm, const Event *ev) {
          : e->delivered == 1 + EV_ALLOC || e->delivered == 1 + EV_PROMOTE,
          "events of a block in order, each once");
   e->delivered = (uint8_t)(1 + ev->kind);
-  e->pending--;
-  if (e->forgotten || p->discarded) {
-    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
-    maybe_release(mp, ev->entry);
-    return;
-  }
-  mp->delivering = ev->entry;
+  mp->delivering = i;
   // Minnow code is about to run (and may move the profiles: p is not read
   // after the call): the events after it are of another batch.
   if (!p->tracker.native) mp->batches++;
@@ -412,16 +465,46 @@ static void deliver(Vm *vm, const Event *ev) {
       keep = false;
       break;
   }
-  if (!keep) forget(mp, ev->entry);
-  else if (vm_is_young(vm, mp->entries[ev->entry].user.state)) {
+  if (!keep) {
+    forget(mp, i);
+    return;
+  }
+  Value state = mp->entries[i].user.state;
+  if (!val_is_ptr(state)) return;
+  mp->states_set = true;
+  if (vm_is_young(vm, state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
-    mp->fresh_states[mp->fresh_count++] = ev->entry;
+    mp->fresh_states[mp->fresh_count++] = i;
   }
 }
+
+// Delivers one queued event to its profile's tracker, unless its entry was
+// forgotten since. The entry being delivered is mp->delivering, so that
+// memprof_callback_raised can forget it.
+static void deliver(Vm *vm, const Event *ev) {
+  Memprof *mp = vm->memprof;
+  Entry *e = &mp->entries[ev->entry];
+  Profile *p = &mp->profiles[e->profile];
+  ASSERT(e->in_use && e->pending > 0, "an event names an entry in use");
+  e->pending--;
+  if (e->forgotten || p->discarded) {
+    e->delivered = (uint8_t)(1 + ev->kind);
+    if (ev->kind == EV_ALLOC) skip_alloc(p, ev);
+    maybe_release(mp, ev->entry);
+    return;
+  }
+  call_tracker(vm, p, ev->entry, ev);
+}
+
+static void retune(Vm *vm);
 
 void memprof_run_callbacks(Vm *vm) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->in_callback) return;
+  if (mp->retune_due) {
+    mp->retune_due = false;
+    retune(vm);
+  }
   mp->in_callback = true;
   mp->batches++;
   mp->callback_level = vm->level;
@@ -484,7 +567,7 @@ static void retune(Vm *vm) {
     if (mp->profiles[mp->running[r]].rate > rate) rate = mp->profiles[mp->running[r]].rate;
   if (rate > 0) sampler_set_rate(&mp->sampler, rate);
   vm->memprof_sampling = mp->running_count > 0;
-  vm->memprof_major_skip = 0;   // no major distance drawn yet (memprof_sample_major)
+  vm->memprof_major_point = vm->gc.major_since_cycle;   // no major distance drawn yet (memprof_sample_major)
   memprof_renew_trigger(vm);
 }
 
@@ -515,7 +598,12 @@ bool memprof_stop_profile(Vm *vm, int id) {
   for (uint32_t k = mp->event_head; k < mp->event_count; k++)
     if (mp->events[k].kind == EV_ALLOC && mp->entries[mp->events[k].entry].profile == id)
       forget(mp, mp->events[k].entry);
-  retune(vm);
+  if (mp->direct) {
+    mp->retune_due = true;
+    set_pending(vm, true);
+  } else {
+    retune(vm);
+  }
   return true;
 }
 
@@ -560,8 +648,9 @@ bool memprof_deliver_native(Vm *vm) {
 void memprof_each_live(Vm *vm, int id, void (*fn)(void *data, Value block, uint64_t user), void *data) {
   Memprof *mp = vm->memprof;
   if (!mp) return;
-  for (uint32_t i = 0; i < mp->entry_count; i++) {
-    const Entry *e = &mp->entries[i];
+  // In the order of the lists (part 3), not of the slots.
+  for (uint32_t k = 0; k < mp->old_count + mp->young_count; k++) {
+    const Entry *e = &mp->entries[k < mp->old_count ? mp->old[k] : mp->young[k - mp->old_count]];
     if (e->in_use && e->live && !e->forgotten && e->profile == id && e->delivered) fn(data, e->block, e->user.user);
   }
 }

@@ -83,6 +83,8 @@ typedef struct Entry {
   int profile;                 // index in profiles
   uint32_t pending;            // queued events naming this entry
   bool young;                  // in the young list (until the next minor GC)
+  bool old_listed;             // in the old list (until a major GC finds it
+                               // dead or no longer live)
   bool major_born, in_use;
   bool live;                   // block watched: false once dead or forgotten
   bool forgotten;              // no further callback (returned false, raised,
@@ -91,7 +93,7 @@ typedef struct Entry {
                                // (ASSERT: alloc, at most one promote, one dealloc)
 } Entry;
 // Invariant: an entry slot is reused only when forgotten, with no pending
-// event, and out of the young list (maybe_release).
+// event, and out of the young and old lists (maybe_release).
 
 typedef enum EventKind { EV_ALLOC, EV_PROMOTE, EV_DEALLOC_MINOR, EV_DEALLOC_MAJOR } EventKind;
 
@@ -125,6 +127,11 @@ struct Memprof {
   uint32_t free_count, free_cap;
   uint32_t *young;             // indices of entries whose block is young
   uint32_t young_count, young_cap;
+  // Indices of entries whose block is old: major-born ones at their sample,
+  // young ones at their promotion, in that order. A major GC walks it, so the
+  // order of its dealloc events does not depend on which slots were free.
+  uint32_t *old;
+  uint32_t old_count, old_cap;
   uint32_t *fresh_states;      // entries whose tracker state was set to a young
   uint32_t fresh_count, fresh_cap;  // value since the last minor GC
   Event *events;               // FIFO: events[event_head .. event_count)
@@ -140,6 +147,12 @@ struct Memprof {
   // Deliveries so far: events delivered with no Minnow code run between them
   // share one, and a trace reads the clock once for them (memtrace.c).
   uint64_t batches;
+  bool states_set;             // a tracker set some entry's state to a block
+                               // (else a major GC has no state to scan)
+  bool direct;                 // an event is being delivered as it happens (part 4)
+  bool retune_due;             // a profile stopped during a direct delivery:
+                               // retune at the next safe point
+                               // (memprof_run_callbacks)
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

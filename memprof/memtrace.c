@@ -35,13 +35,14 @@
 //    program (the script, a module it imported: every Proto's file), the
 //    same device and inode, through links: refused before anything is
 //    opened or removed.
-// 7. Times. Events are delivered in batches (memprof_run_callbacks: the
-//    alloc events of one allocation, the collect events of one collection)
-//    with no Minnow code between them, within microseconds: the clock is
-//    read once per batch (Memprof.batches), and the batch's events carry
-//    that time. memprof delivers an event at the first safe point after it
-//    happened, so its time is when the tracker learnt of it, as before; a
-//    sample costs about one clock read instead of two.
+// 7. Times. Events come in batches (Memprof.batches: the alloc events of
+//    one allocation, the collect events of one collection, or what one
+//    memprof_run_callbacks delivers) with no Minnow code between them,
+//    within microseconds: the clock is read once per batch, and the batch's
+//    events carry that time, never earlier than the previous event's (the
+//    writer keeps times monotonic). The tracker is immediate (tracker.h):
+//    memprof hands it an event as it happens unless other events wait
+//    before it, when it comes at the next safe point with them.
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -79,7 +80,7 @@ static uint64_t now_us(void) {
   return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-// The time of an event: the clock is read once per delivery batch (part 6).
+// The time of an event: the clock is read once per delivery batch (part 7).
 static inline uint64_t event_time(const Vm *vm, Tracer *t) {
   uint64_t batch = vm->memprof->batches;
   if (batch != t->clock_batch) {
@@ -109,12 +110,15 @@ static uint32_t locate(void *data, uint64_t code, TraceLocation *out, uint32_t m
 
 // A write error: one message, then no more samples (the events of blocks
 // already tracked are dropped by the writer, which no longer writes).
-static void check_writer(Vm *vm, Tracer *t) {
-  const char *err = trace_writer_error(t->writer);
-  if (!err || t->failed) return;
+static __attribute__((noinline)) void writer_failed(Vm *vm, Tracer *t, const char *err) {
   t->failed = true;
   fprintf(stderr, "vm: --memtrace %s: %s; tracing stopped, the program goes on\n", t->path, err);
   memprof_stop_profile(vm, t->profile);
+}
+
+static inline void check_writer(Vm *vm, Tracer *t) {
+  const char *err = trace_writer_error(t->writer);
+  if (__builtin_expect(err != NULL, 0) && !t->failed) writer_failed(vm, t, err);
 }
 
 static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
@@ -330,7 +334,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     free(t);
     return false;
   }
-  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true};
+  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true, .immediate = true};
   t->profile = memprof_start_profile(vm, rate, 0, &tracker);
   if (t->profile < 0) {
     snprintf(err, err_len, "cannot start the profiler: %d profiles are sampling already", MEMPROF_MAX_RUNNING);

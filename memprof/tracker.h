@@ -4,7 +4,8 @@
 //
 // Every callback runs at a safe point of the interpreter (never inside an
 // allocation or a collection), with sampling suspended, one at a time, in the
-// order the events happened. For each block: alloc, then at most one promote,
+// order the events happened; an immediate tracker's (below) may run inside
+// the allocation or collection, still one at a time and in that order. For each block: alloc, then at most one promote,
 // then exactly one dealloc, unless a callback returns false (the block is
 // then forgotten: no further callback) or the profile is discarded.
 #ifndef MINNOW_TRACKER_H
@@ -89,6 +90,13 @@ typedef struct MemprofTracker {
   // VM exits, events still queued for this tracker are delivered before its
   // release (memprof_finish); a Minnow tracker's are dropped.
   bool native;
+  // Native, and more: the callbacks neither allocate in the GC heap nor
+  // collect, and touch nothing of the VM but memprof_frame_debug and
+  // memprof_stop_profile. memprof may then deliver an event as it happens,
+  // inside the allocation or collection that made it, when no event waits
+  // before it (engine.c part 4): the same events in the same order, without
+  // the queue and the poll. The safe-point rule above does not hold for them.
+  bool immediate;
 } MemprofTracker;
 
 // A tracker callback that ran Minnow code which raised (interp_call returned

@@ -493,32 +493,62 @@ static inline uint8_t *put_hit(uint8_t *p, uint32_t bucket, uint32_t predicted) 
   return put8(put16(p, word | 2), (uint8_t)predicted);
 }
 
-// How many of frames[0 .. n), at most `max`, equal `code` before the first
-// that does not: the length of a recursion's run, four frames a step.
-static inline uint32_t same_run(const uint64_t *frames, uint32_t n, uint64_t code, uint32_t max) {
-  uint32_t end = n < max ? n : max, i = 0;
+// The frames to code, outermost first: frames [k, n) of a flat array
+// (`flat`), or of a stack given as runs (`r` the run holding frame k; runs
+// are maximal: the frame after a run differs). The walker below is inlined
+// with `runs` a constant, so each form is its own loop.
+typedef struct Frames {
+  const uint64_t *flat;
+  const TraceRun *r;
+  uint32_t k, n;
+} Frames;
+
+static inline __attribute__((always_inline)) uint64_t frame_code(const Frames *f, bool runs) {
+  return runs ? f->r->code : f->flat[f->k];
+}
+
+static inline __attribute__((always_inline)) void frame_step(Frames *f, bool runs) {
+  if (!runs) f->k++;
+  else if (++f->k == f->r->end) f->r++;
+}
+
+// Takes the frames from k on equal to `code`, at most `max`: the rest of a
+// recursion's run (flat: four frames a step; runs: at once). Returns how many.
+static inline __attribute__((always_inline)) uint32_t take_same(Frames *f, bool runs, uint64_t code, uint32_t max) {
+  if (f->k >= f->n) return 0;
+  if (runs) {
+    if (f->r->code != code) return 0;
+    uint32_t left = f->r->end - f->k, taken = left < max ? left : max;
+    f->k += taken;
+    if (f->k == f->r->end) f->r++;
+    return taken;
+  }
+  const uint64_t *frames = f->flat + f->k;
+  uint32_t left = f->n - f->k, end = left < max ? left : max, i = 0;
   while (i + 4 <= end && ((frames[i] ^ code) | (frames[i + 1] ^ code) | (frames[i + 2] ^ code) | (frames[i + 3] ^ code)) == 0)
     i += 4;
   while (i < end && frames[i] == code) i++;
+  f->k += i;
   return i;
 }
 
-// Codes frames[0 .. n) (outermost first) at p as memtrace does, stopping
-// once the codewords pass TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK bytes
-// (so at most TRACE_BACKTRACE_MAX_BYTES). `predictor` is the bucket coded
-// last (0 at the start); each hit or miss becomes its successor. After a
-// hit, the frames that follow the successor chain are counted, not coded
-// (at most TRACE_MAX_PREDICTED per codeword). A miss takes the bucket of
-// the two used longest ago (the second on a tie). Sets *codewords and
-// *covered (the frames coded, predicted ones included); returns the end.
-static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *frames, uint32_t n,
-                                 uint64_t date, uint32_t *codewords, uint32_t *covered) {
+// Codes the frames of `f` at p as memtrace does, stopping once the
+// codewords pass TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK bytes (so at
+// most TRACE_BACKTRACE_MAX_BYTES). `predictor` is the bucket coded last (0
+// at the start); each hit or miss becomes its successor. After a hit, the
+// frames that follow the successor chain are counted, not coded (at most
+// TRACE_MAX_PREDICTED per codeword). A miss takes the bucket of the two
+// used longest ago (the second on a tie). Sets *codewords and *covered (the
+// frames coded, predicted ones included); returns the end.
+static inline __attribute__((always_inline)) uint8_t *
+encode_backtrace(TraceWriter *w, uint8_t *p, Frames f, bool runs, uint64_t date, uint32_t *codewords,
+                 uint32_t *covered) {
   uint8_t *const limit = p + TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK;
   uint64_t *code_of = w->cache_code, *date_of = w->cache_date;
   uint16_t *next_of = w->cache_next;
-  uint32_t predictor = 0, k = 0, words = 0;
-  while (k < n && p <= limit) {
-    uint64_t code = frames[k], key = cache_key(code);
+  uint32_t predictor = 0, words = 0, from = f.k;
+  while (f.k < f.n && p <= limit) {
+    uint64_t code = frame_code(&f, runs), key = cache_key(code);
     uint32_t b1 = trace_bucket1(code), b2 = trace_bucket2(code), hit;
     if (code_of[b1] == key) {
       hit = b1;
@@ -532,100 +562,32 @@ static uint8_t *encode_backtrace(TraceWriter *w, uint8_t *p, const uint64_t *fra
       next_of[predictor] = (uint16_t)bucket;
       p = put64(put16(p, (uint16_t)(bucket << 2 | 3)), code);
       predictor = bucket;
-      k++, words++;
+      frame_step(&f, runs);
+      words++;
       continue;
     }
     for (;;) {  // a hit on `hit`, then the frames its successors predict
       date_of[hit] = date;
       next_of[predictor] = (uint16_t)hit;
-      k++, words++;
+      frame_step(&f, runs);
+      words++;
       uint32_t at = hit, predicted = 0;
       bool full = false;
       if (p + 2 > limit) {
         // no room for a prediction count
       } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
         uint64_t same = code_of[hit] - 1;
-        predicted = same_run(frames + k, n - k, same, TRACE_MAX_PREDICTED);
-        k += predicted;
-        full = predicted == TRACE_MAX_PREDICTED && k < n && frames[k] == same;
+        predicted = take_same(&f, runs, same, TRACE_MAX_PREDICTED);
+        full = predicted == TRACE_MAX_PREDICTED && f.k < f.n && frame_code(&f, runs) == same;
       } else {
-        while (k < n && code_of[next_of[at]] == cache_key(frames[k])) {
-          if (predicted == TRACE_MAX_PREDICTED) {
-            full = true;
-            break;
-          }
-          at = next_of[at];
-          predicted++, k++;
-        }
-      }
-      p = put_hit(p, hit, predicted);
-      predictor = at;
-      if (!full) break;
-      hit = next_of[at];  // a new codeword for the frame that did not fit
-    }
-  }
-  *codewords = words;
-  *covered = k;
-  return p;
-}
-
-// encode_backtrace for frames [from, depth) of a stack given as runs
-// (trace_writer_alloc_runs), `r` the run holding frame `from`: the same
-// codewords, but a hit on a bucket that predicts itself counts the rest of
-// its run at once (runs are maximal: the frame after a run differs).
-static uint8_t *encode_runs(TraceWriter *w, uint8_t *p, const TraceRun *r, uint32_t from, uint32_t depth,
-                            uint64_t date, uint32_t *codewords, uint32_t *covered) {
-  uint8_t *const limit = p + TRACE_BACKTRACE_MAX_BYTES - BACKTRACE_SLACK;
-  uint64_t *code_of = w->cache_code, *date_of = w->cache_date;
-  uint16_t *next_of = w->cache_next;
-  uint32_t predictor = 0, k = from, words = 0;
-  // Invariant: k < depth implies r->end > k, and frame k is r->code.
-#define NEXT_FRAME() (++k == r->end ? (void)r++ : (void)0)
-  while (k < depth && p <= limit) {
-    uint64_t code = r->code, key = cache_key(code);
-    uint32_t b1 = trace_bucket1(code), b2 = trace_bucket2(code), hit;
-    if (code_of[b1] == key) {
-      hit = b1;
-    } else if (code_of[b2] == key) {
-      hit = b2;
-    } else {
-      frame_missed(w, code);
-      uint32_t bucket = date_of[b1] < date_of[b2] ? b1 : b2;
-      code_of[bucket] = key;
-      date_of[bucket] = date;
-      next_of[predictor] = (uint16_t)bucket;
-      p = put64(put16(p, (uint16_t)(bucket << 2 | 3)), code);
-      predictor = bucket;
-      NEXT_FRAME();
-      words++;
-      continue;
-    }
-    for (;;) {  // a hit on `hit`, then the frames its successors predict
-      date_of[hit] = date;
-      next_of[predictor] = (uint16_t)hit;
-      NEXT_FRAME();
-      words++;
-      uint32_t at = hit, predicted = 0;
-      bool full = false;
-      if (p + 2 > limit) {
-        // no room for a prediction count
-      } else if (next_of[hit] == hit) {  // a recursion: the frame predicts itself
-        if (k < depth && cache_key(r->code) == code_of[hit]) {
-          uint32_t left = r->end - k;
-          predicted = left < TRACE_MAX_PREDICTED ? left : TRACE_MAX_PREDICTED;
-          k += predicted;
-          if (k == r->end) r++;
-          full = predicted == TRACE_MAX_PREDICTED && k < depth && cache_key(r->code) == code_of[hit];
-        }
-      } else {
-        while (k < depth && code_of[next_of[at]] == cache_key(r->code)) {
+        while (f.k < f.n && code_of[next_of[at]] == cache_key(frame_code(&f, runs))) {
           if (predicted == TRACE_MAX_PREDICTED) {
             full = true;
             break;
           }
           at = next_of[at];
           predicted++;
-          NEXT_FRAME();
+          frame_step(&f, runs);
         }
       }
       p = put_hit(p, hit, predicted);
@@ -634,9 +596,8 @@ static uint8_t *encode_runs(TraceWriter *w, uint8_t *p, const TraceRun *r, uint3
       hit = next_of[at];  // a new codeword for the frame that did not fit
     }
   }
-#undef NEXT_FRAME
   *codewords = words;
-  *covered = k - from;
+  *covered = f.k - from;
   return p;
 }
 
@@ -731,9 +692,9 @@ alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_sample
       if (runs[mid].end > common) hi = mid;
       else lo = mid + 1;
     }
-    end = encode_runs(w, p, runs + lo, common, depth, id, &codewords, &covered);
+    end = encode_backtrace(w, p, (Frames){NULL, runs + lo, common, depth}, true, id, &codewords, &covered);
   } else {
-    end = encode_backtrace(w, p, stack + common, fresh, id, &codewords, &covered);
+    end = encode_backtrace(w, p, (Frames){stack + common, NULL, 0, fresh}, false, id, &codewords, &covered);
   }
   if (is_short) put8(count_at, (uint8_t)codewords);
   else put16(count_at, (uint16_t)codewords);

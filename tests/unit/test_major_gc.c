@@ -340,16 +340,37 @@ static void test_heap_limit_out_of_memory(void **state) {
 }
 
 // gc_alloc_major's one test: the major GC threshold while memprof does not
-// sample, 0 (every major allocation on the slow path, which samples) while it
-// does; a major cycle moves the threshold with the live heap.
+// sample; while it does, memprof's next sampled major word if nearer, which
+// promotions and a major cycle move with major_since_cycle; a major cycle
+// moves the threshold with the live heap.
 static void test_major_alloc_limit(void **state) {
   Vm *vm = ts_vm(state);
   assert_int_equal(vm->gc.major_alloc_limit, vm->gc.major_threshold);
   vm->memprof_sampling = true;
+  vm->memprof_major_point = vm->gc.major_since_cycle + 1000;
   vm_update_limits(vm);
-  assert_int_equal(vm->gc.major_alloc_limit, 0);
-  Value v = gc_alloc_major(vm, 300, TAG_STRING);   // the slow path allocates as well
+  assert_true(vm->gc.major_threshold > vm->gc.major_since_cycle + 1000);
+  assert_int_equal(vm->gc.major_alloc_limit, vm->gc.major_since_cycle + 1000);
+  Value v = gc_alloc_major(vm, 300, TAG_STRING);   // before the point: the fast path
   assert_int_equal(val_wosize(v), 300);
+  assert_int_equal(vm->memprof_major_point - vm->gc.major_since_cycle, 1000 - 301);
+  v = gc_alloc_major(vm, 700, TAG_STRING);         // holds it: the slow path allocates as well
+  assert_int_equal(val_wosize(v), 700);
+  // A promotion counts towards the cycle but moves the point as far.
+  Value young = gc_alloc(vm, 3, TAG_ARRAY);
+  for (int i = 0; i < 3; i++) gc_init_field(vm, young, (uint64_t)i, VAL_NIL);
+  vm_push_root(vm, &young);
+  vm->memprof_major_point = vm->gc.major_since_cycle + 2000;   // no profile here draws it
+  uint64_t since = vm->gc.major_since_cycle;
+  gc_minor(vm);
+  assert_int_equal(vm->gc.major_since_cycle, since + 4);
+  assert_int_equal(vm->memprof_major_point - vm->gc.major_since_cycle, 2000);
+  // A major cycle resets major_since_cycle and keeps the point as far ahead.
+  vm->memprof_major_point = vm->gc.major_since_cycle + 5000;
+  gc_major(vm);
+  assert_int_equal(vm->gc.major_since_cycle, 0);
+  assert_int_equal(vm->memprof_major_point, 5000);
+  vm_pop_roots(vm, 1);
   vm->memprof_sampling = false;
   vm_update_limits(vm);
   assert_int_equal(vm->gc.major_alloc_limit, vm->gc.major_threshold);

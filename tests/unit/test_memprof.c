@@ -698,6 +698,109 @@ static void test_two_profiles_at_once(void **state) {
   assert_int_equal(errors, 0);
 }
 
+// An immediate tracker (tracker.h) gets its events as they happen, inside
+// the allocation or collection, but the same events in the same order as a
+// native tracker whose events wait in the queue for the next safe point.
+typedef struct Direct {
+  Rec rec;
+  uint64_t direct_calls;      // callbacks run inside memprof's direct delivery
+  uint64_t stop_after;        // stop profile `id` at this alloc (0: never)
+  int id;
+} Direct;
+
+static bool direct_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
+  Direct *d = data;
+  d->direct_calls += vm->memprof->direct;
+  bool keep = on_alloc(vm, &d->rec, block, s);
+  if (d->stop_after && d->rec.n == d->stop_after) assert_true(memprof_stop_profile(vm, d->id));
+  return keep;
+}
+static bool direct_promote(Vm *vm, void *data, MemprofBlock *block) {
+  Direct *d = data;
+  d->direct_calls += vm->memprof->direct;
+  return on_promote(vm, &d->rec, block);
+}
+static void direct_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
+  Direct *d = data;
+  d->direct_calls += vm->memprof->direct;
+  on_dealloc(vm, &d->rec, block, major);
+}
+
+static Vm *run_direct(Direct *d, bool immediate, double rate, uint64_t minor_words) {
+  Vm *vm = new_vm(minor_words);
+  memprof_set_seed(vm, 31337);
+  MemprofTracker t = {direct_alloc, direct_promote, direct_dealloc, NULL, NULL, d, .native = true,
+                      .immediate = immediate};
+  d->id = memprof_start_profile(vm, rate, 0, &t);
+  assert_true(d->id >= 0);
+  assert_true(run_source(vm, workload));
+  assert_true(memprof_stop_profile(vm, d->id));
+  return vm;
+}
+
+static void test_immediate_same_events(void **state) {
+  (void)state;
+  const struct { double rate; uint64_t minor_words; } cases[] = {{0.05, 1u << 18}, {0.3, 4096}, {1.0, 4096}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    Direct q = {0}, im = {0};
+    Vm *vq = run_direct(&q, false, cases[c].rate, cases[c].minor_words);
+    Vm *vi = run_direct(&im, true, cases[c].rate, cases[c].minor_words);
+    if (im.rec.errors) print_error("immediate: %s\n", im.rec.first_error);
+    assert_int_equal(q.rec.errors, 0);
+    assert_int_equal(im.rec.errors, 0);
+    assert_int_equal(q.direct_calls, 0);
+    assert_true(im.direct_calls > im.rec.n);   // allocs, and promotes or deallocs
+    assert_true(q.rec.n > 100);
+    assert_int_equal(im.rec.n, q.rec.n);
+    for (size_t i = 0; i < q.rec.n; i++) {
+      const Block *a = &q.rec.blocks[i], *b = &im.rec.blocks[i];
+      assert_string_equal(a->site->function, b->site->function);
+      assert_int_equal(a->site->line, b->site->line);
+      assert_int_equal(a->site->start_col, b->site->start_col);
+      assert_int_equal(a->wosize, b->wosize);
+      assert_int_equal(a->n_samples, b->n_samples);
+      assert_int_equal(a->major, b->major);
+      assert_int_equal(a->promotes, b->promotes);
+      assert_int_equal(a->deallocs, b->deallocs);
+      assert_int_equal(a->alloc_seq, b->alloc_seq);
+      assert_int_equal(a->promote_seq, b->promote_seq);
+      assert_int_equal(a->dealloc_seq, b->dealloc_seq);
+    }
+    vm_free(vq);
+    vm_free(vi);
+    free(q.rec.blocks); free(q.rec.prev); free(im.rec.blocks); free(im.rec.prev);
+  }
+}
+
+// An immediate tracker stops its own profile from an alloc callback, inside
+// the allocation: no alloc event after, the other profile samples on, and
+// the sampler is retuned to the other's rate at the next safe point.
+static void test_immediate_stops_inside(void **state) {
+  (void)state;
+  Direct d = {.stop_after = 40};
+  Rec other = {0};
+  Vm *vm = new_vm(1u << 14);
+  memprof_set_seed(vm, 5);
+  MemprofTracker t = {direct_alloc, direct_promote, direct_dealloc, NULL, NULL, &d, .native = true, .immediate = true};
+  MemprofTracker to = tracker_for(&other);
+  d.id = memprof_start_profile(vm, 0.5, 0, &t);
+  int ido = memprof_start_profile(vm, 0.3, 0, &to);
+  assert_true(d.id >= 0 && ido >= 0);
+  assert_true(run_source(vm, workload));
+  const char *file = script_path;
+  assert_false(vm->memprof->retune_due);
+  assert_true(vm->memprof->sampler.rate == 0.3);
+  assert_true(d.direct_calls >= 40);
+  assert_false(memprof_stop_profile(vm, d.id));   // stopped already
+  assert_true(memprof_stop_profile(vm, ido));
+  if (d.rec.errors) print_error("stopped: %s\n", d.rec.first_error);
+  assert_int_equal(d.rec.errors, 0);
+  assert_int_equal(d.rec.n, 40);
+  check_history(&other, file, true, true);
+  vm_free(vm);
+  free(d.rec.blocks); free(d.rec.prev); free(other.blocks); free(other.prev);
+}
+
 // A C tracker may raise from its callbacks (tracker.h): with vm_raise
 // directly, or through memprof_callback_raised as the Memprof module does
 // after interp_call failed. The exception propagates from the allocation point
@@ -905,6 +1008,8 @@ int main(void) {
       cmocka_unit_test(test_engine_exact_counts),
       cmocka_unit_test(test_profiles_api),
       cmocka_unit_test(test_two_profiles_at_once),
+      cmocka_unit_test(test_immediate_same_events),
+      cmocka_unit_test(test_immediate_stops_inside),
       cmocka_unit_test(test_engine_raise_via_callback_raised),
       cmocka_unit_test(test_engine_raise_directly),
       cmocka_unit_test(test_unchanged_first_sample_of_profile),

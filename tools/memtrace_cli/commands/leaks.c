@@ -15,7 +15,7 @@
 
 static const ToolUsage usage = {
     "leaks",
-    "usage: memtrace leaks [--retain FILE] [-n N] [--json] [--all] [-o OUT] FILE\n"
+    "usage: memtrace leaks [--retain FILE] [-n N] [--json] [--all] [--whole-stacks] [-o OUT] FILE\n"
     "Names what leaks in the trace FILE (\"-\": stdin, with --retain), from its end\n"
     "state FILE.retain (./vm writes it when the run ends: a final collection, then\n"
     "a path from a root to every sampled block still alive). The blocks alive at\n"
@@ -27,7 +27,7 @@ static const ToolUsage usage = {
     "[95 % Poisson interval] and their share of what its sites allocated [95 %\n"
     "Clopper-Pearson], survivors per window, then its sites, most directly held\n"
     "first (the container's cells, its elements, the data they hold), with their\n"
-    "callstacks (repeated frames collapsed: \"List.map x16\"). A holder with fewer\n"
+    "callstacks (recursion folded: \"List.map x16\"). A holder with fewer\n"
     "than 10 samples that misses a half cannot be judged; a trace of fewer than\n"
     "50 samples, or without a usable end state, cannot be judged at all: leaks\n"
     "then says why and what would let it (a rate, a longer run), never \"no leak\".\n"
@@ -36,6 +36,7 @@ static const ToolUsage usage = {
     "  -n N           show N leaks (default 10; 0: all)\n"
     "  --all          also list the holders that do not leak or cannot be judged\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  --whole-stacks callstacks whole (default: recursion folded)\n"
     "  -o OUT         write to OUT instead of stdout\n",
 };
 
@@ -217,14 +218,17 @@ static void print_json(const Loaded *ld, const EndState *es, const LeaksOptions 
 int cmd_leaks(int argc, char **argv) {
   LeaksOptions o = {.rows = 10};
   const char *out = NULL;
+  bool whole = false;
   const ToolOption options[] = {
-      KEPT_OPTION_RETAIN(&o.retain), TOOL_OPTION_ROWS(&o.rows), TOOL_OPTION_JSON(&o.json),
-      TOOL_OPTION_OUTPUT(&out),      {"--all", NULL, &o.all, NULL, NULL, 0, 0},
+      KEPT_OPTION_RETAIN(&o.retain),     TOOL_OPTION_ROWS(&o.rows),
+      TOOL_OPTION_JSON(&o.json),         TOOL_OPTION_OUTPUT(&out),
+      {"--all", NULL, &o.all, NULL, NULL, 0, 0}, TOOL_OPTION_WHOLE_STACKS(&whole),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_output(&args, argc, argv, &out);
   if (status != TOOL_CONTINUE) return status;
   o.path = args.files[0];
+  out_set_whole_stacks(whole);
   ProfileOptions popts = {0};
   Loaded l;
   EndState es;

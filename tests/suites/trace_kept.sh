@@ -15,7 +15,8 @@
 #      the holder, the line that conses the records first, the rows' stack
 #      with List.map's recursion collapsed and the caller in serve visible
 #      (--whole-stacks: the callers whole, the folded ones unfolding to them;
-#      mutual recursion as one cycle line);
+#      mutual recursion as one cycle line; --max-frames leaves callers out,
+#      saying so);
 #      leaks --json parses and carries the paths; top --live --by holder;
 #      info shows the end state; report's Kept by section.
 #   3. Cannot judge (never "no leak"): no .retain, --memtrace-no-end-state,
@@ -103,6 +104,16 @@ for lf, lw in zip(folded[\"leaks\"], whole[\"leaks\"]):
         n += 1
 assert n > 0 and deep > 0, (n, deep)
 " "$tmp/r-folded.json" "$tmp/r-whole.json"'
+"$tool" leaks --json --max-frames 1 "$tmp/r.ctf" >"$tmp/r-cut.json" 2>"$tmp/r-cut.err"
+check "leaks --json --max-frames 1: the first one-line callstack written, every later one {frames_left_out: N}, said on stderr ($(head -c 120 "$tmp/r-cut.err"))" \
+  'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+callers = [s[\"callers\"] for l in d[\"leaks\"] for s in l[\"sites\"]]
+cut = [c for c in callers if len(c) == 1 and \"frames_left_out\" in c[0]]
+assert \"repeat\" in callers[0][0] and len(callers[0]) == 1, callers
+assert cut == callers[1:] and all(c[0][\"frames_left_out\"] >= 1 for c in cut), callers
+" "$tmp/r-cut.json" && grep -q "^memtrace leaks: [0-9]* stacks* ([0-9]* frames) left out past the limit of 1 frames written" "$tmp/r-cut.err"'
 printf '%s\n' 'var history = []' \
   'fn ping(n, i) { if n == 0 { history = {id: i, tag: "x"} :: history; 0 } else { pong(n - 1, i) } }' \
   'fn pong(n, i) { ping(n - 1, i) }' 'for i in 0..60000 { ping(8, i) }' >"$tmp/cycle.mn"

@@ -9,6 +9,7 @@
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
 #include "collapse.h"
+#include "stack_budget.h"
 
 // A name from the end state, control characters shown as '?'.
 static void put_name(FILE *f, const char *s) {
@@ -198,7 +199,14 @@ void retain_json_callers(Json *j, const char *key, const Profile *p, ProfileStac
   Frame *fr = frames_of(p, s, &n);
   Collapse *c = collapse_new(out_fold_period());
   CollapseId last = fold(c, fr, n);
+  uint32_t lines = last ? collapse_run(c, last)->runs : 0;
   json_array(j, key);
+  if (!stack_budget_take(lines, 0)) {
+    json_object(j, NULL);
+    json_uint(j, "frames_left_out", lines);
+    json_end_object(j);
+    last = 0;
+  }
   for (CollapseId r = last; r != 0; r = collapse_run(c, r)->parent) {
     const CollapseRun *run = collapse_run(c, r);
     const uint32_t *reps;

@@ -49,7 +49,9 @@ void retain_json_path(Json *j, const char *key, const RetainPath *path, uint32_t
 // out_callers otherwise.
 void retain_text_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_lines);
 // The same as a JSON array of lines {"frames": [{"function", "file",
-// "line"} or {"code"}, innermost first], "repeat"} (innermost first).
+// "line"} or {"code"}, innermost first], "repeat"} (innermost first); past
+// the run's stack budget (stack_budget.h; an entry a line) the one element
+// {"frames_left_out": N lines}.
 void retain_json_callers(Json *j, const char *key, const Profile *p, ProfileStackId s);
 
 #endif

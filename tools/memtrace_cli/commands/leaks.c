@@ -9,6 +9,7 @@
 
 #include "../analysis/kept.h"
 #include "../analysis/retain_text.h"
+#include "../analysis/stack_budget.h"
 #include "../base/xalloc.h"
 #include "../cli/kept_load.h"
 #include "commands.h"
@@ -37,6 +38,9 @@ static const ToolUsage usage = {
     "  --all          also list the holders that do not leak or cannot be judged\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
     "  --whole-stacks callstacks whole (default: recursion folded)\n"
+    "  --max-frames N with --json: at most N lines of callstacks written in all\n"
+    "                 (default 4194304; 0: no limit); a callstack past it is\n"
+    "                 {\"frames_left_out\": N}, said on stderr\n"
     "  -o OUT         write to OUT instead of stdout\n",
 };
 
@@ -219,16 +223,19 @@ int cmd_leaks(int argc, char **argv) {
   LeaksOptions o = {.rows = 10};
   const char *out = NULL;
   bool whole = false;
+  uint32_t max_frames = STACK_BUDGET_DEFAULT;
   const ToolOption options[] = {
       KEPT_OPTION_RETAIN(&o.retain),     TOOL_OPTION_ROWS(&o.rows),
       TOOL_OPTION_JSON(&o.json),         TOOL_OPTION_OUTPUT(&out),
       {"--all", NULL, &o.all, NULL, NULL, 0, 0}, TOOL_OPTION_WHOLE_STACKS(&whole),
+      TOOL_OPTION_MAX_FRAMES(&max_frames),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_output(&args, argc, argv, &out);
   if (status != TOOL_CONTINUE) return status;
   o.path = args.files[0];
   out_set_whole_stacks(whole);
+  stack_budget_set(max_frames);
   ProfileOptions popts = {0};
   Loaded l;
   EndState es;
@@ -237,6 +244,7 @@ int cmd_leaks(int argc, char **argv) {
   kept_analyse(l.profile, &es, &an);
   (o.json ? print_json : print_text)(&l, &es, &o, &an);
   kept_analysis_free(&an);
+  stack_budget_note(usage.name, 0);
   int s1 = kept_status(&usage, &es);
   end_state_free(&es);
   int s2 = load_status(&usage, &l);

@@ -39,7 +39,6 @@ gen_locals() {   # N: one function with 4000 locals, then N calls
 }
 
 # case NAME FLOOR(yes/no) GENERATOR ARG
-printf 'case,source_bytes,median_s,max_rss_kb,floor,verdict\n' > "$out/hostile.csv"
 fails=0
 measure() {
   local name=$1 floor=$2 gen=$3 arg=$4 file="$tmp/$1.mn" times=() rss=0
@@ -63,6 +62,8 @@ measure() {
 
 part=${BENCH_HOSTILE_PART:-all}   # vm, tools or all
 if [ "$part" != tools ]; then
+  # (here: a run of the tools' part alone leaves the VM's results as they were)
+  printf 'case,source_bytes,median_s,max_rss_kb,floor,verdict\n' > "$out/hostile.csv"
   echo "bench-hostile: ./vm, median of $runs runs, peak RSS (floor cases: < 2 s and < 500 MB)"
   measure list_literal_1000000 yes gen_list 1000000
   measure toplevel_lets_100000 yes gen_lets 100000
@@ -75,33 +76,36 @@ fi
 # fuzz corpus (tests/fuzz/reader/corpus: trace_gen's mutants and the
 # crafted examples; one run each, they are small) and on the crafted traces
 # of bench/hostile_traces.c (each under 1 MB, made to maximise the tool's
-# work: median of $runs runs). Floor: under 10 s and 500 MB each. Time is
+# work: median of $runs runs). Floor: under 10 s and 500 MB each. What a
+# command writes on stdout is counted too (output_bytes: whole-stack outputs
+# are bounded by --max-frames, README "Limits"). Time is
 # CPU time (user + system): the machine is shared, and wall time there
 # measures the neighbours (the wall time of the median run is kept too).
 # Results: bench/results/hostile_tools.csv (the crafted traces' rows, and
 # one row per command with the corpus's worst time and memory).
 tool_commands=("info" "dump -o /dev/null" "top" "top --by stack" "top --live" "lifetimes" "leaks" "timeline"
                "flamegraph" "flamegraph -o $tmp/o.svg" "pprof -o $tmp/o.pb.gz" "report -o $tmp/o.html" "diff SELF"
-               "merge SELF -o $tmp/m.pb.gz")
-tool_run() {   # CMD TRACE: "cpu_seconds kb status wall_seconds" of one run
+               "merge SELF -o $tmp/m.pb.gz" "flamegraph --json" "flamegraph --whole-stacks"
+               "flamegraph --json --whole-stacks" "top --by stack --json --whole-stacks")
+tool_run() {   # CMD TRACE: "cpu_seconds kb status wall_seconds output_bytes" of one run
   local c=${1//SELF/$2}
   # shellcheck disable=SC2086
-  /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" tools/memtrace $c "$2" > /dev/null 2> /dev/null
-  local s=$?
+  /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" tools/memtrace $c "$2" 2> /dev/null | wc -c > "$tmp/bytes"
+  local s=${PIPESTATUS[0]}
   read -r e m u k < <(tail -1 "$tmp/time")   # after "Command exited with non-zero status N"
-  echo "$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u + k }') $m $s $e"
+  echo "$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u + k }') $m $s $e $(cat "$tmp/bytes")"
 }
 if [ "$part" != vm ]; then
   [ -x tools/memtrace ] && [ -x build/release/hostile_traces ] || { echo "bench-hostile: make tools/memtrace build/release/hostile_traces first"; exit 1; }
   mkdir -p "$tmp/traces"
   build/release/hostile_traces "$tmp/traces" > /dev/null
-  printf 'trace,trace_bytes,command,median_cpu_s,max_rss_kb,status,wall_s,verdict\n' > "$out/hostile_tools.csv"
+  printf 'trace,trace_bytes,command,median_cpu_s,max_rss_kb,status,wall_s,output_bytes,verdict\n' > "$out/hostile_tools.csv"
   echo "bench-hostile: tools/memtrace on crafted traces, median of $runs runs (floor: < 10 s and < 500 MB)"
   for f in "$tmp"/traces/*.ctf; do
     for c in "${tool_commands[@]}"; do
       times=() rss=0 st=0 walls=()
       for _ in $(seq "$runs"); do
-        read -r t m st w < <(tool_run "$c" "$f")
+        read -r t m st w ob < <(tool_run "$c" "$f")
         times+=("$t") walls+=("$w")
         [ "$m" -gt "$rss" ] && rss=$m
       done
@@ -111,23 +115,24 @@ if [ "$part" != vm ]; then
       name=$(basename "$f")
       label=${c//$tmp\//}
       wall=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-      printf '%-16s %-28s %6.2f s cpu %8d KB  status %d  (wall %s s)  %s\n' "$name" "$label" "$med" "$rss" "$st" "$wall" "$verdict"
-      printf '%s,%d,%s,%s,%d,%d,%s,%s\n' "$name" "$(stat -c %s "$f")" "$label" "$med" "$rss" "$st" "$wall" "$verdict" >> "$out/hostile_tools.csv"
+      printf '%-16s %-36s %6.2f s cpu %8d KB  status %d  %10d B out  (wall %s s)  %s\n' "$name" "$label" "$med" "$rss" "$st" "$ob" "$wall" "$verdict"
+      printf '%s,%d,%s,%s,%d,%d,%s,%d,%s\n' "$name" "$(stat -c %s "$f")" "$label" "$med" "$rss" "$st" "$wall" "$ob" "$verdict" >> "$out/hostile_tools.csv"
     done
   done
   echo "bench-hostile: tools/memtrace on the fuzz corpus ($(ls tests/fuzz/reader/corpus/*.ctf | wc -l) traces), worst per command"
   for c in "${tool_commands[@]}"; do
-    worst_t=0 worst_m=0 worst_f=
+    worst_t=0 worst_m=0 worst_f= worst_b=0
     for f in tests/fuzz/reader/corpus/*.ctf; do
-      read -r t m st _ < <(tool_run "$c" "$f")
+      read -r t m st _ ob < <(tool_run "$c" "$f")
+      [ "$ob" -gt "$worst_b" ] && worst_b=$ob
       awk -v a="$t" -v b="$worst_t" 'BEGIN { exit !(a > b) }' && worst_t=$t worst_f=$(basename "$f")
       [ "$m" -gt "$worst_m" ] && worst_m=$m
     done
     verdict=ok
     if awk -v t="$worst_t" -v m="$worst_m" 'BEGIN { exit !(t >= 10 || m >= 500 * 1024) }'; then verdict=OVER; fails=$((fails + 1)); fi
     label=${c//$tmp\//}
-    printf '%-16s %-28s %6.2f s cpu %8d KB  (slowest: %s)  %s\n' corpus "$label" "$worst_t" "$worst_m" "$worst_f" "$verdict"
-    printf 'corpus-worst,0,%s,%s,%d,,,%s\n' "$label" "$worst_t" "$worst_m" "$verdict" >> "$out/hostile_tools.csv"
+    printf '%-16s %-36s %6.2f s cpu %8d KB  %10d B out  (slowest: %s)  %s\n' corpus "$label" "$worst_t" "$worst_m" "$worst_b" "$worst_f" "$verdict"
+    printf 'corpus-worst,0,%s,%s,%d,,,%d,%s\n' "$label" "$worst_t" "$worst_m" "$worst_b" "$verdict" >> "$out/hostile_tools.csv"
   done
   echo "results: $out/hostile_tools.csv"
 fi

@@ -9,6 +9,10 @@
 //                     distinct callstack nodes (the example class)
 //   deep-shared.ctf   the same depth under one root: every stack shares the
 //                     previous one, a few new frames each
+//   deep-chain.ctf    stacks down one chain of CHAIN distinct codes (no
+//                     recursion to fold): event i's stack is the chain's
+//                     first i % CHAIN + 1 frames, so CHAIN distinct stacks
+//                     of CHAIN^2 / 2 frames in all, each a few bytes of trace
 //   distinct.ctf      stacks of fresh codes (every frame a new location,
 //                     long names): as many distinct frames as the bytes allow
 //   wide.ctf          1-frame stacks, each its own site: many sites, rows
@@ -26,7 +30,7 @@
 
 #include "../trace/writer.h"
 
-enum { LIMIT = 1000000, DEPTH = 300000 };
+enum { LIMIT = 1000000, DEPTH = 300000, CHAIN = 12000 };
 
 static char name_buf[2][600];
 
@@ -107,6 +111,13 @@ static uint32_t deep_shared(uint64_t *stack, uint64_t i, uint32_t *common) {
   return DEPTH;
 }
 
+static uint32_t deep_chain(uint64_t *stack, uint64_t i, uint32_t *common) {
+  uint32_t k = (uint32_t)(i % CHAIN);
+  stack[k] = 500000 + k;  // events go k = 0, 1, 2...: frames 0 .. k - 1 are set; names short (codes < 1000000)
+  *common = k;  // the previous stack is the first k frames (or longer, for k = 0: none shared)
+  return k + 1;
+}
+
 static uint64_t fresh = 1000000;
 
 static uint32_t distinct(uint64_t *stack, uint64_t i, uint32_t *common) {
@@ -138,6 +149,10 @@ int main(int argc, char **argv) {
   for (uint32_t d = 0; d < DEPTH; d++) stack[d] = 7;
   o = open_trace(argv[1], "deep-shared.ctf");
   fill(&o, stack, deep_shared, 2, 1);
+  close_trace(&o);
+
+  o = open_trace(argv[1], "deep-chain.ctf");
+  fill(&o, stack, deep_chain, 2, 1);
   close_trace(&o);
 
   o = open_trace(argv[1], "distinct.ctf");

@@ -14,7 +14,9 @@
 #     folded stacks (one "frames count" per line), pprof (go tool pprof -raw);
 #  3. work bounded by the trace: bench/hostile_traces.c's crafted traces
 #     stop at the node limit with its message, the SVG at its size limits,
-#     under 500 MB; sampled words past 2^64 saturate;
+#     under 500 MB; whole-stack outputs (folded, flamegraph and top --json)
+#     at --max-frames, saying what they left out; sampled words past 2^64
+#     saturate;
 #  6. options: every command's options against its help; options given
 #     twice, options without the option they modify, numbers in odd forms are
 #     refused with status 2; ./vm's command line likewise.
@@ -200,6 +202,49 @@ if [ -x build/release/hostile_traces ] && [ -x /usr/bin/time ]; then
   tools/memtrace flamegraph --whole-stacks -o "$tmp/c3/o.svg" "$fan" 2> "$tmp/c3/err"
   check "flamegraph --whole-stacks -o X.svg on it: under 8 MB of SVG ($(stat -c %s "$tmp/c3/o.svg") bytes), what was left out on stderr" \
     '[ "$(stat -c %s "$tmp/c3/o.svg")" -lt 8000000 ] && grep -q "leaves out .* deeper than 1024 levels" "$tmp/c3/err" && fc svg "$tmp/c3/o.svg"'
+  # Whole-stack outputs stop at --max-frames (default 2^22 frames written in
+  # all; README "Limits"): deep-chain.ctf's 11,656 stacks down one chain of
+  # distinct functions (nothing to fold) are 68 million frames, 2.4 GB of
+  # folded stacks and 4.4 GB of JSON without the limit.
+  chain="$tmp/c3/deep-chain.ctf" shared="$tmp/c3/deep-shared.ctf"
+  # bytes, then the last line (LC_ALL=C: awk counts bytes)
+  tools/memtrace flamegraph "$chain" 2> "$tmp/c3/err" |
+    LC_ALL=C awk '{ n += length($0) + 1; last = $0 } END { print n; print last }' > "$tmp/c3/out"; s=${PIPESTATUS[0]}
+  bytes=$(head -1 "$tmp/c3/out"); tail -1 "$tmp/c3/out" > "$tmp/c3/last"
+  check "flamegraph on 11,656 unfoldable deep stacks: status 0, under 200 MB of folded stacks (got $s, $bytes bytes)" \
+    '[ $s -eq 0 ] && [ "$bytes" -gt 50000000 ] && [ "$bytes" -lt 200000000 ]'
+  check "flamegraph past the limit: what was left out on stderr and on a last line (got: $(head -c 160 "$tmp/c3/err"); $(cat "$tmp/c3/last"))" \
+    'grep -q "^memtrace flamegraph: [0-9]* stacks ([0-9]* frames, [0-9.]*% of the bytes) left out past the limit of 4194304 frames written; --max-frames 0 writes them all$" "$tmp/c3/err" &&
+     grep -qE "^\([0-9]+ stacks left out: --max-frames\) [0-9]+$" "$tmp/c3/last"'
+  tools/memtrace flamegraph --json "$chain" 2> "$tmp/c3/err" | wc -c > "$tmp/c3/bytes"
+  bytes=$(cat "$tmp/c3/bytes")
+  check "flamegraph --json on them: under 300 MB ($bytes bytes), the limit said" \
+    '[ "$bytes" -gt 100000000 ] && [ "$bytes" -lt 300000000 ] && grep -q "left out past the limit of 4194304 frames" "$tmp/c3/err"'
+  tools/memtrace flamegraph --max-frames 100000 "$chain" > "$tmp/c3/folded" 2> /dev/null
+  tools/memtrace flamegraph --json --max-frames 100000 "$chain" > "$tmp/c3/f.json" 2> /dev/null
+  check "flamegraph --max-frames 100000: at most 100000 frames written, the folded and JSON stacks alike, the bytes left out summed so the total holds" \
+    'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1])); folded = open(sys.argv[2]).read().splitlines()
+written = sum(len(s[\"frames\"]) for s in d[\"stacks\"])
+assert 0 < written <= 100000 and d[\"left_out\"][\"stacks\"] > 0, (written, d[\"left_out\"])
+assert len(folded) == len(d[\"stacks\"]) + 1 and folded[-1].startswith(\"(%d stacks left out\" % d[\"left_out\"][\"stacks\"])
+assert sum(line.count(\";\") + 1 for line in folded[:-1]) == written
+total = sum(s[\"bytes\"] for s in d[\"stacks\"]) + d[\"left_out\"][\"bytes\"]
+assert abs(total - d[\"total_bytes\"]) < 1 and abs(sum(float(l.rsplit(\" \", 1)[1]) for l in folded) - total) < len(folded)
+assert len(d[\"stacks\"]) + d[\"left_out\"][\"stacks\"] == 11656
+" "$tmp/c3/f.json" "$tmp/c3/folded"'
+  tools/memtrace flamegraph --whole-stacks --max-frames 0 "$shared" 2> "$tmp/c3/err" | wc -c > "$tmp/c3/bytes"
+  check "flamegraph --whole-stacks --max-frames 0: the limit lifted, every stack whole (405000693 bytes, got $(cat "$tmp/c3/bytes"))" \
+    '[ "$(cat "$tmp/c3/bytes")" = 405000693 ] && [ ! -s "$tmp/c3/err" ]'
+  tools/memtrace top --by stack --json --whole-stacks --max-frames 700000 "$shared" > "$tmp/c3/t.json" 2> "$tmp/c3/err"
+  check "top --by stack --json --max-frames 700000 on 300,000-frame stacks: two rows' stacks whole, then {\"frames_left_out\": 300000}, said on stderr" \
+    'python3 -c "
+import json, sys
+rows = json.load(open(sys.argv[1]))[\"rows\"]
+assert [len(r[\"key\"][\"stack\"]) for r in rows[:2]] == [300000, 300000]
+assert all(r[\"key\"][\"stack\"] == [{\"frames_left_out\": 300000}] for r in rows[2:]) and len(rows) == 20
+" "$tmp/c3/t.json" && grep -q "^memtrace top: 18 stacks (5400000 frames) left out past the limit of 700000 frames written" "$tmp/c3/err"'
   tools/memtrace info "$tmp/c3/samples.ctf" > "$tmp/c3/out" 2>&1
   check "info: sampled words past 2^64 say 'at least' (not wrapped)" 'grep -q "samples of at least 18446744073709551615 words" "$tmp/c3/out"'
   tools/memtrace dump "$tmp/c3/deep-shared.ctf" > /dev/null 2> "$tmp/c3/err"; s=$?

@@ -13,7 +13,10 @@
 #      reachable from a script's end: not checked here.)
 #   2. Verdicts on bench/leaks: request_log names the global log's list as
 #      the holder, the line that conses the records first, the rows' stack
-#      with List.map's recursion collapsed and the caller in serve visible;
+#      with List.map's recursion collapsed and the caller in serve visible
+#      (--whole-stacks: the callers whole, the folded ones unfolding to them;
+#      mutual recursion as one cycle line; --max-frames leaves callers out,
+#      saying so);
 #      leaks --json parses and carries the paths; top --live --by holder;
 #      info shows the end state; report's Kept by section.
 #   3. Cannot judge (never "no leak"): no .retain, --memtrace-no-end-state,
@@ -82,6 +85,44 @@ check "request_log: the line that conses the records comes first, got '$site1'" 
 check "request_log: List.map's recursion collapsed, the caller in serve shown" \
   'grep -qE "called from List.map stdlib/list.mn:[0-9:-]+ x[0-9]+" "$tmp/r.leaks" &&
    grep -q "called from serve bench/leaks/request_log.mn:13" "$tmp/r.leaks" && ! grep -q "more frames" "$tmp/r.leaks"'
+# leaks folds recursion with the renderers' collapse (analysis/collapse.h) and
+# --whole-stacks keeps the callstacks whole: unfolding each folded line (its
+# frames `repeat` times) gives the whole callers back, frame for frame.
+"$tool" leaks --json "$tmp/r.ctf" >"$tmp/r-folded.json"
+"$tool" leaks --json --whole-stacks "$tmp/r.ctf" >"$tmp/r-whole.json"
+check "leaks --whole-stacks: every repeat 1, and the folded callers unfold to them" \
+  'python3 -c "
+import json, sys
+folded, whole = (json.load(open(f)) for f in sys.argv[1:3])
+n = deep = 0
+for lf, lw in zip(folded[\"leaks\"], whole[\"leaks\"]):
+    for sf, sw in zip(lf[\"sites\"], lw[\"sites\"]):
+        assert all(c[\"repeat\"] == 1 and len(c[\"frames\"]) == 1 for c in sw[\"callers\"])
+        unfolded = [f for c in sf[\"callers\"] for _ in range(c[\"repeat\"]) for f in c[\"frames\"]]
+        assert unfolded == [c[\"frames\"][0] for c in sw[\"callers\"]], (unfolded, sw[\"callers\"])
+        deep += len(sw[\"callers\"]) > len(sf[\"callers\"])
+        n += 1
+assert n > 0 and deep > 0, (n, deep)
+" "$tmp/r-folded.json" "$tmp/r-whole.json"'
+"$tool" leaks --json --max-frames 1 "$tmp/r.ctf" >"$tmp/r-cut.json" 2>"$tmp/r-cut.err"
+check "leaks --json --max-frames 1: the first one-line callstack written, every later one {frames_left_out: N}, said on stderr ($(head -c 120 "$tmp/r-cut.err"))" \
+  'python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+callers = [s[\"callers\"] for l in d[\"leaks\"] for s in l[\"sites\"]]
+cut = [c for c in callers if len(c) == 1 and \"frames_left_out\" in c[0]]
+assert \"repeat\" in callers[0][0] and len(callers[0]) == 1, callers
+assert cut == callers[1:] and all(c[0][\"frames_left_out\"] >= 1 for c in cut), callers
+" "$tmp/r-cut.json" && grep -q "^memtrace leaks: [0-9]* stacks* ([0-9]* frames) left out past the limit of 1 frames written" "$tmp/r-cut.err"'
+printf '%s\n' 'var history = []' \
+  'fn ping(n, i) { if n == 0 { history = {id: i, tag: "x"} :: history; 0 } else { pong(n - 1, i) } }' \
+  'fn pong(n, i) { ping(n - 1, i) }' 'for i in 0..60000 { ping(8, i) }' >"$tmp/cycle.mn"
+MINNOW_SEED=1 ./vm --memtrace "$tmp/cy.ctf" --memtrace-rate 1e-3 "$tmp/cycle.mn" >/dev/null
+"$tool" leaks "$tmp/cy.ctf" >"$tmp/cy.leaks"
+"$tool" leaks --whole-stacks "$tmp/cy.ctf" >"$tmp/cy.whole"
+check "leaks: mutual recursion folded as one cycle, innermost first (ping <- pong x4); whole with --whole-stacks" \
+  'grep -qE "called from pong [^ ]+cycle.mn:3:[0-9-]+ <- ping [^ ]+cycle.mn:2:[0-9-]+ x4$" "$tmp/cy.leaks" &&
+   ! grep -qE "called from .* x[0-9]+$" "$tmp/cy.whole" && [ "$(grep -c "called from pong" "$tmp/cy.whole")" -ge 4 ]'
 check "request_log: bytes kept with an interval and the share with its own" \
   'grep -qE "keeps [0-9.]+ [KM]iB \[[0-9.]+ [KM]iB, [0-9.]+ [KM]iB\], [0-9.]+% \[[0-9.]+%, [0-9.]+%\]" "$tmp/r.leaks"'
 "$tool" leaks --json --all "$tmp/r.ctf" >"$tmp/r.json"

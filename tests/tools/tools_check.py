@@ -29,6 +29,9 @@ PLAIN_FRAME = ({"function": "str", "file": "str", "line": "int", "start_col": "i
                {"code": "int"})
 # A stack's entry: a frame, or folded recursion (a run of a frame or cycle).
 FRAME = PLAIN_FRAME + ({"repeat": "int", "frames": [PLAIN_FRAME]},)
+# A stack past --max-frames: the one element {"frames_left_out": N}.
+LEFT_OUT = {"frames_left_out": "int"}
+FRAME = FRAME + (LEFT_OUT,)
 SITE_FIELDS = {"site": "str", "function": ("str", "null"), "file": ("str", "null"),
                "line": ("int", "null"), "start_col": ("int", "null"), "end_col": ("int", "null")}
 KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file": "str"}, {"file": "str"})
@@ -41,7 +44,8 @@ END_STATE = {"status": "str", "file": ("str", "null"), "paths?": "bool", "why?":
              "walk_s?": "num"}
 ROOT = {"kind": "str", "name?": "str", "file?": "str", "line?": "int", "local?": "str", "index?": "int"}
 PATH = {"root": ROOT, "hops": [{"kind": "str", "count?": "int", "index?": "int", "name?": "str"}]}
-CALLERS = [{"frames": [({"function": "str", "file": "str", "line": "int"}, {"code": "int"})], "repeat": "int"}]
+CALLERS = [({"frames": [({"function": "str", "file": "str", "line": "int"}, {"code": "int"})], "repeat": "int"},
+            LEFT_OUT)]
 KEPT_SITE = {"site": SITE_FIELDS, "depth": "int", "blocks": "int", "samples": "int", "kept_bytes": "num",
              "kept_bytes_interval": INTERVAL, "path": (PATH, "null"), "callers": CALLERS}
 HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "holder": (PATH, "null"),
@@ -93,7 +97,8 @@ SCHEMAS = {
                      points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
     "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",
                        stacks=[{"frames": [{"function": "str", "file": "str", "line": "int", "repeat?": "int"}],
-                                "bytes": "num"}]),
+                                "bytes": "num"}],
+                       left_out=({"stacks": "int", "frames": "int", "bytes": "num"}, "null")),
 }
 
 

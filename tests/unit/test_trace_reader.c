@@ -21,28 +21,11 @@
 
 #include "../../trace/reader.h"
 #include "../trace/mini_encoder.h"
+#include "test_files.h"
 
 #define FIXTURES "tests/fixtures/memtrace/"
 
 // ================================================================ helpers
-
-typedef struct Bytes {
-  uint8_t *b;
-  size_t n;
-} Bytes;
-
-static Bytes slurp(const char *path) {
-  Bytes out = {0};
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  out.n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  out.b = malloc(out.n + 1);
-  assert_int_equal(fread(out.b, 1, out.n, f), out.n);
-  fclose(f);
-  return out;
-}
 
 static char tmp_dir[64];
 
@@ -166,7 +149,7 @@ static void assert_prefix(const Events *part, const Events *full, size_t n) {
 }
 
 // End offsets of the packets of a well-formed trace.
-static size_t packet_ends(const Bytes *t, uint64_t *ends, size_t max) {
+static size_t packet_ends(const TestBytes *t, uint64_t *ends, size_t max) {
   size_t n = 0, off = 0;
   while (off + 8 <= t->n && n < max) {
     uint32_t bits;
@@ -211,7 +194,7 @@ static void test_fixtures_decode(void **state) {
     assert_int_equal(es.stats.allocs, fixtures[f].allocs);
     assert_int_equal(es.stats.promotes, fixtures[f].promotes);
     assert_int_equal(es.stats.collects, fixtures[f].collects);
-    Bytes file = slurp(path);
+    TestBytes file = test_slurp(path);
     assert_int_equal(es.stats.bytes, file.n);
     assert_int_equal(es.stats.header_bytes + es.stats.info_bytes + es.stats.location_bytes +
                          es.stats.backtrace_bytes + es.stats.event_bytes,
@@ -524,7 +507,7 @@ static void test_other_pid(void **state) {
   assert_roundtrip(&got, m, 1000);
   assert_true(got.stats.skipped_packets >= 20);
   assert_true(got.stats.skipped_bytes > 0);
-  Bytes file = slurp(path);
+  TestBytes file = test_slurp(path);
   assert_int_equal(got.stats.bytes, file.n);
   free(file.b);
   events_free(&got);
@@ -1173,7 +1156,7 @@ static void test_v1_location_quirk(void **state) {
 // and then: the end (at a packet boundary), or a truncation error naming
 // the start of the cut packet.
 static void check_cuts(const char *fixture, size_t stride) {
-  Bytes t = slurp(fixture);
+  TestBytes t = test_slurp(fixture);
   Events full = read_events(fixture);
   uint64_t ends[4096];
   size_t n_ends = packet_ends(&t, ends, 4096);
@@ -1219,7 +1202,7 @@ static void test_truncation(void **state) {
 // Damaging byte i (with each of `masks`) leaves the events of the packets
 // that end before i unchanged; the reader stops or goes on, never crashes.
 static void check_flips(const char *fixture, size_t stride, const uint8_t *masks, size_t n_masks) {
-  Bytes t = slurp(fixture);
+  TestBytes t = test_slurp(fixture);
   Events full = read_events(fixture);
   uint64_t ends[4096];
   size_t n_ends = packet_ends(&t, ends, 4096);
@@ -1251,7 +1234,7 @@ static void test_flipped_bytes(void **state) {
 // Random bytes, alone and after a valid trace-info packet or packet header.
 static void test_garbage(void **state) {
   (void)state;
-  Bytes t = slurp(FIXTURES "bintrees-1e-5.ctf");
+  TestBytes t = test_slurp(FIXTURES "bintrees-1e-5.ctf");
   uint64_t ends[8];
   packet_ends(&t, ends, 8);
   uint8_t *b = malloc(40000);
@@ -1279,7 +1262,7 @@ static void test_garbage(void **state) {
 // every event exactly once, never an error, and ends where the file ends.
 static void test_follow(void **state) {
   (void)state;
-  Bytes t = slurp(FIXTURES "hashtbl_str-1e-4.ctf");
+  TestBytes t = test_slurp(FIXTURES "hashtbl_str-1e-4.ctf");
   Events full = read_events(FIXTURES "hashtbl_str-1e-4.ctf");
   uint64_t ends[8];
   packet_ends(&t, ends, 8);
@@ -1341,7 +1324,7 @@ static void test_follow_grows(void **state) {
   for (int i = 0; i < 40000; i++) model_step(m, enc, 300, 1, 40);
   assert_true(menc_close(enc));
   close(fd);
-  Bytes t = slurp(full_path);
+  TestBytes t = test_slurp(full_path);
   assert_true(t.n > 300000);
   Events full = read_events(full_path);
   uint64_t ends[2];
@@ -1375,7 +1358,7 @@ static void test_follow_grows(void **state) {
 // Reading from a pipe (no seeking, short reads).
 static void test_pipe(void **state) {
   (void)state;
-  Bytes t = slurp(FIXTURES "bintrees-1e-5.ctf");
+  TestBytes t = test_slurp(FIXTURES "bintrees-1e-5.ctf");
   Events full = read_events(FIXTURES "bintrees-1e-5.ctf");
   int fds[2];
   assert_int_equal(pipe(fds), 0);

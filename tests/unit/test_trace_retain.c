@@ -16,24 +16,8 @@
 #include <unistd.h>
 
 #include "../../trace/retain.h"
+#include "test_files.h"
 
-typedef struct Blob {
-  unsigned char *b;
-  size_t n;
-} Blob;
-
-static Blob slurp(const char *path) {
-  Blob out = {0};
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  out.n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  out.b = malloc(out.n ? out.n : 1);
-  assert_int_equal(fread(out.b, 1, out.n, f), out.n);
-  fclose(f);
-  return out;
-}
 
 static char tmp_path[64];
 
@@ -149,7 +133,7 @@ static void test_long_name_cut(void **state) {
 static void test_truncation(void **state) {
   (void)state;
   write_sample(tmp_path);
-  Blob b = slurp(tmp_path);
+  TestBytes b = test_slurp(tmp_path);
   char err[256];
   for (size_t n = 0; n < b.n; n++) {
     RetainFile f;
@@ -167,7 +151,7 @@ static void test_truncation(void **state) {
 static void test_flipped_bytes(void **state) {
   (void)state;
   write_sample(tmp_path);
-  Blob b = slurp(tmp_path);
+  TestBytes b = test_slurp(tmp_path);
   char err[256];
   unsigned refused = 0;
   for (size_t i = 0; i < b.n; i++) {

@@ -9,6 +9,7 @@
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
 #include "collapse.h"
+#include "stack_budget.h"
 #include "../base/text.h"
 
 // ---------------------------------------------------------------- text
@@ -293,13 +294,34 @@ static void json_node(Json *j, const Profile *p, ProfileNodeId n) {
   }
 }
 
+// The entries json_node writes for a node.
+static uint64_t node_entries(const Profile *p, ProfileNodeId n) {
+  const TraceReaderLocation *locs;
+  int count = profile_node_locations(p, n, &locs);
+  return count <= 0 ? 1 : (uint64_t)count;
+}
+
 void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
   json_array(j, key);
   ProfileNodeId leaf = profile_stack(p, s)->leaf;
   if (leaf != 0 && leaf != PROFILE_NONE) {
-    json_node(j, p, leaf);
     Collapse *c = collapse_new(out_fold_period());
-    for (CollapseId r = fold_callers(c, p, leaf); r != 0; r = collapse_run(c, r)->parent) {
+    CollapseId last = fold_callers(c, p, leaf);
+    uint64_t entries = node_entries(p, leaf);
+    for (CollapseId r = last; r != 0; r = collapse_run(c, r)->parent) {
+      const uint32_t *reps;
+      collapse_unit(c, collapse_run(c, r)->unit, &reps);
+      entries += collapse_plain(c, r) ? node_entries(p, reps[0]) : 1;
+    }
+    if (!stack_budget_take(entries, 0)) {
+      json_object(j, NULL);
+      json_uint(j, "frames_left_out", entries);
+      json_end_object(j);
+      last = 0;
+    } else {
+      json_node(j, p, leaf);
+    }
+    for (CollapseId r = last; r != 0; r = collapse_run(c, r)->parent) {
       const uint32_t *reps;
       uint32_t len = collapse_unit(c, collapse_run(c, r)->unit, &reps);
       if (collapse_plain(c, r)) {

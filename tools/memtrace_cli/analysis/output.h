@@ -84,7 +84,9 @@ void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId firs
 // The frames of a stack under `key`, innermost first, each {"function",
 // "file", "line", "start_col", "end_col"} or {"code": N} without location;
 // folded recursion (out_fold_period) as {"repeat": N, "frames": [the
-// unit's frames, innermost first]}.
+// unit's frames, innermost first]}. A stack past the run's stack budget
+// (stack_budget.h; an entry a frame or a folded run) is the one element
+// {"frames_left_out": N}.
 void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s);
 
 // "trace": {"file", "executable", "format_version", "sample_rate",

@@ -1,12 +1,15 @@
-// retain_text.c - text and JSON of end-state paths, collapsed callstacks
+// retain_text.c - text and JSON of end-state paths, folded callstacks
 // (retain_text.h).
 #include "retain_text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
+#include "collapse.h"
+#include "stack_budget.h"
 
 // A name from the end state, control characters shown as '?'.
 static void put_name(FILE *f, const char *s) {
@@ -118,16 +121,6 @@ typedef struct Frame {
   bool inlined;                    // "inlined in" (the leaf's outer locations)
 } Frame;
 
-typedef struct Line {
-  uint32_t first, len, repeat;     // frames[first .. first + len) repeated `repeat` times
-} Line;
-
-static bool same(const Frame *a, const Frame *b) {
-  if (!a->loc || !b->loc) return !a->loc && !b->loc && a->code == b->code;
-  return a->loc->function == b->loc->function && a->loc->file == b->loc->file && a->loc->line == b->loc->line &&
-         a->loc->start_col == b->loc->start_col;
-}
-
 // The callers of s innermost first (the site itself left out), as out_callers walks them.
 static Frame *frames_of(const Profile *p, ProfileStackId s, uint32_t *n) {
   uint32_t cap = 16;
@@ -152,30 +145,21 @@ static Frame *frames_of(const Profile *p, ProfileStackId s, uint32_t *n) {
   return fr;
 }
 
-// Lines of frames: at each place, the shortest cycle (1..RETAIN_TEXT_CYCLE
-// frames) that repeats right after itself, taken as often as it repeats.
-static Line *collapse(const Frame *fr, uint32_t n, uint32_t *n_lines) {
-  Line *lines = xrealloc(NULL, (n ? n : 1) * sizeof *lines);
-  *n_lines = 0;
-  for (uint32_t i = 0; i < n;) {
-    Line best = {i, 1, 1};
-    for (uint32_t len = 1; len <= RETAIN_TEXT_CYCLE && i + 2 * len <= n; len++) {
-      uint32_t rep = 1;
-      while (i + (rep + 1) * len <= n) {
-        bool eq = true;
-        for (uint32_t k = 0; k < len && eq; k++) eq = same(&fr[i + k], &fr[i + rep * len + k]);
-        if (!eq) break;
-        rep++;
-      }
-      if (rep > 1) {
-        best = (Line){i, len, rep};
-        break;
-      }
-    }
-    lines[(*n_lines)++] = best;
-    i += best.len * best.repeat;
-  }
-  return lines;
+// A frame's identity, as printed: its location (function, file, line,
+// columns) and whether it is inlined, or its code.
+static uint64_t frame_key(const Frame *fr) {
+  if (!fr->loc) return hash_combine(0xc0de, fr->code);
+  uint64_t h = hash_combine(fr->inlined ? 0x1a1 : 0xca11, (uint64_t)(uintptr_t)fr->loc->function);
+  h = hash_combine(hash_combine(h, (uint64_t)(uintptr_t)fr->loc->file), fr->loc->line);
+  return hash_combine(h, (uint64_t)fr->loc->start_col << 32 | fr->loc->end_col);
+}
+
+// The n frames of fr (innermost first) folded into c, outermost first (the
+// order collapse.h reads); a frame's rep is its index in fr. The last run.
+static CollapseId fold(Collapse *c, const Frame *fr, uint32_t n) {
+  CollapseId at = 0;
+  for (uint32_t i = n; i-- > 0;) at = collapse_push(c, at, frame_key(&fr[i]), i);
+  return at;
 }
 
 static void put_frame(FILE *f, const Frame *fr) {
@@ -185,39 +169,52 @@ static void put_frame(FILE *f, const Frame *fr) {
 }
 
 void retain_text_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_lines) {
-  uint32_t n, n_lines;
+  uint32_t n, lines = 0, left = 0;
   Frame *fr = frames_of(p, s, &n);
-  Line *lines = collapse(fr, n, &n_lines);
-  uint32_t left = 0;
-  for (uint32_t i = 0; i < n_lines; i++) {
-    const Line *l = &lines[i];
-    if (i >= max_lines) {
-      left += l->len * l->repeat;
+  Collapse *c = collapse_new(out_fold_period());
+  for (CollapseId r = fold(c, fr, n); r != 0; r = collapse_run(c, r)->parent, lines++) {
+    const CollapseRun *run = collapse_run(c, r);
+    const uint32_t *reps;
+    uint32_t len = collapse_unit(c, run->unit, &reps);
+    if (lines >= max_lines) {
+      left += len * run->count;
       continue;
     }
-    fprintf(f, "%s%s ", indent, fr[l->first].inlined ? "inlined in" : "called from");
-    for (uint32_t k = 0; k < l->len; k++) {
-      if (k) fputs(" <- ", f);
-      put_frame(f, &fr[l->first + k]);
+    // The unit's frames outermost first: printed innermost first.
+    fprintf(f, "%s%s ", indent, fr[reps[len - 1]].inlined ? "inlined in" : "called from");
+    for (uint32_t k = len; k-- > 0;) {
+      if (k != len - 1) fputs(" <- ", f);
+      put_frame(f, &fr[reps[k]]);
     }
-    if (l->repeat > 1) fprintf(f, " x%u", l->repeat);
+    if (run->count > 1) fprintf(f, " x%u", run->count);
     fputc('\n', f);
   }
   if (left) fprintf(f, "%s... %u more frames\n", indent, left);
-  free(lines);
+  collapse_free(c);
   free(fr);
 }
 
 void retain_json_callers(Json *j, const char *key, const Profile *p, ProfileStackId s) {
-  uint32_t n, n_lines;
+  uint32_t n;
   Frame *fr = frames_of(p, s, &n);
-  Line *lines = collapse(fr, n, &n_lines);
+  Collapse *c = collapse_new(out_fold_period());
+  CollapseId last = fold(c, fr, n);
+  uint32_t lines = last ? collapse_run(c, last)->runs : 0;
   json_array(j, key);
-  for (uint32_t i = 0; i < n_lines; i++) {
+  if (!stack_budget_take(lines, 0)) {
+    json_object(j, NULL);
+    json_uint(j, "frames_left_out", lines);
+    json_end_object(j);
+    last = 0;
+  }
+  for (CollapseId r = last; r != 0; r = collapse_run(c, r)->parent) {
+    const CollapseRun *run = collapse_run(c, r);
+    const uint32_t *reps;
+    uint32_t len = collapse_unit(c, run->unit, &reps);
     json_object(j, NULL);
     json_array(j, "frames");
-    for (uint32_t k = 0; k < lines[i].len; k++) {
-      const Frame *x = &fr[lines[i].first + k];
+    for (uint32_t k = len; k-- > 0;) {
+      const Frame *x = &fr[reps[k]];
       json_object(j, NULL);
       if (x->loc) {
         json_string(j, "function", x->loc->function);
@@ -229,10 +226,10 @@ void retain_json_callers(Json *j, const char *key, const Profile *p, ProfileStac
       json_end_object(j);
     }
     json_end_array(j);
-    json_uint(j, "repeat", lines[i].repeat);
+    json_uint(j, "repeat", run->count);
     json_end_object(j);
   }
   json_end_array(j);
-  free(lines);
+  collapse_free(c);
   free(fr);
 }

@@ -15,12 +15,14 @@
 // table together), a frame's line is left out: every block of one container
 // reads the same.
 //
-// Collapsed callstacks: a frame repeated in a row, or a cycle of up to
-// RETAIN_TEXT_CYCLE frames repeated in a row, is one line with the number of
-// repetitions ("called from List.map (list.mn:12:3-20) x16"); lines beyond
-// max_lines are counted in "... N more frames". (A shared collapse for flame
-// graphs and pprof is being written elsewhere; this one serves the kept
-// sections only.)
+// Folded callstacks: the callers go through collapse.h, the one recursion
+// folding of every stack the tools show, with out_fold_period() (so
+// --whole-stacks keeps them whole): a frame repeated in a row, or a cycle of
+// up to COLLAPSE_MAX_PERIOD frames repeated in a row, is one line with the
+// number of repetitions ("called from List.map (list.mn:12:3-20) x16", a
+// cycle "called from g ... <- f ... x3", innermost first); frames are equal
+// when their location (function, file, line, columns) and "inlined" are.
+// Lines beyond max_lines are counted in "... N more frames".
 #ifndef MINNOW_MEMTRACE_RETAIN_TEXT_H
 #define MINNOW_MEMTRACE_RETAIN_TEXT_H
 
@@ -30,8 +32,6 @@
 #include "../../../trace/retain.h"
 #include "output.h"
 #include "profile.h"
-
-enum { RETAIN_TEXT_CYCLE = 4 };
 
 void retain_text_root(FILE *f, const RetainRoot *r, bool erase);
 void retain_text_hop(FILE *f, const RetainHop *h, bool erase);
@@ -45,10 +45,13 @@ char *retain_path_string(const RetainPath *path, uint32_t hops, bool erase);
 // member `key` (the first `hops` hops; erased counts are omitted).
 void retain_json_path(Json *j, const char *key, const RetainPath *path, uint32_t hops, bool erase);
 
-// The callers of stack s, innermost first, collapsed (header comment);
-// as out_callers otherwise.
+// The callers of stack s, innermost first, folded (header comment); as
+// out_callers otherwise.
 void retain_text_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_lines);
-// The same as a JSON array of {"function", "file", "line", "repeat"} (innermost first).
+// The same as a JSON array of lines {"frames": [{"function", "file",
+// "line"} or {"code"}, innermost first], "repeat"} (innermost first); past
+// the run's stack budget (stack_budget.h; an entry a line) the one element
+// {"frames_left_out": N lines}.
 void retain_json_callers(Json *j, const char *key, const Profile *p, ProfileStackId s);
 
 #endif

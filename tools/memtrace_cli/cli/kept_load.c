@@ -27,16 +27,21 @@ void kept_print_end_state(FILE *f, const EndState *es) {
   }
 }
 
-void kept_json_end_state(Json *j, const EndState *es) {
+// info_form: "paths" only when present, after "final_collection": true.
+static void json_end_state(Json *j, const EndState *es, bool info_form) {
   json_object(j, "end_state");
   json_string(j, "status", end_state_status_name(es->status));
   if (*es->file) json_string(j, "file", es->file);
   else json_null(j, "file");
-  json_bool(j, "paths", es->paths);
+  if (!info_form) json_bool(j, "paths", es->paths);
   if (es->status != END_STATE_PRESENT) json_string(j, "why", es->why);
   if (es->status == END_STATE_ABSENT) json_string(j, "fix", es->fix);
   if (es->status == END_STATE_PRESENT) {
     const RetainHeader *h = &es->retain.header;
+    if (info_form) {
+      json_bool(j, "final_collection", true);
+      json_bool(j, "paths", es->paths);
+    }
     json_uint(j, "live_samples", h->live_samples);
     json_uint(j, "path_count", es->retain.path_count);
     json_uint(j, "reachable_blocks", h->reachable_blocks);
@@ -46,6 +51,10 @@ void kept_json_end_state(Json *j, const EndState *es) {
   }
   json_end_object(j);
 }
+
+void kept_json_end_state(Json *j, const EndState *es) { json_end_state(j, es, false); }
+
+void kept_json_end_state_info(Json *j, const EndState *es) { json_end_state(j, es, true); }
 
 int kept_status(const ToolUsage *usage, const EndState *es) {
   if (es->status != END_STATE_DAMAGED) return 0;

@@ -1,7 +1,7 @@
 // kept_load.h - what the commands that read an end state share (leaks,
-// paths, report, top --by holder): the --retain option, loading a trace
-// with its end state, and how the end state is announced (one text line,
-// a JSON member, the exit status of a damaged one).
+// paths, report, top --by holder; info for its JSON): the --retain option,
+// loading a trace with its end state, and how the end state is announced
+// (one text line, a JSON member, the exit status of a damaged one).
 #ifndef MINNOW_MEMTRACE_KEPT_LOAD_H
 #define MINNOW_MEMTRACE_KEPT_LOAD_H
 
@@ -24,6 +24,9 @@ void kept_print_end_state(FILE *f, const EndState *es);
 
 // Member "end_state": {status, file, paths, why, fix, and the header's figures}.
 void kept_json_end_state(Json *j, const EndState *es);
+// The same as `info --json` writes it: "paths" only when the end state is
+// present, after "final_collection": true, then the header's figures.
+void kept_json_end_state_info(Json *j, const EndState *es);
 
 // After the answer: a damaged end state is printed on stderr and gives 1.
 int kept_status(const ToolUsage *usage, const EndState *es);

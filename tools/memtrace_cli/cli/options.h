@@ -45,6 +45,10 @@ struct ToolOption {
 // a repeated frame or cycle of frames shown once with its count
 // (analysis/collapse.h).
 #define TOOL_OPTION_WHOLE_STACKS(target) {"--whole-stacks", NULL, (target), NULL, NULL, 0, 0}
+// --max-frames N: the frames whole-stack outputs write in all, 0 for no
+// limit (analysis/stack_budget.h; the caller sets the default before parsing).
+#define TOOL_OPTION_MAX_FRAMES(target) \
+  {"--max-frames", "N", (target), tool_parse_count, "a count (0: no limit)", 0, UINT32_MAX}
 // -n N: rows to show, 0 for all.
 #define TOOL_OPTION_ROWS(target) {"-n", "N", (target), tool_parse_count, "a count (0: all)", 0, UINT32_MAX}
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../analysis/output.h"
+#include "../analysis/stack_budget.h"
 #include "../base/hash.h"
 #include "../cli/load.h"
 #include "commands.h"
@@ -34,6 +35,9 @@ static const ToolUsage usage = {
     "  -n N         show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  --max-frames N  --by stack --json: at most N frames of stacks written in all\n"
+    "               (default 4194304; 0: no limit); a row's stack past it is\n"
+    "               {\"frames_left_out\": N}, said on stderr\n"
     "  -o OUT       write to OUT instead of stdout\n",
 };
 
@@ -50,6 +54,7 @@ typedef struct Options {
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.metric = METRIC_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20};
   bool live = false, promoted = false, whole = false;
+  uint32_t max_frames = STACK_BUDGET_DEFAULT;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -58,6 +63,7 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_WHOLE_STACKS(&whole),
       TOOL_OPTION_ROWS(&o->rows),
       TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_MAX_FRAMES(&max_frames),
       TOOL_OPTION_OUTPUT(&out),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 2, 2, NULL, 0};
@@ -66,6 +72,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   o->path[0] = args.files[0];
   o->path[1] = args.files[1];
   out_set_whole_stacks(whole);
+  stack_budget_set(max_frames);
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
@@ -287,6 +294,7 @@ int cmd_diff(int argc, char **argv) {
   } else {
     if (o.json) print_json(&s, &o, &c);
     else print_text(&s, &o, &c);
+    stack_budget_note(usage.name, 0);
     int a = load_status(&usage, &l[0]), b = load_status(&usage, &l[1]);
     status = a || b;
   }

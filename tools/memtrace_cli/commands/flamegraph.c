@@ -9,6 +9,7 @@
 #include "../analysis/collapse.h"
 #include "../analysis/flame_tree.h"
 #include "../analysis/output.h"
+#include "../analysis/stack_budget.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"
 #include "../cli/load.h"
@@ -38,6 +39,10 @@ static const ToolUsage usage = {
     "  --min-width PX  frames narrower than PX are left out of the SVG (default 0.1;\n"
     "                  0.001 to 1000)\n"
     "  --json          the stacks as JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  --max-frames N  folded and JSON stacks: at most N frames written in all\n"
+    "                  (default 4194304; 0: no limit); the stacks past it are left\n"
+    "                  out, summed on a last line \"(N stacks left out: --max-frames)\n"
+    "                  BYTES\" (JSON: \"left_out\"), and said on stderr\n"
     "On a damaged or truncated trace: the stacks of the events before the damage\n"
     "(the SVG's subtitle says PARTIAL), then the error on stderr; exit status 1.\n",
 };
@@ -46,6 +51,7 @@ typedef struct Options {
   const char *file, *out, *title;
   bool live, functions, json, whole_stacks;
   double width, min_width;
+  uint32_t max_frames;
 } Options;
 
 // ---------------------------------------------------------------- options
@@ -56,13 +62,14 @@ static bool wants_svg(const Options *o) {
 }
 
 static int parse_options(int argc, char **argv, Options *o) {
-  *o = (Options){.width = -1, .min_width = -1};  // -1: not given
+  *o = (Options){.width = -1, .min_width = -1, .max_frames = STACK_BUDGET_DEFAULT};  // -1: not given
   const ToolOption options[] = {
       TOOL_OPTION_OUTPUT(&o->out),
       {"--live", NULL, &o->live, NULL, NULL, 0, 0},
       {"--functions", NULL, &o->functions, NULL, NULL, 0, 0},
       TOOL_OPTION_WHOLE_STACKS(&o->whole_stacks),
       TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_MAX_FRAMES(&o->max_frames),
       {"--title", "TEXT", &o->title, NULL, NULL, 0, 0},
       {"--width", "PX", &o->width, tool_parse_number, "a number from 100 to 100000", 100, 100000},
       {"--min-width", "PX", &o->min_width, tool_parse_number, "a number from 0.001 to 1000", 0.001, 1000},
@@ -71,6 +78,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
+  stack_budget_set(o->max_frames);
   const char *svg_only = o->title ? "--title" : o->width >= 0 ? "--width" : o->min_width >= 0 ? "--min-width" : NULL;
   if (svg_only && !wants_svg(o)) return tool_usage_error(&usage, "%s goes with -o X.svg", svg_only);
   if (o->json && wants_svg(o)) return tool_usage_error(&usage, "--json and -o X.svg exclude each other");
@@ -139,7 +147,7 @@ static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode
   append_frame(f, node);
   if (node->depth >= f->n_end) f->end_of = xrealloc(f->end_of, (f->n_end = 2 * node->depth + 64) * sizeof *f->end_of);
   f->end_of[node->depth] = f->len;
-  if (node->self > 0) {
+  if (node->self > 0 && stack_budget_take(node->depth + 1, node->self)) {
     fwrite(f->line, 1, f->len, f->out);
     fprintf(f->out, " %.0f\n", node->self);
   }
@@ -150,7 +158,7 @@ static bool visit_folded(void *ctx, const CallTreeNode *node, const CallTreeNode
 
 static bool visit_json(void *ctx, const CallTreeNode *node, const CallTreeNode *const *path) {
   Json *j = ctx;
-  if (!(node->self > 0)) return true;
+  if (!(node->self > 0) || !stack_budget_take(node->depth + 1, node->self)) return true;
   json_object(j, NULL);
   json_array(j, "frames");
   for (uint32_t d = 0; d <= node->depth; d++) {
@@ -168,7 +176,9 @@ static bool visit_json(void *ctx, const CallTreeNode *node, const CallTreeNode *
 }
 
 // The stacks of the folded text as one document: "stacks": [{"frames":
-// [outermost first], "bytes"}], an empty callstack as "frames": [].
+// [outermost first], "bytes"}], an empty callstack as "frames": []; then
+// "left_out": null, or the stacks past --max-frames {"stacks", "frames",
+// "bytes"} (stack_budget.h).
 static int write_json(const Options *o, const Loaded *l, const CallTree *t, FILE *out) {
   Json j;
   load_json_begin(&j, out, "flamegraph", l);
@@ -185,6 +195,16 @@ static int write_json(const Options *o, const Loaded *l, const CallTree *t, FILE
   }
   bool ok = calltree_walk(t, visit_json, &j);
   json_end_array(&j);
+  StackBudgetLeft left = stack_budget_left();
+  if (left.stacks) {
+    json_object(&j, "left_out");
+    json_uint(&j, "stacks", left.stacks);
+    json_uint(&j, "frames", left.entries);
+    json_number(&j, "bytes", left.value);
+    json_end_object(&j);
+  } else {
+    json_null(&j, "left_out");
+  }
   json_end_object(&j);
   json_finish(&j);
   return ok ? 0 : -1;
@@ -231,7 +251,11 @@ static int render(const Options *o, const Loaded *l, const CallTree *t) {
     free(f.line);
     free(f.end_of);
     if (calltree_root(t)->self > 0) fprintf(out, "(no backtrace) %.0f\n", calltree_root(t)->self);
+    StackBudgetLeft left = stack_budget_left();
+    if (left.stacks)
+      fprintf(out, "(%llu stacks left out: --max-frames) %.0f\n", (unsigned long long)left.stacks, left.value);
   }
+  if (!wants_svg(o)) stack_budget_note(usage.name, calltree_total(t));
   if (out != stdout && fclose(out) != 0) status = -1;
   if (status) fprintf(stderr, "memtrace flamegraph: error writing %s\n", o->out ? o->out : "the output"), outfile_discard();
   return status ? 1 : 0;

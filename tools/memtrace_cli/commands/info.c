@@ -6,6 +6,7 @@
 
 #include "../analysis/end_state.h"
 #include "../analysis/output.h"
+#include "../cli/kept_load.h"
 #include "../cli/options.h"
 #include "commands.h"
 
@@ -119,27 +120,6 @@ static void print_end_state(const EndState *es) {
     printf("%-16snone: %s\n", "paths", es->why);
 }
 
-static void json_end_state(Json *j, const EndState *es) {
-  const RetainHeader *h = &es->retain.header;
-  json_object(j, "end_state");
-  json_string(j, "status", end_state_status_name(es->status));
-  if (*es->file) json_string(j, "file", es->file);
-  else json_null(j, "file");
-  if (es->status != END_STATE_PRESENT) json_string(j, "why", es->why);
-  if (es->status == END_STATE_ABSENT) json_string(j, "fix", es->fix);
-  if (es->status == END_STATE_PRESENT) {
-    json_bool(j, "final_collection", true);
-    json_bool(j, "paths", es->paths);
-    json_uint(j, "live_samples", h->live_samples);
-    json_uint(j, "path_count", es->retain.path_count);
-    json_uint(j, "reachable_blocks", h->reachable_blocks);
-    json_uint(j, "reachable_words", h->reachable_words);
-    json_number(j, "final_collection_s", (double)h->gc_us / 1e6);
-    json_number(j, "walk_s", (double)h->walk_us / 1e6);
-  }
-  json_end_object(j);
-}
-
 // The same figures as one JSON document.
 static void print_json(const char *path, const TraceReader *r, const TraceReaderStats *s, const EventTally *t,
                        bool partial, const EndState *es) {
@@ -205,7 +185,7 @@ static void print_json(const char *path, const TraceReader *r, const TraceReader
   json_bool(&j, "partial", partial);
   if (partial) json_string(&j, "error", trace_reader_error(r)->message);
   else json_null(&j, "error");
-  json_end_state(&j, es);
+  kept_json_end_state_info(&j, es);
   json_end_object(&j);
   json_finish(&j);
 }

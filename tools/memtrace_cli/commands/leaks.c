@@ -9,13 +9,14 @@
 
 #include "../analysis/kept.h"
 #include "../analysis/retain_text.h"
+#include "../analysis/stack_budget.h"
 #include "../base/xalloc.h"
 #include "../cli/kept_load.h"
 #include "commands.h"
 
 static const ToolUsage usage = {
     "leaks",
-    "usage: memtrace leaks [--retain FILE] [-n N] [--json] [--all] [-o OUT] FILE\n"
+    "usage: memtrace leaks [--retain FILE] [-n N] [--json] [--all] [--whole-stacks] [-o OUT] FILE\n"
     "Names what leaks in the trace FILE (\"-\": stdin, with --retain), from its end\n"
     "state FILE.retain (./vm writes it when the run ends: a final collection, then\n"
     "a path from a root to every sampled block still alive). The blocks alive at\n"
@@ -27,7 +28,7 @@ static const ToolUsage usage = {
     "[95 % Poisson interval] and their share of what its sites allocated [95 %\n"
     "Clopper-Pearson], survivors per window, then its sites, most directly held\n"
     "first (the container's cells, its elements, the data they hold), with their\n"
-    "callstacks (repeated frames collapsed: \"List.map x16\"). A holder with fewer\n"
+    "callstacks (recursion folded: \"List.map x16\"). A holder with fewer\n"
     "than 10 samples that misses a half cannot be judged; a trace of fewer than\n"
     "50 samples, or without a usable end state, cannot be judged at all: leaks\n"
     "then says why and what would let it (a rate, a longer run), never \"no leak\".\n"
@@ -36,6 +37,10 @@ static const ToolUsage usage = {
     "  -n N           show N leaks (default 10; 0: all)\n"
     "  --all          also list the holders that do not leak or cannot be judged\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
+    "  --whole-stacks callstacks whole (default: recursion folded)\n"
+    "  --max-frames N with --json: at most N lines of callstacks written in all\n"
+    "                 (default 4194304; 0: no limit); a callstack past it is\n"
+    "                 {\"frames_left_out\": N}, said on stderr\n"
     "  -o OUT         write to OUT instead of stdout\n",
 };
 
@@ -217,14 +222,20 @@ static void print_json(const Loaded *ld, const EndState *es, const LeaksOptions 
 int cmd_leaks(int argc, char **argv) {
   LeaksOptions o = {.rows = 10};
   const char *out = NULL;
+  bool whole = false;
+  uint32_t max_frames = STACK_BUDGET_DEFAULT;
   const ToolOption options[] = {
-      KEPT_OPTION_RETAIN(&o.retain), TOOL_OPTION_ROWS(&o.rows), TOOL_OPTION_JSON(&o.json),
-      TOOL_OPTION_OUTPUT(&out),      {"--all", NULL, &o.all, NULL, NULL, 0, 0},
+      KEPT_OPTION_RETAIN(&o.retain),     TOOL_OPTION_ROWS(&o.rows),
+      TOOL_OPTION_JSON(&o.json),         TOOL_OPTION_OUTPUT(&out),
+      {"--all", NULL, &o.all, NULL, NULL, 0, 0}, TOOL_OPTION_WHOLE_STACKS(&whole),
+      TOOL_OPTION_MAX_FRAMES(&max_frames),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_output(&args, argc, argv, &out);
   if (status != TOOL_CONTINUE) return status;
   o.path = args.files[0];
+  out_set_whole_stacks(whole);
+  stack_budget_set(max_frames);
   ProfileOptions popts = {0};
   Loaded l;
   EndState es;
@@ -233,6 +244,7 @@ int cmd_leaks(int argc, char **argv) {
   kept_analyse(l.profile, &es, &an);
   (o.json ? print_json : print_text)(&l, &es, &o, &an);
   kept_analysis_free(&an);
+  stack_budget_note(usage.name, 0);
   int s1 = kept_status(&usage, &es);
   end_state_free(&es);
   int s2 = load_status(&usage, &l);

@@ -14,6 +14,7 @@
 #include "../analysis/output.h"
 #include "../analysis/ranking.h"
 #include "../analysis/retain_text.h"
+#include "../analysis/stack_budget.h"
 #include "../cli/kept_load.h"
 #include "../cli/load.h"
 #include "commands.h"
@@ -37,6 +38,9 @@ static const ToolUsage usage = {
     "  -n N          show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
+    "  --max-frames N  --by stack --json: at most N frames of stacks written in all\n"
+    "                (default 4194304; 0: no limit); a row's stack past it is\n"
+    "                {\"frames_left_out\": N}, said on stderr\n"
     "  -o OUT        write to OUT instead of stdout\n"
     "  --follow      the trace is being written: redraw every second until the\n"
     "                writer is gone (its pid, on this host), or until the file\n"
@@ -70,6 +74,7 @@ static bool parse_top_by(const ToolOption *opt, const char *text) {
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = -1};
   bool live = false, promoted = false, whole = false;
+  uint32_t max_frames = STACK_BUDGET_DEFAULT;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -81,6 +86,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
       TOOL_OPTION_ROWS(&o->rows),
       TOOL_OPTION_WHOLE_STACKS(&whole),
       TOOL_OPTION_JSON(&o->json),
+      TOOL_OPTION_MAX_FRAMES(&max_frames),
       TOOL_OPTION_OUTPUT(&out),
       {"--follow", NULL, &o->follow, NULL, NULL, 0, 0},
       {"--idle", "S", &o->idle_s, tool_parse_number, "a number of seconds above 0", 1e-9, 1e9},
@@ -90,6 +96,7 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
   out_set_whole_stacks(whole);
+  stack_budget_set(max_frames);
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
@@ -225,9 +232,11 @@ static int show(const Loaded *l, const TopOptions *o, bool finished, uint64_t at
     fprintf(stderr, "memtrace top: out of memory\n");
     return 1;
   }
+  stack_budget_set(stack_budget_limit());  // each redraw (--follow) its own
   if (o->json) print_json(l, o, finished, at_us, &r);
   else print_table(l, o, finished, at_us, &r);
   ranking_free(&r);
+  stack_budget_note(usage.name, 0);
   return 0;
 }
 

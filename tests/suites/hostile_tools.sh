@@ -291,6 +291,13 @@ flamegraph --width 500 $t6|--width goes with -o X.svg
 flamegraph --min-width 500 $t6|--min-width goes with -o X.svg
 flamegraph --min-width 0.1 -o $tmp/c6.folded $t6|--min-width goes with -o X.svg
 flamegraph --title x $t6|--title goes with -o X.svg
+flamegraph --max-frames 10 -o $svg $t6|--max-frames goes with folded stacks or --json
+top --max-frames 10 $t6|--max-frames goes with --by stack --json
+top --by stack --max-frames 10 $t6|--max-frames goes with --by stack --json
+top --json --max-frames 10 $t6|--max-frames goes with --by stack --json
+diff --by stack --max-frames 10 $t6 $t6|--max-frames goes with --by stack --json
+leaks --max-frames 10 $t6|--max-frames goes with --json
+flamegraph --max-frames 4294967295 $t6|is not a count
 flamegraph --json -o $svg $t6|--json and -o X.svg exclude each other
 flamegraph --min-width 0 -o $svg $t6|is not a number from 0.001 to 1000
 flamegraph --width 0x400 -o $svg $t6|is not a number

@@ -46,9 +46,12 @@ struct ToolOption {
 // (analysis/collapse.h).
 #define TOOL_OPTION_WHOLE_STACKS(target) {"--whole-stacks", NULL, (target), NULL, NULL, 0, 0}
 // --max-frames N: the frames whole-stack outputs write in all, 0 for no
-// limit (analysis/stack_budget.h; the caller sets the default before parsing).
+// limit (analysis/stack_budget.h). The caller starts its target at
+// TOOL_MAX_FRAMES_UNSET, refuses the option given where no such output is
+// asked for, and otherwise sets the budget (the default when unset).
+enum { TOOL_MAX_FRAMES_UNSET = UINT32_MAX };
 #define TOOL_OPTION_MAX_FRAMES(target) \
-  {"--max-frames", "N", (target), tool_parse_count, "a count (0: no limit)", 0, UINT32_MAX}
+  {"--max-frames", "N", (target), tool_parse_count, "a count (0: no limit)", 0, UINT32_MAX - 1}
 // -n N: rows to show, 0 for all.
 #define TOOL_OPTION_ROWS(target) {"-n", "N", (target), tool_parse_count, "a count (0: all)", 0, UINT32_MAX}
 

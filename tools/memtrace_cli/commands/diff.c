@@ -54,7 +54,7 @@ typedef struct Options {
 static int parse_options(int argc, char **argv, Options *o) {
   *o = (Options){.metric = METRIC_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20};
   bool live = false, promoted = false, whole = false;
-  uint32_t max_frames = STACK_BUDGET_DEFAULT;
+  uint32_t max_frames = TOOL_MAX_FRAMES_UNSET;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -72,7 +72,9 @@ static int parse_options(int argc, char **argv, Options *o) {
   o->path[0] = args.files[0];
   o->path[1] = args.files[1];
   out_set_whole_stacks(whole);
-  stack_budget_set(max_frames);
+  if (max_frames != TOOL_MAX_FRAMES_UNSET && !(o->by == PROFILE_BY_STACK && o->json))
+    return tool_usage_error(&usage, "--max-frames goes with --by stack --json");
+  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");

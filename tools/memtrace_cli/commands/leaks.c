@@ -223,7 +223,7 @@ int cmd_leaks(int argc, char **argv) {
   LeaksOptions o = {.rows = 10};
   const char *out = NULL;
   bool whole = false;
-  uint32_t max_frames = STACK_BUDGET_DEFAULT;
+  uint32_t max_frames = TOOL_MAX_FRAMES_UNSET;
   const ToolOption options[] = {
       KEPT_OPTION_RETAIN(&o.retain),     TOOL_OPTION_ROWS(&o.rows),
       TOOL_OPTION_JSON(&o.json),         TOOL_OPTION_OUTPUT(&out),
@@ -235,7 +235,8 @@ int cmd_leaks(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   o.path = args.files[0];
   out_set_whole_stacks(whole);
-  stack_budget_set(max_frames);
+  if (max_frames != TOOL_MAX_FRAMES_UNSET && !o.json) return tool_usage_error(&usage, "--max-frames goes with --json");
+  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
   ProfileOptions popts = {0};
   Loaded l;
   EndState es;

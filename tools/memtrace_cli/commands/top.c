@@ -74,7 +74,7 @@ static bool parse_top_by(const ToolOption *opt, const char *text) {
 static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = -1};
   bool live = false, promoted = false, whole = false;
-  uint32_t max_frames = STACK_BUDGET_DEFAULT;
+  uint32_t max_frames = TOOL_MAX_FRAMES_UNSET;
   const char *out = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
@@ -96,7 +96,9 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
   out_set_whole_stacks(whole);
-  stack_budget_set(max_frames);
+  if (max_frames != TOOL_MAX_FRAMES_UNSET && !(o->by == PROFILE_BY_STACK && o->json))
+    return tool_usage_error(&usage, "--max-frames goes with --by stack --json");
+  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");

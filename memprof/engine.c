@@ -220,13 +220,51 @@ static inline uint32_t thin(Sampler *s, uint32_t n, double rate) {
   return rate >= s->rate ? n : thin_draw(s, n, rate);
 }
 
+// The entry and alloc event of one block for the running profile `id`,
+// which keeps `kept` (>= 1) of its sampled words; the callstack is the
+// capture (site, depth, unchanged) shared by the block's profiles.
+static inline __attribute__((always_inline)) void track_for(Vm *vm, int id, Value block, uint64_t wosize,
+                                                            uint32_t kept, bool young, const DebugInfo *site,
+                                                            uint32_t depth, uint32_t unchanged) {
+  Memprof *mp = vm->memprof;
+  Profile *p = &mp->profiles[id];
+  uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
+  p->capture_carry = UINT32_MAX;
+  uint32_t i = new_entry(mp);
+  mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept,
+                           .profile = id, .young = young, .major_born = !young,
+                           .live = true, .in_use = true};
+  if (young) {
+    if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
+    mp->young[mp->young_count++] = i;
+  } else {
+    list_old(mp, i);
+  }
+  mp->samples_taken += kept;
+  mp->blocks_sampled++;
+  push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+}
+
 // Creates the entries and alloc events of one block with `n_samples` words
 // sampled at the sampler's rate: one for each running profile that keeps
 // some, sharing one callstack capture.
 // A profile stopped by a direct delivery (part 4) gets no alloc event after.
+// One profile running (the common case) takes a path of its own, without
+// the per-profile arrays: the same draws, entries and events.
 static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
-  uint32_t kept[MEMPROF_MAX_RUNNING], n_running = mp->running_count;
+  uint32_t n_running = mp->running_count;
+  uint32_t depth = 0, unchanged = 0;
+  if (n_running == 1) {
+    int id = mp->running[0];
+    uint32_t kept = thin(&mp->sampler, n_samples, mp->profiles[id].rate);
+    if (kept == 0) return;
+    const DebugInfo *site = site_of(vm, sub);
+    if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
+    track_for(vm, id, block, wosize, kept, young, site, depth, unchanged);
+    return;
+  }
+  uint32_t kept[MEMPROF_MAX_RUNNING];
   int running[MEMPROF_MAX_RUNNING];
   bool any = false;
   for (uint32_t r = 0; r < n_running; r++) {
@@ -236,7 +274,6 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
-  uint32_t depth = 0, unchanged = 0;
   if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
   for (uint32_t r = 0; r < n_running; r++) {
     Profile *p = &mp->profiles[running[r]];
@@ -245,21 +282,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
       if (unchanged < p->capture_carry) p->capture_carry = unchanged;
       continue;
     }
-    uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
-    p->capture_carry = UINT32_MAX;
-    uint32_t i = new_entry(mp);
-    mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept[r],
-                             .profile = running[r], .young = young, .major_born = !young,
-                             .live = true, .in_use = true};
-    if (young) {
-      if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
-      mp->young[mp->young_count++] = i;
-    } else {
-      list_old(mp, i);
-    }
-    mp->samples_taken += kept[r];
-    mp->blocks_sampled++;
-    push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+    track_for(vm, running[r], block, wosize, kept[r], young, site, depth, unchanged);
   }
 }
 

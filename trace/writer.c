@@ -754,14 +754,18 @@ static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char 
   w->pos = (uint32_t)(put_vint(p, w->next_alloc_id - 1 - id) - w->packet);
 }
 
-void trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id) {
+bool trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id) {
   put_lifetime_event(w, TRACE_EV_PROMOTE, "promote", time_us, id);
-  if (!w->failed) w->stats.promotes++;
+  if (w->failed) return false;
+  w->stats.promotes++;
+  return true;
 }
 
-void trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id) {
+bool trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id) {
   put_lifetime_event(w, TRACE_EV_COLLECT, "collect", time_us, id);
-  if (!w->failed) w->stats.collects++;
+  if (w->failed) return false;
+  w->stats.collects++;
+  return true;
 }
 
 bool trace_writer_flush(TraceWriter *w) { return flush_at(w, w->packet_time_end); }

@@ -198,10 +198,19 @@ static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p,
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
-static const DebugInfo *site_of(const Vm *vm, uint32_t sub) {
+// The last safe point's descriptor is kept (Memprof.site_pc): samples come
+// from a few allocation sites, often the same one in a row.
+static inline const DebugInfo *site_of(Vm *vm, uint32_t sub) {
+  Memprof *mp = vm->memprof;
   if (!vm->pc) return NULL;
-  const FrameDesc *d = frames_find(vm->frames, vm->pc);
-  if (!d || d->debug_count == 0) return NULL;
+  const FrameDesc *d = mp->site_desc;
+  if (vm->pc != mp->site_pc) {
+    d = frames_find(vm->frames, vm->pc);
+    if (!d) return NULL;
+    mp->site_pc = vm->pc;
+    mp->site_desc = d;
+  }
+  if (d->debug_count == 0) return NULL;
   return d->debug[sub < d->debug_count ? sub : d->debug_count - 1];
 }
 

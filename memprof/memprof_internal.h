@@ -153,6 +153,11 @@ struct Memprof {
   bool retune_due;             // a profile stopped during a direct delivery:
                                // retune at the next safe point
                                // (memprof_run_callbacks)
+  // The descriptor of the last allocation site sampled (engine.c site_of),
+  // NULL before the first: a descriptor stays where it is and keeps its key
+  // until frames_free (core/frames.h), so the pair stays true.
+  const uint32_t *site_pc;
+  const FrameDesc *site_desc;
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

@@ -135,7 +135,7 @@ void memprof_renew_trigger(Vm *vm) {
   vm_update_limits(vm);
 }
 
-static uint32_t new_entry(Memprof *mp) {
+static inline uint32_t new_entry(Memprof *mp) {
   if (mp->free_count > 0) return mp->free_entries[--mp->free_count];
   if (mp->entry_count == mp->entry_cap) mp->entries = grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
   return mp->entry_count++;
@@ -162,7 +162,7 @@ static inline void forget(Memprof *mp, uint32_t i) {
   maybe_release(mp, i);
 }
 
-static void list_old(Memprof *mp, uint32_t i) {
+static inline void list_old(Memprof *mp, uint32_t i) {
   if (mp->old_count == mp->old_cap) mp->old = grow_array(mp->old, &mp->old_cap, sizeof(uint32_t));
   mp->old[mp->old_count++] = i;
   mp->entries[i].old_listed = true;

@@ -20,9 +20,15 @@ typedef struct Sampler {
 
 void sampler_seed(Sampler *s, uint64_t seed);
 void sampler_set_rate(Sampler *s, double rate);
+// Draws the next GEOM_BATCH gaps into batch (sampler.c part 2).
+void sampler_refill(Sampler *s);
 // Next gap of Geometric(rate) on {1, 2, ...}: the sampled word is that many
-// words further on.
-uint64_t sampler_geometric(Sampler *s);
+// words further on. Inline: a sample's draw is a load, the refill one call
+// in GEOM_BATCH.
+static inline uint64_t sampler_geometric(Sampler *s) {
+  if (s->batch_left == 0) sampler_refill(s);
+  return s->batch[--s->batch_left];
+}
 // Number of sampled words among the next `words` words of the major stream.
 uint32_t sampler_binomial_major(Sampler *s, uint64_t words);
 // Exposed for tests: the libm-free natural logarithm used per draw.

@@ -129,7 +129,9 @@ const uint32_t *frames_live_list(FrameTable *table, const uint32_t *live, uint32
 // Adds a descriptor (copied, with its debug array). Its live list must be
 // one frames_live_list returned. `key` must not be present already.
 void frames_add(FrameTable *table, const FrameDesc *desc);
-// The descriptor for `key`, or NULL.
+// The descriptor for `key`, or NULL. A descriptor is never removed: the
+// one returned for a key stays at that address, for that key, until
+// frames_free (callers may keep the pair).
 const FrameDesc *frames_find(const FrameTable *table, const uint32_t *key);
 
 // ---------------------------------------------------------------------------

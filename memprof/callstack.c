@@ -171,16 +171,10 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
   for (; i < n; i++) p[i] = v;
 }
 
-bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
-  Memprof *mp = vm->memprof;
-  if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
-  // The runs of the previous capture are overwritten from here on, even if
-  // this one fails: no queued event reads them any more (part 7).
-  cs->generation++;
-  // Frames called by the entry function (which runs every module's top
-  // level) end the callstack, as do a C boundary and the first stub.
-  FrameBounds bounds;
-  frames_bounds(vm, &bounds);
+// The walk of callstacks_capture, when the innermost frame is a new one.
+static __attribute__((noinline)) bool capture_walk(Vm *vm, Callstacks *cs, const FrameBounds *b, uint32_t *depth,
+                                                   uint32_t *unchanged) {
+  const FrameBounds bounds = *b;
   // One pass, innermost frame first, recording runs of frames that return to
   // the same address (part 7) at the top of runs' room, going down, and
   // stubbing every STUB_SPACING-th frame from the innermost; once the walk
@@ -262,6 +256,31 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   cs->runs_from = cs->depth;
   cs->stub_count += n_stubs;
   cs->depth += n;
+  *unchanged = cs->low_water;
+  *depth = cs->depth;
+  cs->low_water = cs->depth;
+  check_top_stubbed(cs);
+  return true;
+}
+
+bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
+  Memprof *mp = vm->memprof;
+  if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
+  // The runs of the previous capture are overwritten from here on, even if
+  // this one fails: no queued event reads them any more (part 7).
+  cs->generation++;
+  // Frames called by the entry function (which runs every module's top
+  // level) end the callstack, as do a C boundary and the first stub.
+  FrameBounds bounds;
+  frames_bounds(vm, &bounds);
+  const uint32_t *ret = frames_ret(vm->base);
+  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret))
+    return capture_walk(vm, cs, &bounds, depth, unchanged);
+  // No frame pushed since the last capture (a loop sampling at one depth):
+  // what capture_walk does with nothing walked, without its setup.
+  cs->new_runs = cs->runs + cs->capacity;
+  cs->new_run_count = 0;
+  cs->runs_from = cs->depth;
   *unchanged = cs->low_water;
   *depth = cs->depth;
   cs->low_water = cs->depth;

@@ -135,13 +135,13 @@ void memprof_renew_trigger(Vm *vm) {
   vm_update_limits(vm);
 }
 
-static uint32_t new_entry(Memprof *mp) {
+static inline uint32_t new_entry(Memprof *mp) {
   if (mp->free_count > 0) return mp->free_entries[--mp->free_count];
   if (mp->entry_count == mp->entry_cap) mp->entries = grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
   return mp->entry_count++;
 }
 
-static void release_entry(Memprof *mp, uint32_t i) {
+static inline void release_entry(Memprof *mp, uint32_t i) {
   mp->entries[i].in_use = false;
   mp->entries[i].user.state = VAL_NIL;
   if (mp->free_count == mp->free_cap) mp->free_entries = grow_array(mp->free_entries, &mp->free_cap, sizeof(uint32_t));
@@ -153,7 +153,7 @@ static inline void maybe_release(Memprof *mp, uint32_t i) {
   if (e->in_use && e->forgotten && e->pending == 0 && !e->young && !e->old_listed) release_entry(mp, i);
 }
 
-static void forget(Memprof *mp, uint32_t i) {
+static inline void forget(Memprof *mp, uint32_t i) {
   Entry *e = &mp->entries[i];
   e->forgotten = true;
   e->live = false;
@@ -162,7 +162,7 @@ static void forget(Memprof *mp, uint32_t i) {
   maybe_release(mp, i);
 }
 
-static void list_old(Memprof *mp, uint32_t i) {
+static inline void list_old(Memprof *mp, uint32_t i) {
   if (mp->old_count == mp->old_cap) mp->old = grow_array(mp->old, &mp->old_cap, sizeof(uint32_t));
   mp->old[mp->old_count++] = i;
   mp->entries[i].old_listed = true;
@@ -198,30 +198,82 @@ static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p,
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
-static const DebugInfo *site_of(const Vm *vm, uint32_t sub) {
+// The last safe point's descriptor is kept (Memprof.site_pc): samples come
+// from a few allocation sites, often the same one in a row.
+static inline const DebugInfo *site_of(Vm *vm, uint32_t sub) {
+  Memprof *mp = vm->memprof;
   if (!vm->pc) return NULL;
-  const FrameDesc *d = frames_find(vm->frames, vm->pc);
-  if (!d || d->debug_count == 0) return NULL;
+  const FrameDesc *d = mp->site_desc;
+  if (vm->pc != mp->site_pc) {
+    d = frames_find(vm->frames, vm->pc);
+    if (!d) return NULL;
+    mp->site_pc = vm->pc;
+    mp->site_desc = d;
+  }
+  if (d->debug_count == 0) return NULL;
   return d->debug[sub < d->debug_count ? sub : d->debug_count - 1];
 }
 
 // How many of `n` words sampled at the sampler's rate a profile of `rate`
-// keeps: each with probability rate / sampler rate (part 5).
-static uint32_t thin(Sampler *s, uint32_t n, double rate) {
-  if (rate >= s->rate) return n;
+// keeps: each with probability rate / sampler rate (part 5). A profile alone
+// (or the fastest one) keeps them all and draws nothing: that test is all a
+// sample pays, the thinning draws are out of line.
+static __attribute__((noinline)) uint32_t thin_draw(Sampler *s, uint32_t n, double rate) {
   uint64_t threshold = (uint64_t)(rate / s->rate * 9007199254740992.0);   // q * 2^53
   uint32_t kept = 0;
   for (uint32_t i = 0; i < n; i++) kept += (sampler_next_u64(s) >> 11) < threshold;
   return kept;
 }
 
+static inline uint32_t thin(Sampler *s, uint32_t n, double rate) {
+  return rate >= s->rate ? n : thin_draw(s, n, rate);
+}
+
+// The entry and alloc event of one block for the running profile `id`,
+// which keeps `kept` (>= 1) of its sampled words; the callstack is the
+// capture (site, depth, unchanged) shared by the block's profiles.
+static inline __attribute__((always_inline)) void track_for(Vm *vm, int id, Value block, uint64_t wosize,
+                                                            uint32_t kept, bool young, const DebugInfo *site,
+                                                            uint32_t depth, uint32_t unchanged) {
+  Memprof *mp = vm->memprof;
+  Profile *p = &mp->profiles[id];
+  uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
+  p->capture_carry = UINT32_MAX;
+  uint32_t i = new_entry(mp);
+  mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept,
+                           .profile = id, .young = young, .major_born = !young,
+                           .live = true, .in_use = true};
+  if (young) {
+    if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
+    mp->young[mp->young_count++] = i;
+  } else {
+    list_old(mp, i);
+  }
+  mp->samples_taken += kept;
+  mp->blocks_sampled++;
+  push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+}
+
 // Creates the entries and alloc events of one block with `n_samples` words
 // sampled at the sampler's rate: one for each running profile that keeps
 // some, sharing one callstack capture.
 // A profile stopped by a direct delivery (part 4) gets no alloc event after.
+// One profile running (the common case) takes a path of its own, without
+// the per-profile arrays: the same draws, entries and events.
 static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
-  uint32_t kept[MEMPROF_MAX_RUNNING], n_running = mp->running_count;
+  uint32_t n_running = mp->running_count;
+  uint32_t depth = 0, unchanged = 0;
+  if (n_running == 1) {
+    int id = mp->running[0];
+    uint32_t kept = thin(&mp->sampler, n_samples, mp->profiles[id].rate);
+    if (kept == 0) return;
+    const DebugInfo *site = site_of(vm, sub);
+    if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
+    track_for(vm, id, block, wosize, kept, young, site, depth, unchanged);
+    return;
+  }
+  uint32_t kept[MEMPROF_MAX_RUNNING];
   int running[MEMPROF_MAX_RUNNING];
   bool any = false;
   for (uint32_t r = 0; r < n_running; r++) {
@@ -231,7 +283,6 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
-  uint32_t depth = 0, unchanged = 0;
   if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
   for (uint32_t r = 0; r < n_running; r++) {
     Profile *p = &mp->profiles[running[r]];
@@ -240,21 +291,7 @@ static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool
       if (unchanged < p->capture_carry) p->capture_carry = unchanged;
       continue;
     }
-    uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
-    p->capture_carry = UINT32_MAX;
-    uint32_t i = new_entry(mp);
-    mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept[r],
-                             .profile = running[r], .young = young, .major_born = !young,
-                             .live = true, .in_use = true};
-    if (young) {
-      if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
-      mp->young[mp->young_count++] = i;
-    } else {
-      list_old(mp, i);
-    }
-    mp->samples_taken += kept[r];
-    mp->blocks_sampled++;
-    push_event(vm, p, (Event){EV_ALLOC, i, site, depth, u, NULL, mp->allocations, mp->stacks.generation});
+    track_for(vm, running[r], block, wosize, kept[r], young, site, depth, unchanged);
   }
 }
 

@@ -20,9 +20,15 @@ typedef struct Sampler {
 
 void sampler_seed(Sampler *s, uint64_t seed);
 void sampler_set_rate(Sampler *s, double rate);
+// Draws the next GEOM_BATCH gaps into batch (sampler.c part 2).
+void sampler_refill(Sampler *s);
 // Next gap of Geometric(rate) on {1, 2, ...}: the sampled word is that many
-// words further on.
-uint64_t sampler_geometric(Sampler *s);
+// words further on. Inline: a sample's draw is a load, the refill one call
+// in GEOM_BATCH.
+static inline uint64_t sampler_geometric(Sampler *s) {
+  if (s->batch_left == 0) sampler_refill(s);
+  return s->batch[--s->batch_left];
+}
 // Number of sampled words among the next `words` words of the major stream.
 uint32_t sampler_binomial_major(Sampler *s, uint64_t words);
 // Exposed for tests: the libm-free natural logarithm used per draw.
@@ -153,6 +159,11 @@ struct Memprof {
   bool retune_due;             // a profile stopped during a direct delivery:
                                // retune at the next safe point
                                // (memprof_run_callbacks)
+  // The descriptor of the last allocation site sampled (engine.c site_of),
+  // NULL before the first: a descriptor stays where it is and keeps its key
+  // until frames_free (core/frames.h), so the pair stays true.
+  const uint32_t *site_pc;
+  const FrameDesc *site_desc;
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };

@@ -137,9 +137,19 @@ static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
 // many of its first frames equal the previous callstack's (the longest such
 // prefix), found run by run as the runs are written: while the prefix
 // holds, the old run compared (o) is never below the one written (w).
+// A callstack's last run is its site alone: a site's code is odd, a
+// caller's even (part 1), so the site never joins the run before it. When
+// the sample's callers are the previous sample's (no new piece, and the
+// previous callstack was those u callers and its site), only that run's
+// code changes.
 static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uint32_t np, uint64_t site) {
   TraceRun *runs = t->runs;
   uint32_t old_n = t->run_count, w = 0, o = 0, oend = old_n ? runs[0].end : 0, common = UINT32_MAX;
+  if (np == 0 && old_n > 0 && runs[old_n - 1].end == u + 1) {
+    common = runs[old_n - 1].code == site ? u + 1 : u;
+    runs[old_n - 1].code = site;
+    return common;
+  }
   if (u > 0) {
     // r: the run holding frame u - 1; the runs before it stay as they are.
     uint32_t r = 0, hi = old_n - 1;
@@ -214,8 +224,7 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
 static bool on_promote(Vm *vm, void *data, MemprofBlock *block) {
   Tracer *t = data;
   if (t->failed) return false;
-  trace_writer_promote(t->writer, event_time(vm, t), block->user);
-  check_writer(vm, t);
+  if (!trace_writer_promote(t->writer, event_time(vm, t), block->user)) check_writer(vm, t);
   return !t->failed;
 }
 
@@ -223,8 +232,7 @@ static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
   (void)major;
   Tracer *t = data;
   if (t->failed) return;
-  trace_writer_collect(t->writer, event_time(vm, t), block->user);
-  check_writer(vm, t);
+  if (!trace_writer_collect(t->writer, event_time(vm, t), block->user)) check_writer(vm, t);
 }
 
 static void on_release(Vm *vm, void *data) {

@@ -84,7 +84,7 @@ static inline double uniform(Sampler *s) {
 
 // x = log(U) / log(1 - lambda) >= 0, so floor(x) is a truncation; gaps are
 // capped at 4e18 words (never reached). No call, no data-dependent branch.
-static void refill(Sampler *s) {
+void sampler_refill(Sampler *s) {
   double u[GEOM_BATCH];
   // The generator is a serial chain; the logarithms are independent of each
   // other, so the second loop overlaps them.
@@ -95,11 +95,6 @@ static void refill(Sampler *s) {
     s->batch[i] = k == 0 ? 1 : x < 4.0e18 ? 1 + (uint64_t)(int64_t)x : (uint64_t)4e18;
   }
   s->batch_left = GEOM_BATCH;
-}
-
-uint64_t sampler_geometric(Sampler *s) {
-  if (s->batch_left == 0) refill(s);
-  return s->batch[--s->batch_left];
 }
 
 uint32_t sampler_binomial_major(Sampler *s, uint64_t words) {

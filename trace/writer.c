@@ -601,6 +601,20 @@ encode_backtrace(TraceWriter *w, uint8_t *p, Frames f, bool runs, uint64_t date,
   return p;
 }
 
+// encode_backtrace over frames [common, depth) of a stack given as runs.
+static __attribute__((noinline)) uint8_t *encode_runs(TraceWriter *w, uint8_t *p, const TraceRun *runs,
+                                                      uint32_t run_count, uint32_t common, uint32_t depth,
+                                                      uint64_t date, uint32_t *codewords, uint32_t *covered) {
+  // The run holding frame `common`: the first whose end is past it.
+  uint32_t lo = 0, hi = run_count - 1;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (runs[mid].end > common) hi = mid;
+    else lo = mid + 1;
+  }
+  return encode_backtrace(w, p, (Frames){NULL, runs + lo, common, depth}, true, date, codewords, covered);
+}
+
 // The common prefix of stack and prev_stack, searched from `known` on; then
 // prev_stack becomes stack (only the frames past the prefix are copied).
 static uint32_t take_stack(TraceWriter *w, const uint64_t *stack, uint32_t depth, uint32_t known) {
@@ -685,14 +699,15 @@ alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_sample
   uint32_t codewords, covered;
   uint8_t *end;
   if (runs) {
-    // The run holding frame `common`: the first whose end is past it.
-    uint32_t lo = 0, hi = run_count - 1;
-    while (lo < hi) {
-      uint32_t mid = (lo + hi) / 2;
-      if (runs[mid].end > common) hi = mid;
-      else lo = mid + 1;
+    // No frame to code (the same callstack as the previous allocation's, as
+    // a loop's samples often are): nothing to walk, and the walker's
+    // registers are not saved.
+    if (common < depth) {
+      end = encode_runs(w, p, runs, run_count, common, depth, id, &codewords, &covered);
+    } else {
+      end = p;
+      codewords = covered = 0;
     }
-    end = encode_backtrace(w, p, (Frames){NULL, runs + lo, common, depth}, true, id, &codewords, &covered);
   } else {
     end = encode_backtrace(w, p, (Frames){stack + common, NULL, 0, fresh}, false, id, &codewords, &covered);
   }
@@ -754,14 +769,18 @@ static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char 
   w->pos = (uint32_t)(put_vint(p, w->next_alloc_id - 1 - id) - w->packet);
 }
 
-void trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id) {
+bool trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id) {
   put_lifetime_event(w, TRACE_EV_PROMOTE, "promote", time_us, id);
-  if (!w->failed) w->stats.promotes++;
+  if (w->failed) return false;
+  w->stats.promotes++;
+  return true;
 }
 
-void trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id) {
+bool trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id) {
   put_lifetime_event(w, TRACE_EV_COLLECT, "collect", time_us, id);
-  if (!w->failed) w->stats.collects++;
+  if (w->failed) return false;
+  w->stats.collects++;
+  return true;
 }
 
 bool trace_writer_flush(TraceWriter *w) { return flush_at(w, w->packet_time_end); }

@@ -108,9 +108,11 @@ uint32_t trace_writer_backtrace_depth(const TraceWriter *w);
 
 // The allocation `id` (an id trace_writer_alloc returned) was promoted /
 // collected. An id never returned is a caller bug: it stops the writer with
-// an error naming the id.
-void trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id);
-void trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id);
+// an error naming the id. Returns false iff the writer has failed (this
+// event or earlier; trace_writer_error says why), so that a caller need not
+// ask after every event.
+bool trace_writer_promote(TraceWriter *w, uint64_t time_us, uint64_t id);
+bool trace_writer_collect(TraceWriter *w, uint64_t time_us, uint64_t id);
 
 // Writes the packet in progress now, preceded by the location packets it
 // needs; the next event starts a new packet. False if the writer has failed.

@@ -23,7 +23,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "memprof_internal.h"
+#include "sampler.h"
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 

@@ -6,7 +6,10 @@
 int kept_load(const ToolUsage *usage, const char *path, const char *retain, ProfileOptions *opts, const AtTime *at,
               Loaded *l, EndState *es) {
   end_state_watch(es, opts);
-  if (load_trace(usage, path, opts, at, l) != 0) return 1;
+  if (load_trace(usage, path, opts, at, l) != 0) {
+    end_state_free(es);
+    return 1;
+  }
   end_state_load(es, path, retain, l->profile, l->partial);
   return 0;
 }
@@ -56,8 +59,16 @@ void kept_json_end_state(Json *j, const EndState *es) { json_end_state(j, es, fa
 
 void kept_json_end_state_info(Json *j, const EndState *es) { json_end_state(j, es, true); }
 
-int kept_status(const ToolUsage *usage, const EndState *es) {
+static int kept_status(const ToolUsage *usage, const EndState *es) {
   if (es->status != END_STATE_DAMAGED) return 0;
   fprintf(stderr, "memtrace %s: %s\n", usage->name, es->why);
   return 1;
+}
+
+int kept_close(const ToolUsage *usage, Loaded *l, EndState *es) {
+  int status = kept_status(usage, es);
+  end_state_free(es);
+  status |= load_status(usage, l);
+  load_close(l);
+  return status;
 }

@@ -15,7 +15,8 @@
 #define KEPT_OPTION_RETAIN(target) {"--retain", "FILE", (target), NULL, NULL, 0, 0}
 
 // load_trace with the survivors watched, then end_state_load. Returns as
-// load_trace (the end state's status is in *es whatever it is).
+// load_trace (the end state's status is in *es whatever it is); on failure
+// nothing is left to free. After the answer, kept_close.
 int kept_load(const ToolUsage *usage, const char *path, const char *retain, ProfileOptions *opts, const AtTime *at,
               Loaded *l, EndState *es);
 
@@ -28,7 +29,9 @@ void kept_json_end_state(Json *j, const EndState *es);
 // present, after "final_collection": true, then the header's figures.
 void kept_json_end_state_info(Json *j, const EndState *es);
 
-// After the answer: a damaged end state is printed on stderr and gives 1.
-int kept_status(const ToolUsage *usage, const EndState *es);
+// After the answer to what kept_load loaded: a damaged end state, then a
+// damaged or truncated trace, said on stderr (load_status for the trace);
+// both freed. Returns 1 if either was, else 0.
+int kept_close(const ToolUsage *usage, Loaded *l, EndState *es);
 
 #endif

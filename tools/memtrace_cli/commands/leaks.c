@@ -235,8 +235,8 @@ int cmd_leaks(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   o.path = args.files[0];
   out_set_whole_stacks(whole);
-  if (max_frames != TOOL_MAX_FRAMES_UNSET && !o.json) return tool_usage_error(&usage, "--max-frames goes with --json");
-  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
+  status = tool_max_frames(&usage, max_frames, o.json, "--json");
+  if (status != TOOL_CONTINUE) return status;
   ProfileOptions popts = {0};
   Loaded l;
   EndState es;
@@ -246,9 +246,5 @@ int cmd_leaks(int argc, char **argv) {
   (o.json ? print_json : print_text)(&l, &es, &o, &an);
   kept_analysis_free(&an);
   stack_budget_note(usage.name, 0);
-  int s1 = kept_status(&usage, &es);
-  end_state_free(&es);
-  int s2 = load_status(&usage, &l);
-  load_close(&l);
-  return s1 | s2;
+  return kept_close(&usage, &l, &es);
 }

@@ -151,9 +151,5 @@ int cmd_paths(int argc, char **argv) {
     }
   }
   kept_analysis_free(&an);
-  int s1 = kept_status(&usage, &es);
-  end_state_free(&es);
-  int s2 = load_status(&usage, &l);
-  load_close(&l);
-  return s1 | s2;
+  return kept_close(&usage, &l, &es);
 }

@@ -132,13 +132,10 @@ static void put_group(FILE *out, const Profile *p, ProfileBy by, ProfileStackId 
   free(text);
 }
 
-// A stack's callers (out_callers) as list items, innermost first.
-static void put_callers(FILE *out, const Profile *p, ProfileStackId s, uint32_t max_frames) {
-  Captured c;
-  out_callers(capture(&c), p, s, "", max_frames);
-  char *text = captured(&c), *line = text;
+// Text a printer writes, escaped, as list items (one a line).
+static void put_lines(FILE *out, char *text) {
   fputs("<ul class=\"stack\">", out);
-  for (char *end; *line; line = end + 1) {
+  for (char *line = text, *end; *line; line = end + 1) {
     if (!(end = strchr(line, '\n'))) end = line + strlen(line) - 1;
     else *end = 0;
     fputs("<li>", out);
@@ -146,6 +143,14 @@ static void put_callers(FILE *out, const Profile *p, ProfileStackId s, uint32_t 
     fputs("</li>", out);
   }
   fputs("</ul>", out);
+}
+
+// A stack's callers (out_callers) as list items, innermost first.
+static void put_callers(FILE *out, const Profile *p, ProfileStackId s, uint32_t max_frames) {
+  Captured c;
+  out_callers(capture(&c), p, s, "", max_frames);
+  char *text = captured(&c);
+  put_lines(out, text);
   free(text);
 }
 
@@ -501,19 +506,6 @@ static void put_lifetimes(const Page *pg) {
 
 // ---------------------------------------------------------------- kept by
 
-// Text a printer writes, escaped, as list items (one a line).
-static void put_lines(FILE *out, char *text) {
-  fputs("<ul class=\"stack\">", out);
-  for (char *line = text, *end; *line; line = end + 1) {
-    if (!(end = strchr(line, '\n'))) end = line + strlen(line) - 1;
-    else *end = 0;
-    fputs("<li>", out);
-    put(out, line);
-    fputs("</li>", out);
-  }
-  fputs("</ul>", out);
-}
-
 static void put_path(FILE *out, const RetainPath *path, uint32_t hops, bool erase) {
   char *text = retain_path_string(path, hops, erase);
   put(out, text);
@@ -647,7 +639,6 @@ int cmd_report(int argc, char **argv) {
   Loaded l;
   EndState es;
   if (kept_load(&usage, o.file, o.retain, &popts, NULL, &l, &es) != 0) {
-    end_state_free(&es);
     live_series_free(&series);
     if (!to_stdout) fclose(out);  // load_trace discarded the output
     return 1;
@@ -664,8 +655,6 @@ int cmd_report(int argc, char **argv) {
   }
   if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out), outfile_discard();
   live_series_free(&series);
-  int trace_status = load_status(&usage, &l) | kept_status(&usage, &es);
-  end_state_free(&es);
-  load_close(&l);
+  int trace_status = kept_close(&usage, &l, &es);
   return status ? status : trace_status;
 }

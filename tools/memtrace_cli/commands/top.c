@@ -96,9 +96,8 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
   out_set_whole_stacks(whole);
-  if (max_frames != TOOL_MAX_FRAMES_UNSET && !(o->by == PROFILE_BY_STACK && o->json))
-    return tool_usage_error(&usage, "--max-frames goes with --by stack --json");
-  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
+  status = tool_max_frames(&usage, max_frames, o->by == PROFILE_BY_STACK && o->json, "--by stack --json");
+  if (status != TOOL_CONTINUE) return status;
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
   if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
@@ -457,11 +456,7 @@ static int top_by_holder(const TopOptions *o) {
   if (an.n) qsort(an.holders, an.n, sizeof *an.holders, by_kept);  // most kept first, whatever the verdict
   (o->json ? holders_json : holders_text)(&l, &es, o, &an);
   kept_analysis_free(&an);
-  int s1 = kept_status(&usage, &es);
-  end_state_free(&es);
-  int s2 = load_status(&usage, &l);
-  load_close(&l);
-  return s1 | s2;
+  return kept_close(&usage, &l, &es);
 }
 
 // ---------------------------------------------------------------- main

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include "outfile.h"
+#include "../analysis/stack_budget.h"
 
 #include <errno.h>
 #include <math.h>
@@ -158,4 +159,11 @@ int tool_parse_and_open(ToolArgs *args, int argc, char **argv, const char *const
   int status = tool_parse_output(args, argc, argv, out);
   if (status != TOOL_CONTINUE) return status;
   return (*r = tool_open(args->usage, args->files[0])) ? TOOL_CONTINUE : 1;
+}
+
+int tool_max_frames(const ToolUsage *usage, uint32_t value, bool applies, const char *goes_with) {
+  if (value != TOOL_MAX_FRAMES_UNSET && !applies)
+    return tool_usage_error(usage, "--max-frames goes with %s", goes_with);
+  stack_budget_set(value == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : value);
+  return TOOL_CONTINUE;
 }

@@ -47,13 +47,18 @@ struct ToolOption {
 #define TOOL_OPTION_WHOLE_STACKS(target) {"--whole-stacks", NULL, (target), NULL, NULL, 0, 0}
 // --max-frames N: the frames whole-stack outputs write in all, 0 for no
 // limit (analysis/stack_budget.h). The caller starts its target at
-// TOOL_MAX_FRAMES_UNSET, refuses the option given where no such output is
-// asked for, and otherwise sets the budget (the default when unset).
+// TOOL_MAX_FRAMES_UNSET and, once parsed, hands it to tool_max_frames.
 enum { TOOL_MAX_FRAMES_UNSET = UINT32_MAX };
 #define TOOL_OPTION_MAX_FRAMES(target) \
   {"--max-frames", "N", (target), tool_parse_count, "a count (0: no limit)", 0, UINT32_MAX - 1}
 // -n N: rows to show, 0 for all.
 #define TOOL_OPTION_ROWS(target) {"-n", "N", (target), tool_parse_count, "a count (0: all)", 0, UINT32_MAX}
+
+// --max-frames as parsed (`value`): given where the command asks for no
+// whole-stack output (`applies` false), a usage error "--max-frames goes
+// with GOES_WITH" (status 2); else the stack budget is set to it, or to
+// STACK_BUDGET_DEFAULT when unset. Returns TOOL_CONTINUE or 2.
+int tool_max_frames(const ToolUsage *usage, uint32_t value, bool applies, const char *goes_with);
 
 // A count from min to max into a uint32_t (no sign, decimal).
 ToolOptionParse tool_parse_count;

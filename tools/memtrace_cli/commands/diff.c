@@ -72,9 +72,8 @@ static int parse_options(int argc, char **argv, Options *o) {
   o->path[0] = args.files[0];
   o->path[1] = args.files[1];
   out_set_whole_stacks(whole);
-  if (max_frames != TOOL_MAX_FRAMES_UNSET && !(o->by == PROFILE_BY_STACK && o->json))
-    return tool_usage_error(&usage, "--max-frames goes with --by stack --json");
-  stack_budget_set(max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : max_frames);
+  status = tool_max_frames(&usage, max_frames, o->by == PROFILE_BY_STACK && o->json, "--by stack --json");
+  if (status != TOOL_CONTINUE) return status;
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");

@@ -78,9 +78,8 @@ static int parse_options(int argc, char **argv, Options *o) {
   int status = tool_parse_args(&args, argc, argv);
   if (status != TOOL_CONTINUE) return status;
   o->file = args.files[0];
-  if (o->max_frames != TOOL_MAX_FRAMES_UNSET && wants_svg(o))
-    return tool_usage_error(&usage, "--max-frames goes with folded stacks or --json, not -o X.svg");
-  stack_budget_set(o->max_frames == TOOL_MAX_FRAMES_UNSET ? STACK_BUDGET_DEFAULT : o->max_frames);
+  status = tool_max_frames(&usage, o->max_frames, !wants_svg(o), "folded stacks or --json, not -o X.svg");
+  if (status != TOOL_CONTINUE) return status;
   const char *svg_only = o->title ? "--title" : o->width >= 0 ? "--width" : o->min_width >= 0 ? "--min-width" : NULL;
   if (svg_only && !wants_svg(o)) return tool_usage_error(&usage, "%s goes with -o X.svg", svg_only);
   if (o->json && wants_svg(o)) return tool_usage_error(&usage, "--json and -o X.svg exclude each other");

@@ -140,28 +140,18 @@ int main(int argc, char **argv) {
   }
   uint64_t *stack = malloc(sizeof *stack * DEPTH);
   if (!stack) return 1;
-  for (uint32_t d = 0; d < DEPTH; d++) stack[d] = 7;  // one recursive code
-
-  Out o = open_trace(argv[1], "deep-fan.ctf");
-  fill(&o, stack, deep_fan, 2, 1);
-  close_trace(&o);
-
-  for (uint32_t d = 0; d < DEPTH; d++) stack[d] = 7;
-  o = open_trace(argv[1], "deep-shared.ctf");
-  fill(&o, stack, deep_shared, 2, 1);
-  close_trace(&o);
-
-  o = open_trace(argv[1], "deep-chain.ctf");
-  fill(&o, stack, deep_chain, 2, 1);
-  close_trace(&o);
-
-  o = open_trace(argv[1], "distinct.ctf");
-  fill(&o, stack, distinct, 2, 1);
-  close_trace(&o);
-
-  o = open_trace(argv[1], "wide.ctf");
-  fill(&o, stack, wide, 2, 1);
-  close_trace(&o);
+  static const struct {
+    const char *name;
+    uint32_t (*next)(uint64_t *stack, uint64_t i, uint32_t *common);
+  } shapes[] = {{"deep-fan.ctf", deep_fan},  {"deep-shared.ctf", deep_shared}, {"deep-chain.ctf", deep_chain},
+                {"distinct.ctf", distinct}, {"wide.ctf", wide}};
+  Out o;
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    for (uint32_t d = 0; d < DEPTH; d++) stack[d] = 7;  // one recursive code
+    o = open_trace(argv[1], shapes[k].name);
+    fill(&o, stack, shapes[k].next, 2, 1);
+    close_trace(&o);
+  }
 
   o = open_trace(argv[1], "samples.ctf");
   stack[0] = 5;

@@ -168,7 +168,8 @@ static inline void list_old(Memprof *mp, uint32_t i) {
   mp->entries[i].old_listed = true;
 }
 
-static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev);
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev,
+                                                               bool direct);
 
 // Queues an event for the next safe point (part 4).
 static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
@@ -190,7 +191,7 @@ static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p,
   Memprof *mp = vm->memprof;
   if (p->tracker.immediate && mp->event_head == mp->event_count && !mp->in_callback) {
     mp->direct = true;
-    call_tracker(vm, p, ev.entry, &ev);
+    call_tracker(vm, p, ev.entry, &ev, true);
     mp->direct = false;
     return;
   }
@@ -452,7 +453,7 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
-static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev) {
+static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev, bool direct) {
   Memprof *mp = vm->memprof;
   if (!p->tracker.alloc) {
     skip_alloc(p, ev);
@@ -465,8 +466,10 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
       .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
       .unchanged = unchanged,
   };
+  // Delivered as it happens, the event's capture is the last one, and its
+  // runs begin at runs_from: unchanged <= low_water <= runs_from <= depth.
   const Callstacks *cs = &mp->stacks;
-  if (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth) {
+  if (direct || (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth)) {
     s.runs = cs->new_runs;
     s.run_count = cs->new_run_count;
     s.runs_from = cs->runs_from;
@@ -477,7 +480,8 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
 
 // Hands an event of a live entry to profile p's tracker. The entry being
 // delivered is mp->delivering, so that memprof_callback_raised can forget it.
-static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev) {
+static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev,
+                                                               bool direct) {
   Memprof *mp = vm->memprof;
   Entry *e = &mp->entries[i];
   ASSERT(e->in_use && !e->forgotten && !p->discarded, "an event delivered names an entry in use");
@@ -491,10 +495,10 @@ static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *
   mp->delivering = i;
   // Minnow code is about to run (and may move the profiles: p is not read
   // after the call): the events after it are of another batch.
-  if (!p->tracker.native) mp->batches++;
+  if (!direct && !p->tracker.native) mp->batches++;
   bool keep = true;
   switch (ev->kind) {
-    case EV_ALLOC: keep = deliver_alloc(vm, p, e, ev); break;
+    case EV_ALLOC: keep = deliver_alloc(vm, p, e, ev, direct); break;
     case EV_PROMOTE: keep = !p->tracker.promote || p->tracker.promote(vm, p->tracker.data, &e->user); break;
     case EV_DEALLOC_MINOR:
     case EV_DEALLOC_MAJOR:
@@ -507,7 +511,9 @@ static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *
     return;
   }
   Value state = mp->entries[i].user.state;
-  if (!val_is_ptr(state)) return;
+  // An immediate tracker allocates nothing, so sets no state (tracker.h).
+  ASSERT(!direct || !val_is_ptr(state), "an immediate tracker set no state");
+  if (direct || !val_is_ptr(state)) return;
   mp->states_set = true;
   if (vm_is_young(vm, state)) {
     if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
@@ -530,7 +536,7 @@ static void deliver(Vm *vm, const Event *ev) {
     maybe_release(mp, ev->entry);
     return;
   }
-  call_tracker(vm, p, ev->entry, ev);
+  call_tracker(vm, p, ev->entry, ev, false);
 }
 
 static void retune(Vm *vm);

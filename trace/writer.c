@@ -79,6 +79,12 @@ struct TraceWriter {
   uint32_t header_size;            // TRACE_HEADER_V2 or _V3
   uint64_t packet_time_start;      // its first time; packet_time_end its last
   uint64_t packet_time_end;
+  // Part 2's rules as two bounds, so that an event tests them in three
+  // compares: an event at a time past packet_time_limit (the first time plus
+  // TRACE_PACKET_MAX_SPAN_US), or from a position past flush_pos (room for
+  // MAX_EVENT_BYTES; 0 while more than MAX_NEW_LOCATIONS wait), flushes first.
+  uint64_t packet_time_limit;
+  uint32_t flush_pos;
   uint64_t start_alloc_id;         // id of its first allocation
   uint64_t next_alloc_id;          // id of the next allocation
   uint64_t id_chunk_end;           // version 3: flush when next_alloc_id gets here
@@ -424,7 +430,7 @@ static void log_location(TraceWriter *w, uint64_t code) {
   }
   w->locs_len = start + len;
   w->locs_event_bytes += len;
-  w->new_locations++;
+  if (++w->new_locations > MAX_NEW_LOCATIONS) w->flush_pos = 0;
 }
 
 // Writes the waiting location packets, one write each.
@@ -439,6 +445,7 @@ static bool write_locations(TraceWriter *w) {
   w->locs_len = 0;
   w->locs_event_bytes = 0;
   w->new_locations = 0;
+  w->flush_pos = TRACE_MAX_PACKET - MAX_EVENT_BYTES;
   return true;
 }
 
@@ -642,6 +649,7 @@ static uint32_t take_stack(TraceWriter *w, const uint64_t *stack, uint32_t depth
 
 static void open_event_packet(TraceWriter *w, uint64_t time, bool verify) {
   w->packet_time_start = w->packet_time_end = time;
+  w->packet_time_limit = time > UINT64_MAX - TRACE_PACKET_MAX_SPAN_US ? UINT64_MAX : time + TRACE_PACKET_MAX_SPAN_US;
   w->start_alloc_id = w->next_alloc_id;
   w->packet_backtrace_bytes = 0;
   w->pos = (uint32_t)(put_header(w, w->packet, time, w->start_alloc_id, verify) - w->packet);
@@ -663,8 +671,7 @@ static bool flush_at(TraceWriter *w, uint64_t now) {
 // position after it, NULL if the writer failed.
 static inline uint8_t *begin_event(TraceWriter *w, uint32_t event, uint64_t time) {
   if (time < w->packet_time_end) time = w->packet_time_end;
-  if (TRACE_MAX_PACKET - w->pos < MAX_EVENT_BYTES || w->new_locations > MAX_NEW_LOCATIONS
-      || time - w->packet_time_start > TRACE_PACKET_MAX_SPAN_US || w->next_alloc_id == w->id_chunk_end) {
+  if (w->pos > w->flush_pos || time > w->packet_time_limit || w->next_alloc_id == w->id_chunk_end) {
     if (!flush_at(w, time)) return NULL;
   }
   w->packet_time_end = time;
@@ -855,6 +862,7 @@ TraceWriter *trace_writer_new(int fd, bool close_fd, const TraceInfo *info,
   w->locs_open = SIZE_MAX;
   w->verify_ix = TRACE_CACHE_CHECK_START;
   w->id_chunk_end = info->version >= 3 ? ID_CHUNK : UINT64_MAX;
+  w->flush_pos = TRACE_MAX_PACKET - MAX_EVENT_BYTES;
   if (!seen_grow(w) || !write_info_packet(w, info)) {
     snprintf(err, err_len, "%s", w->error);
     writer_free(w);

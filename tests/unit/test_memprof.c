@@ -82,6 +82,39 @@ static void test_log_sweep(void **state) {
   assert_true(worst_rel < 1e-8);
 }
 
+// The batched draws (sampler_refill, two logarithms at a time) are, bit for
+// bit, part 1's formula computed one draw at a time with sampler_log: the
+// traces of a seed do not depend on how the draws are computed (sampler.h).
+static void test_refill_is_the_scalar_formula(void **state) {
+  (void)state;
+  const double rates[] = {1e-6, 1e-4, 1e-3, 0.01, 0.5, 0.999};
+  for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+    Sampler s, ref;
+    sampler_seed(&s, 7 + r);
+    sampler_set_rate(&s, rates[r]);
+    ref = s;
+    for (int i = 0; i < 200000; i++) {
+      // A refill draws GEOM_BATCH uniforms in order, then hands the gaps out last first.
+      if (i % GEOM_BATCH == 0) {
+        uint64_t want[GEOM_BATCH];
+        for (int j = 0; j < GEOM_BATCH; j++) {
+          double u = (double)((sampler_next_u64(&ref) >> 11) + 1) * (1.0 / 9007199254740992.0);
+          double x = sampler_log(u) * ref.inv_log1m;
+          want[j] = x < 4.0e18 ? 1 + (uint64_t)(int64_t)x : (uint64_t)4e18;
+        }
+        for (int j = GEOM_BATCH - 1; j >= 0; j--) {
+          uint64_t got = sampler_geometric(&s);
+          if (got != want[j]) {
+            print_error("rate %g, draw %d: %llu, the scalar formula gives %llu\n", rates[r], i + GEOM_BATCH - 1 - j,
+                        (unsigned long long)got, (unsigned long long)want[j]);
+            fail();
+          }
+        }
+      }
+    }
+  }
+}
+
 // =====================================================================
 // Geometric gaps
 // =====================================================================
@@ -993,6 +1026,7 @@ static void test_callers_valid_through_collections(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_log_sweep),
+      cmocka_unit_test(test_refill_is_the_scalar_formula),
       cmocka_unit_test(test_geometric_moments),
       cmocka_unit_test(test_rate_one_gap_one),
       cmocka_unit_test(test_tiny_rate),

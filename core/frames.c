@@ -216,16 +216,10 @@ static void stand_at_instruction(FrameCursor *c, const uint32_t *pc, Value *base
   c->desc = pc ? frames_find(c->vm->frames, pc) : NULL;
 }
 
-void frames_bounds(const Vm *vm, FrameBounds *b) {
-  b->trampoline = vm->trampoline_ret;
-  b->entry_lo = (uintptr_t)vm->entry_code;
-  b->entry_len = vm->entry_code ? (uintptr_t)vm->entry_code_end - (uintptr_t)vm->entry_code : 0;
-}
-
 void frames_top(Vm *vm, FrameCursor *c) {
   memset(c, 0, sizeof *c);
   c->vm = vm;
-  frames_bounds(vm, &c->bounds);
+  c->bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   stand_at_instruction(c, vm->pc, vm->base, vm->level);
 }
 

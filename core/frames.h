@@ -100,7 +100,11 @@ typedef struct FrameBounds {
   const uint32_t *trampoline;
   uintptr_t entry_lo, entry_len;   // the entry function's code, in bytes
 } FrameBounds;
-void frames_bounds(const Vm *vm, FrameBounds *bounds);
+// The bounds of a VM: frames_bounds(vm->trampoline_ret, vm->entry_code,
+// vm->entry_code_end). Inline: a capture reads them at every sample.
+static inline FrameBounds frames_bounds(const uint32_t *trampoline, const uint32_t *entry, const uint32_t *entry_end) {
+  return (FrameBounds){trampoline, (uintptr_t)entry, entry ? (uintptr_t)entry_end - (uintptr_t)entry : 0};
+}
 static inline bool frames_from_c(const FrameBounds *b, const uint32_t *ret) { return ret == b->trampoline; }
 static inline bool frames_from_entry(const FrameBounds *b, const uint32_t *ret) {
   return (uintptr_t)ret - b->entry_lo < b->entry_len;

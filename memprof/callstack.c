@@ -271,8 +271,7 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   cs->generation++;
   // Frames called by the entry function (which runs every module's top
   // level) end the callstack, as do a C boundary and the first stub.
-  FrameBounds bounds;
-  frames_bounds(vm, &bounds);
+  FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   const uint32_t *ret = frames_ret(vm->base);
   if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret))
     return capture_walk(vm, cs, &bounds, depth, unchanged);

@@ -273,8 +273,30 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
   // level) end the callstack, as do a C boundary and the first stub.
   FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   const uint32_t *ret = frames_ret(vm->base);
-  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret))
-    return capture_walk(vm, cs, &bounds, depth, unchanged);
+  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret)) {
+    const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
+    if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
+        || cs->depth == cs->capacity)
+      return capture_walk(vm, cs, &bounds, depth, unchanged);
+    // One new frame (a function called since the last capture, whose caller
+    // was walked before, as a loop calling the allocating function makes):
+    // what capture_walk does with it, without the walk's setup. It is walk
+    // position 0, so it is stubbed, and it is a run of its own (its caller
+    // returns to a stub or ends the stack, never to `ret`).
+    MemprofRun *run = cs->runs + cs->capacity - 1;
+    *run = (MemprofRun){ret, 1};
+    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
+    vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
+    cs->rets[cs->depth] = ret;
+    cs->new_runs = run;
+    cs->new_run_count = 1;
+    cs->runs_from = cs->depth++;
+    *unchanged = cs->low_water;
+    *depth = cs->depth;
+    cs->low_water = cs->depth;
+    check_top_stubbed(cs);
+    return true;
+  }
   // No frame pushed since the last capture (a loop sampling at one depth):
   // what capture_walk does with nothing walked, without its setup.
   cs->new_runs = cs->runs + cs->capacity;

@@ -172,13 +172,13 @@ static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *
                                                                bool direct);
 
 // Queues an event for the next safe point (part 4).
-static __attribute__((noinline)) void enqueue(Vm *vm, const Event *ev) {
+static __attribute__((noinline)) void enqueue(Vm *vm, Event ev) {
   Memprof *mp = vm->memprof;
-  mp->entries[ev->entry].pending++;
+  mp->entries[ev.entry].pending++;
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
-  mp->events[mp->event_count++] = *ev;
-  if (ev->kind == EV_ALLOC && !ev->own && ev->depth > mp->queued_depth) mp->queued_depth = ev->depth;
+  mp->events[mp->event_count++] = ev;
+  if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
   set_pending(vm, true);
 }
 
@@ -195,7 +195,7 @@ static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p,
     mp->direct = false;
     return;
   }
-  enqueue(vm, &ev);
+  enqueue(vm, ev);   // by value: the direct path keeps the event in registers
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.

@@ -503,6 +503,14 @@ static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *
     case EV_DEALLOC_MINOR:
     case EV_DEALLOC_MAJOR:
       if (p->tracker.dealloc) p->tracker.dealloc(vm, p->tracker.data, &e->user, ev->kind == EV_DEALLOC_MAJOR);
+      if (direct) {
+        // The collection took the entry out of its list, and nothing is
+        // queued: forget's release is certain.
+        ASSERT(mp->entries[i].pending == 0 && !mp->entries[i].young && !mp->entries[i].old_listed,
+               "an entry delivered its dealloc event directly is free to release");
+        release_entry(mp, i);
+        return;
+      }
       keep = false;
       break;
   }

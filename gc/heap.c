@@ -109,26 +109,34 @@ static inline void check_heap_limit(Vm *vm, uint64_t extra) {
   if (__builtin_expect(over_limit(vm, extra), 0)) heap_limit_reached(vm, extra);
 }
 
-Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
-  if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
-  ASSERT(!vm->pc || frames_find(vm->frames, vm->pc), "an allocation stands at a safe point with a descriptor");
-  ASSERT(!vm->gc.collecting, "no allocation during a collection");
+// The collections an allocation of whsize words needs first (the minor heap
+// is full, or gc_stress collects at every allocation); returns where the
+// block goes. Out of line: an allocation that only reaches memprof's trigger
+// saves no registers for them.
+static __attribute__((noinline)) Value *young_collect(Vm *vm, uint64_t whsize) {
   for (;;) {
     Value *p = vm->young_ptr - whsize;
     if (vm->options.gc_stress && !vm->gc.collecting) {
       if (++vm->gc.stress_counter % 64 == 0) gc_major(vm);
       else gc_minor(vm);
       check_heap_limit(vm, 0);
-      p = vm->young_ptr - whsize;
-    } else if (p < vm->young_start) {
-      gc_minor(vm);
-      check_heap_limit(vm, 0);
-      continue;
+      return vm->young_ptr - whsize;
     }
-    if (MEMPROF_BUILT && p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
-    ASSERT(p >= vm->young_start && p < vm->young_ptr, "the new block lies in the minor heap, below young_ptr");
-    return p;
+    if (p >= vm->young_start) return p;
+    gc_minor(vm);
+    check_heap_limit(vm, 0);
   }
+}
+
+Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+  if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
+  ASSERT(!vm->pc || frames_find(vm->frames, vm->pc), "an allocation stands at a safe point with a descriptor");
+  ASSERT(!vm->gc.collecting, "no allocation during a collection");
+  Value *p = vm->young_ptr - whsize;
+  if (vm->options.gc_stress || p < vm->young_start) p = young_collect(vm, whsize);
+  if (MEMPROF_BUILT && p < vm->young_trigger) memprof_sample_young(vm, vm->young_ptr, whsize, sub_whsizes, n_sub);
+  ASSERT(p >= vm->young_start && p < vm->young_ptr, "the new block lies in the minor heap, below young_ptr");
+  return p;
 }
 
 Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {

@@ -126,9 +126,13 @@ void sampler_refill(Sampler *s) {
     two = log_approx2(two) * k;
     memcpy(&u[i], &two, sizeof two);
   }
-  for (int i = 0; i < GEOM_BATCH; i++) {
-    double x = u[i];
-    s->batch[i] = k == 0 ? 1 : x < 4.0e18 ? 1 + (uint64_t)(int64_t)x : (uint64_t)4e18;
+  if (k == 0) {   // rate 1: every word
+    for (int i = 0; i < GEOM_BATCH; i++) s->batch[i] = 1;
+  } else {
+    for (int i = 0; i < GEOM_BATCH; i++) {
+      double x = u[i];
+      s->batch[i] = x < 4.0e18 ? 1 + (uint64_t)(int64_t)x : (uint64_t)4e18;
+    }
   }
   s->batch_left = GEOM_BATCH;
 }

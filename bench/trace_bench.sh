@@ -11,7 +11,9 @@
 #                that sets perf's frequency for a similar sample count
 #   2. callgrind instructions of ./vm --memtrace against ./vm (profiler off),
 #                and where the extra goes: the trace writer, the tracker's
-#                glue and clock reads, the memprof engine (per sample); the
+#                glue and clock reads, the memprof engine (per sample); what
+#                a trace costs whatever its samples (a run at rate 1e-12,
+#                which takes none) and a sample's cost with it taken apart; the
 #                new callers a sample brings (the frames its capture walks,
 #                from ./vm --memprof-count at the same rate and seed, which
 #                takes the same samples) and the extra per new caller
@@ -225,14 +227,14 @@ step_callgrind() {
   }
   if [ "$use_cg" = yes ]; then
     note "2/4 callgrind: $(echo "$cg_cases" | wc -l) programs, profiler off and --memtrace at $rates"
-    echo "program,args,rate,ir_off,ir_traced,extra_pct,floor_pct,floor,allocs,events,extra_ir_per_sample,writer_ir_per_sample,tracker_ir_per_sample,engine_ir_per_sample,ir_per_event_writer,new_callers_per_sample,extra_ir_per_new_caller" >"$cgcsv"
+    echo "program,args,rate,ir_off,ir_traced,extra_pct,floor_pct,floor,allocs,events,extra_ir_per_sample,writer_ir_per_sample,tracker_ir_per_sample,engine_ir_per_sample,ir_per_event_writer,new_callers_per_sample,extra_ir_per_new_caller,ir_trace_fixed,ir_per_sample_fixed_apart" >"$cgcsv"
     {
       echo "trace_callgrind_top.txt: per program and rate, the functions whose own instructions (Ir)"
       echo "grow most with --memtrace (traced - profiler off), from callgrind_annotate; written by"
       echo "bench/trace_bench.sh on $(date -u '+%Y-%m-%d')."
     } >"$cgtop"
-    printf '  %-26s %-6s %13s %13s %8s %7s %9s %9s %9s %9s\n' case rate "Ir off" "Ir traced" "extra%" floor \
-      "Ir/smp" writer tracker engine
+    printf '  %-26s %-6s %13s %13s %8s %7s %9s %9s %9s %9s %9s\n' case rate "Ir off" "Ir traced" "extra%" floor \
+      "Ir/smp" writer tracker engine "w/o fixed"
     while read -r prog args; do
       cg() { # cg NAME ARGS...: total Ir of ./vm ARGS... under callgrind
         local name=$1
@@ -248,6 +250,12 @@ step_callgrind() {
       }
       off=$(cg off)
       ref=$(checksum_of "$tmp/cg.off.out")
+      # A trace that takes no sample (rate 1e-12): what a trace costs
+      # whatever its samples (start, trace info, symbol binding, finish).
+      # Its extra over the profiler off is taken apart from the samples'.
+      fixed=$(cg fixed --memtrace "$tmp/cg.ctf" --memtrace-no-end-state --memtrace-rate 1e-12)
+      read -r fixed_al _ <<<"$(trace_info "$tmp/cg.ctf")"
+      [ "${fixed_al:-1}" = 0 ] || { echo "trace_bench: $prog $args sampled at 1e-12" >&2; failed=1; }
       self_ir "$tmp/cg.off" >"$tmp/cg.off.self"
       for r in $rates; do
         on=$(cg "$r" --memtrace "$tmp/cg.ctf" --memtrace-no-end-state --memtrace-rate "$r")
@@ -265,7 +273,7 @@ step_callgrind() {
         # shellcheck disable=SC2086
         nc=$("$bin_vm" --memprof-count "$r" "bench/programs/$prog.mn" $args 2>&1 >/dev/null |
           sed -n 's/.* \([0-9.]*\) new callers per sample.*/\1/p' | tail -n 1)
-        row=$(awk -v p="$prog" -v a="$args" -v r="$r" -v off="$off" -v on="$on" -v al="${al:-0}" -v ev="${ev:-0}" -v nc="${nc:-0}" '
+        row=$(awk -v p="$prog" -v a="$args" -v r="$r" -v off="$off" -v on="$on" -v al="${al:-0}" -v ev="${ev:-0}" -v nc="${nc:-0}" -v fixed="${fixed:-$off}" '
           { v[$1] = $2 }
           END {
             w = v["trace_writer_alloc"] + v["trace_writer_alloc_common"] + v["trace_writer_alloc_runs"] \
@@ -275,10 +283,11 @@ step_callgrind() {
             fl = (r + 0 == 1e-5) ? 1 : (r + 0 == 1e-4) ? 3 : ""
             ok = fl == "" ? "" : (pct <= fl ? "ok" : "OVER")
             n = al > 0 ? al : 1
-            printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%d,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.2f\n", p, a, r, off, on, pct, fl, ok, al, ev,
-              x / n, w / n, t / n, (x - w - t) / n, (ev > 0 ? w / ev : 0), nc, (nc > 0 ? x / n / nc : 0) }' "$tmp/incl")
+            printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%d,%d,%.0f,%.0f,%.0f,%.0f,%.0f,%.1f,%.2f,%d,%.0f\n", p, a, r, off, on, pct, fl, ok, al, ev,
+              x / n, w / n, t / n, (x - w - t) / n, (ev > 0 ? w / ev : 0), nc, (nc > 0 ? x / n / nc : 0),
+              fixed - off, (on - fixed) / n }' "$tmp/incl")
         echo "$row" >>"$cgcsv"
-        echo "$row" | awk -F, '{ printf "  %-26s %-6s %13s %13s %8s %7s %9s %9s %9s %9s\n", $1 " " $2, $3, $4, $5, $6, $8, $11, $12, $13, $14 }'
+        echo "$row" | awk -F, '{ printf "  %-26s %-6s %13s %13s %8s %7s %9s %9s %9s %9s %9s\n", $1 " " $2, $3, $4, $5, $6, $8, $11, $12, $13, $14, $19 }'
         { echo; echo "== $prog $args at $r: off $off Ir, traced $on Ir, $al allocations, $ev events"
           self_ir "$tmp/cg.$r" >"$tmp/cg.on.self"
           LC_ALL=C join -t'|' -a1 -a2 -e0 -o 0,1.2,2.2 "$tmp/cg.on.self" "$tmp/cg.off.self" |

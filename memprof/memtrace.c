@@ -215,9 +215,9 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
     vm_out_of_memory(vm, "memtrace callstack");
   uint32_t common = update_runs(t, u, pieces, np, site_code(s->site));
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
-  block->user = trace_writer_alloc_runs(t->writer, event_time(vm, t), s->wosize, s->n_samples, source, t->runs, t->run_count,
-                                        common);
-  check_writer(vm, t);
+  if (!trace_writer_alloc_runs(t->writer, event_time(vm, t), s->wosize, s->n_samples, source, t->runs, t->run_count,
+                               common, &block->user))
+    check_writer(vm, t);
   return !t->failed;
 }
 

@@ -753,16 +753,20 @@ uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wo
                      common < depth ? common : depth);
 }
 
-uint64_t trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
-                                 uint32_t n_samples, TraceSource source,
-                                 const TraceRun *runs, uint32_t run_count, uint32_t common) {
-  if (!alloc_allowed(w, source)) return w->next_alloc_id++;
+bool trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                             uint32_t n_samples, TraceSource source,
+                             const TraceRun *runs, uint32_t run_count, uint32_t common, uint64_t *id) {
+  if (!alloc_allowed(w, source)) {
+    *id = w->next_alloc_id++;
+    return false;
+  }
   w->prev_depth = 0;  // prev_stack no longer holds the previous callstack
   // An empty callstack takes the runs path too, with nothing to code: the
   // flat walker is not inlined here (its registers would cost every event).
   uint32_t depth = run_count ? runs[run_count - 1].end : 0;
-  return alloc_event(w, time_us, wosize, n_samples, source, false, NULL, runs, run_count, depth,
-                     common < depth ? common : depth);
+  *id = alloc_event(w, time_us, wosize, n_samples, source, false, NULL, runs, run_count, depth,
+                    common < depth ? common : depth);
+  return !w->failed;
 }
 
 static void put_lifetime_event(TraceWriter *w, TraceEventCode event, const char *what,

@@ -87,13 +87,16 @@ uint64_t trace_writer_alloc_common(TraceWriter *w, uint64_t time_us, uint64_t wo
 // trace_writer_alloc_common, the first `common` frames equal the previous
 // allocation's. A recursion's run then costs the writer a codeword per 256
 // frames, not a step per frame; the bytes are those of the other two calls.
+// The id goes to *id; returns false iff the writer has failed (this event or
+// earlier), as trace_writer_promote does, so that the caller of every
+// sample need not ask trace_writer_error.
 typedef struct TraceRun {
   uint64_t code;
   uint32_t end;
 } TraceRun;
-uint64_t trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
-                                 uint32_t n_samples, TraceSource source,
-                                 const TraceRun *runs, uint32_t run_count, uint32_t common);
+bool trace_writer_alloc_runs(TraceWriter *w, uint64_t time_us, uint64_t wosize,
+                             uint32_t n_samples, TraceSource source,
+                             const TraceRun *runs, uint32_t run_count, uint32_t common, uint64_t *id);
 
 // Makes `w` write a code's location event each time the code misses the
 // backtrace cache (memtrace's own writer does), not once per run; locate is

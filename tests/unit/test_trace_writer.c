@@ -223,7 +223,10 @@ static uint64_t alloc(Fixture *fx, uint64_t t, uint64_t wosize, const uint64_t *
     static TraceRun runs[4096];
     assert_true(depth <= 4096);
     uint32_t n = runs_of(stack, depth, runs);
-    return trace_writer_alloc_runs(fx->w, t, wosize, 1, TRACE_SOURCE_MINOR, runs, n, known);
+    uint64_t id;
+    bool ok = trace_writer_alloc_runs(fx->w, t, wosize, 1, TRACE_SOURCE_MINOR, runs, n, known, &id);
+    assert_true(ok == (trace_writer_error(fx->w) == NULL));
+    return id;
   }
   return trace_writer_alloc(fx->w, t, wosize, 1, TRACE_SOURCE_MINOR, stack, depth, known);
 }
@@ -896,8 +899,11 @@ static void test_alloc_common(void **state) {
     trace_writer_alloc_common(fx[EXACT_COMMON]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, common);
     trace_writer_alloc_common(fx[SHORTER]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, lower);
     uint32_t n_runs = runs_of(stack, depth, runs);
-    trace_writer_alloc_runs(fx[EXACT_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, common);
-    trace_writer_alloc_runs(fx[SHORTER_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, lower);
+    uint64_t id_exact, id_shorter;
+    assert_true(trace_writer_alloc_runs(fx[EXACT_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, common, &id_exact));
+    assert_true(trace_writer_alloc_runs(fx[SHORTER_RUNS]->w, t, 2, 1, TRACE_SOURCE_MINOR, runs, n_runs, lower, &id_shorter));
+    assert_int_equal(id_exact, (uint64_t)k);
+    assert_int_equal(id_shorter, (uint64_t)k);
     if (k % 2)
       trace_writer_alloc_common(fx[MIXED]->w, t, 2, 1, TRACE_SOURCE_MINOR, stack, depth, k % 4 == 1 ? common : lower);
     else
@@ -1115,6 +1121,10 @@ static void test_epipe_stops_the_writer(void **state) {
   assert_non_null(strstr(e, strerror(EPIPE)));
   // later calls are no-ops; ids keep counting
   assert_int_equal(trace_writer_alloc(w, T0, 1, 1, TRACE_SOURCE_MINOR, &frame, 1, 0), 1);
+  TraceRun run = {frame, 1};
+  uint64_t id = 0;
+  assert_false(trace_writer_alloc_runs(w, T0, 1, 1, TRACE_SOURCE_MINOR, &run, 1, 0, &id));
+  assert_int_equal(id, 2);
   trace_writer_promote(w, T0, 0);
   trace_writer_collect(w, T0, 0);
   for (int i = 0; i < 10000; i++) trace_writer_alloc(w, T0, 1, 1, TRACE_SOURCE_MINOR, &frame, 1, 0);

@@ -171,14 +171,17 @@ static inline void list_old(Memprof *mp, uint32_t i) {
 static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *p, uint32_t i, const Event *ev,
                                                                bool direct);
 
-// Queues an event for the next safe point (part 4).
-static __attribute__((noinline)) void enqueue(Vm *vm, Event ev) {
+// Queues an event for the next safe point (part 4). Its fields one by one:
+// push_event's caller then builds no Event in memory on the direct path.
+static __attribute__((noinline)) void enqueue(Vm *vm, EventKind kind, uint32_t entry, const DebugInfo *site,
+                                              uint32_t depth, uint32_t unchanged, uint64_t allocation,
+                                              uint32_t generation) {
   Memprof *mp = vm->memprof;
-  mp->entries[ev.entry].pending++;
+  mp->entries[entry].pending++;
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
   if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
-  mp->events[mp->event_count++] = ev;
-  if (ev.kind == EV_ALLOC && !ev.own && ev.depth > mp->queued_depth) mp->queued_depth = ev.depth;
+  mp->events[mp->event_count++] = (Event){kind, entry, site, depth, unchanged, NULL, allocation, generation};
+  if (kind == EV_ALLOC && depth > mp->queued_depth) mp->queued_depth = depth;
   set_pending(vm, true);
 }
 
@@ -189,13 +192,13 @@ static __attribute__((noinline)) void enqueue(Vm *vm, Event ev) {
 // profile not discarded: memprof_discard_profile forgets its entries.)
 static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p, Event ev) {
   Memprof *mp = vm->memprof;
-  if (p->tracker.immediate && mp->event_head == mp->event_count && !mp->in_callback) {
+  if (__builtin_expect(p->tracker.immediate && mp->event_head == mp->event_count && !mp->in_callback, 1)) {
     mp->direct = true;
     call_tracker(vm, p, ev.entry, &ev, true);
     mp->direct = false;
     return;
   }
-  enqueue(vm, ev);   // by value: the direct path keeps the event in registers
+  enqueue(vm, ev.kind, ev.entry, ev.site, ev.depth, ev.unchanged, ev.allocation, ev.generation);
 }
 
 // The debug entry of sub-block `sub` of the safe point the VM stands at.

@@ -136,14 +136,3 @@ void sampler_refill(Sampler *s) {
   }
   s->batch_left = GEOM_BATCH;
 }
-
-uint32_t sampler_binomial_major(Sampler *s, uint64_t words) {
-  if (s->major_next == 0) s->major_next = sampler_geometric(s);
-  uint32_t n = 0;
-  while (s->major_next <= words) {
-    n++;
-    s->major_next += sampler_geometric(s);
-  }
-  s->major_next -= words;
-  return n;
-}

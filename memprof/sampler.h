@@ -30,8 +30,19 @@ static inline uint64_t sampler_geometric(Sampler *s) {
   if (s->batch_left == 0) sampler_refill(s);
   return s->batch[--s->batch_left];
 }
-// Number of sampled words among the next `words` words of the major stream.
-uint32_t sampler_binomial_major(Sampler *s, uint64_t words);
+// Number of sampled words among the next `words` words of the major stream
+// (sampler.c part 4). Inline: a major block reaching its sampled word takes
+// one call less.
+static inline uint32_t sampler_binomial_major(Sampler *s, uint64_t words) {
+  if (s->major_next == 0) s->major_next = sampler_geometric(s);
+  uint32_t n = 0;
+  while (s->major_next <= words) {
+    n++;
+    s->major_next += sampler_geometric(s);
+  }
+  s->major_next -= words;
+  return n;
+}
 // Exposed for tests: the libm-free natural logarithm used per draw.
 double sampler_log(double x);
 uint64_t sampler_next_u64(Sampler *s);

@@ -243,11 +243,16 @@ typedef struct Vm {
 //    while memprof samples, memprof's next sampled major word if nearer
 //    (memprof_major_point): gc_alloc_major takes its slow path for a block
 //    of wosize fields once major_since_cycle + wosize reaches it.
-// Called whenever one of these fields changes.
-static inline void vm_update_limits(Vm *vm) {
+// Called whenever one of these fields changes; vm_update_major_limit and
+// vm_update_young_limits do each half, for a change that concerns only it
+// (memprof's sampled major word, its trigger).
+static inline void vm_update_major_limit(Vm *vm) {
   uint64_t major = vm->gc.major_threshold;
   if (MEMPROF_BUILT && vm->memprof_sampling && vm->memprof_major_point < major) major = vm->memprof_major_point;
   vm->gc.major_alloc_limit = major;
+}
+
+static inline void vm_update_young_limits(Vm *vm) {
   Value *limit = vm->young_start;
   if (vm->young_trigger > limit) limit = vm->young_trigger;
   if (vm->options.gc_stress) limit = vm->young_end;
@@ -259,6 +264,11 @@ static inline void vm_update_limits(Vm *vm) {
          "young_start <= young_limit_c <= young_limit <= young_end");
   ASSERT(!vm->young_trigger || (vm->young_trigger > vm->young_start && vm->young_trigger <= vm->young_ptr + 1),
          "memprof's trigger lies in the free part of the minor heap");
+}
+
+static inline void vm_update_limits(Vm *vm) {
+  vm_update_major_limit(vm);
+  vm_update_young_limits(vm);
 }
 
 // Blocks are young iff in (young_start, young_end).

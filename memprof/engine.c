@@ -323,7 +323,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
     t -= gap;
   }
   vm->young_trigger = t ? t + 1 : NULL;
-  vm_update_limits(vm);
+  vm_update_young_limits(vm);
   if (mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   mp->batches++;
@@ -349,7 +349,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   if (mp->sampler.major_next > 0) mp->sampler.major_next = vm->memprof_major_point - at + 1;
   uint32_t n = sampler_binomial_major(&mp->sampler, wosize + 1);
   vm->memprof_major_point = vm->gc.major_since_cycle + mp->sampler.major_next - 1;
-  vm_update_limits(vm);
+  vm_update_major_limit(vm);
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   mp->batches++;

@@ -172,9 +172,9 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
 }
 
 // The walk of callstacks_capture, when the innermost frame is a new one.
-static __attribute__((noinline)) bool capture_walk(Vm *vm, Callstacks *cs, const FrameBounds *b, uint32_t *depth,
+static __attribute__((noinline)) bool capture_walk(Vm *vm, Callstacks *cs, uint32_t *depth,
                                                    uint32_t *unchanged) {
-  const FrameBounds bounds = *b;
+  const FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   // One pass, innermost frame first, recording runs of frames that return to
   // the same address (part 7) at the top of runs' room, going down, and
   // stubbing every STUB_SPACING-th frame from the innermost; once the walk
@@ -277,7 +277,7 @@ bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *uncha
     const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
     if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
         || cs->depth == cs->capacity)
-      return capture_walk(vm, cs, &bounds, depth, unchanged);
+      return capture_walk(vm, cs, depth, unchanged);
     // One new frame (a function called since the last capture, whose caller
     // was walked before, as a loop calling the allocating function makes):
     // what capture_walk does with it, without the walk's setup. It is walk

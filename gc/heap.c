@@ -139,9 +139,9 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
   return p;
 }
 
-Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
-  if (wosize > MAX_YOUNG_WOSIZE) return gc_alloc_major(vm, wosize, tag);
-  if (wosize == 0) return vm->empty_array;
+// gc_alloc_slow's minor-heap case, out of line: the major and empty cases
+// then take no stack frame, in this build as in vm-noprof.
+static __attribute__((noinline)) Value young_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   uint64_t whsize = wosize + 1;
   Value *p = vm->young_ptr - whsize;
   if (p < vm->young_limit_c) {
@@ -151,6 +151,12 @@ Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   vm->young_ptr = p;
   *p = hd_make(wosize, tag, COLOR_WHITE);
   return val_of_ptr(p + 1);
+}
+
+Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
+  if (wosize > MAX_YOUNG_WOSIZE) return gc_alloc_major(vm, wosize, tag);
+  if (wosize == 0) return vm->empty_array;
+  return young_alloc_slow(vm, wosize, tag);
 }
 
 // The allocation itself, within the heap limit, counted in the statistics

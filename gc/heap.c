@@ -128,7 +128,10 @@ static __attribute__((noinline)) Value *young_collect(Vm *vm, uint64_t whsize) {
   }
 }
 
-Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+// gc_young_slow's body, also inlined into young_alloc_slow (a C allocation
+// that reaches memprof's trigger then makes one call less).
+static inline __attribute__((always_inline)) Value *young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes,
+                                                               uint32_t n_sub) {
   if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
   ASSERT(!vm->pc || frames_find(vm->frames, vm->pc), "an allocation stands at a safe point with a descriptor");
   ASSERT(!vm->gc.collecting, "no allocation during a collection");
@@ -139,6 +142,10 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
   return p;
 }
 
+Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint32_t n_sub) {
+  return young_slow(vm, whsize, sub_whsizes, n_sub);
+}
+
 // gc_alloc_slow's minor-heap case, out of line: the major and empty cases
 // then take no stack frame, in this build as in vm-noprof.
 static __attribute__((noinline)) Value young_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
@@ -146,7 +153,7 @@ static __attribute__((noinline)) Value young_alloc_slow(Vm *vm, uint64_t wosize,
   Value *p = vm->young_ptr - whsize;
   if (p < vm->young_limit_c) {
     uint32_t sub = (uint32_t)whsize;
-    p = gc_young_slow(vm, whsize, &sub, 1);
+    p = young_slow(vm, whsize, &sub, 1);
   }
   vm->young_ptr = p;
   *p = hd_make(wosize, tag, COLOR_WHITE);

@@ -264,7 +264,8 @@ static inline __attribute__((always_inline)) void track_for(Vm *vm, int id, Valu
 // A profile stopped by a direct delivery (part 4) gets no alloc event after.
 // One profile running (the common case) takes a path of its own, without
 // the per-profile arrays: the same draws, entries and events.
-static void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples, bool young, uint32_t sub) {
+static inline __attribute__((always_inline)) void track(Vm *vm, Value block, uint64_t wosize, uint32_t n_samples,
+                                                        bool young, uint32_t sub) {
   Memprof *mp = vm->memprof;
   uint32_t n_running = mp->running_count;
   uint32_t depth = 0, unchanged = 0;
@@ -456,7 +457,8 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
-static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev, bool direct) {
+static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev,
+                                                                bool direct) {
   Memprof *mp = vm->memprof;
   if (!p->tracker.alloc) {
     skip_alloc(p, ev);
@@ -472,7 +474,8 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
   // Delivered as it happens, the event's capture is the last one, and its
   // runs begin at runs_from: unchanged <= low_water <= runs_from <= depth.
   const Callstacks *cs = &mp->stacks;
-  if (direct || (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth)) {
+  if (direct
+      || (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth)) {
     s.runs = cs->new_runs;
     s.run_count = cs->new_run_count;
     s.runs_from = cs->runs_from;

@@ -36,7 +36,7 @@
 //    callstack as a difference from the previous one.
 // 6. A queued alloc event names its callers as rets[0 .. its depth). Before
 //    a capture overwrites entries that returns or unwinding freed, the events
-//    still reaching into them get their own copy (preserve_queued). Their
+//    still reaching into them get their own copy (callstacks_preserve_queued). Their
 //    largest depth is kept (Memprof.queued_depth), so that a capture above
 //    it, the common case, checks nothing.
 // 7. A capture also describes the frames it walked as runs of equal return
@@ -86,18 +86,11 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
 }
 
 // Keeps the first `count` stubbed entries and the entries up to the last.
-// Part 2's invariant: the top entry is stubbed.
-static void check_top_stubbed(const Callstacks *cs) {
-  ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
-         "the side stack's top entry is stubbed");
-  (void)cs;
-}
-
 static void pop_to_stub(Callstacks *cs, uint32_t count) {
   cs->stub_count = count;
   cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
   if (cs->depth < cs->low_water) cs->low_water = cs->depth;
-  check_top_stubbed(cs);
+  callstacks_check_top(cs);
 }
 
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
@@ -114,7 +107,7 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
 
 // Queued alloc events whose callers reach above `depth` get their own copy
 // of them (part 6).
-static void preserve_queued(Memprof *mp, uint32_t depth) {
+void callstacks_preserve_queued(Memprof *mp, uint32_t depth) {
   Callstacks *cs = &mp->stacks;
   for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
     Event *ev = &mp->events[k];
@@ -133,7 +126,7 @@ void memprof_unwind(Vm *vm, const Value *base) {
   uint32_t k = cs->stub_count, slot = (uint32_t)(base - vm->stack_start);
   while (k > 0 && cs->stubs[k - 1].frame > slot) k--;
   uint32_t d = k ? cs->stubs[k - 1].index + 1 : 0;
-  if (d < mp->queued_depth) preserve_queued(mp, d);
+  if (d < mp->queued_depth) callstacks_preserve_queued(mp, d);
   pop_to_stub(cs, k);
 }
 
@@ -171,9 +164,9 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
   for (; i < n; i++) p[i] = v;
 }
 
-// The walk of callstacks_capture, when the innermost frame is a new one.
-static __attribute__((noinline)) bool capture_walk(Vm *vm, Callstacks *cs, uint32_t *depth,
-                                                   uint32_t *unchanged) {
+// The walk of callstacks_capture (memprof_internal.h), when more than one
+// frame is new.
+bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   const FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   // One pass, innermost frame first, recording runs of frames that return to
   // the same address (part 7) at the top of runs' room, going down, and
@@ -259,52 +252,6 @@ static __attribute__((noinline)) bool capture_walk(Vm *vm, Callstacks *cs, uint3
   *unchanged = cs->low_water;
   *depth = cs->depth;
   cs->low_water = cs->depth;
-  check_top_stubbed(cs);
-  return true;
-}
-
-bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
-  Memprof *mp = vm->memprof;
-  if (cs->depth < mp->queued_depth) preserve_queued(mp, cs->depth);
-  // The runs of the previous capture are overwritten from here on, even if
-  // this one fails: no queued event reads them any more (part 7).
-  cs->generation++;
-  // Frames called by the entry function (which runs every module's top
-  // level) end the callstack, as do a C boundary and the first stub.
-  FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
-  const uint32_t *ret = frames_ret(vm->base);
-  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret)) {
-    const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
-    if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
-        || cs->depth == cs->capacity)
-      return capture_walk(vm, cs, depth, unchanged);
-    // One new frame (a function called since the last capture, whose caller
-    // was walked before, as a loop calling the allocating function makes):
-    // what capture_walk does with it, without the walk's setup. It is walk
-    // position 0, so it is stubbed, and it is a run of its own (its caller
-    // returns to a stub or ends the stack, never to `ret`).
-    MemprofRun *run = cs->runs + cs->capacity - 1;
-    *run = (MemprofRun){ret, 1};
-    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
-    vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-    cs->rets[cs->depth] = ret;
-    cs->new_runs = run;
-    cs->new_run_count = 1;
-    cs->runs_from = cs->depth++;
-    *unchanged = cs->low_water;
-    *depth = cs->depth;
-    cs->low_water = cs->depth;
-    check_top_stubbed(cs);
-    return true;
-  }
-  // No frame pushed since the last capture (a loop sampling at one depth):
-  // what capture_walk does with nothing walked, without its setup.
-  cs->new_runs = cs->runs + cs->capacity;
-  cs->new_run_count = 0;
-  cs->runs_from = cs->depth;
-  *unchanged = cs->low_water;
-  *depth = cs->depth;
-  cs->low_water = cs->depth;
-  check_top_stubbed(cs);
+  callstacks_check_top(cs);
   return true;
 }

@@ -63,6 +63,21 @@ static void *grow_array(void *p, uint32_t *cap, size_t elem) {
   return q;
 }
 
+// The entry table starts at ENTRIES_INITIAL entries (3.5 MiB of address
+// space, its pages untouched until used): an allocation that large is
+// mapped, and so is every realloc of it, which moves pages instead of
+// copying entries. A table grown from 64 by doubling copied each entry
+// about twice (with a long-running trace: hundreds of KiB a run).
+enum { ENTRIES_INITIAL = 1 << 16 };
+
+static Entry *grow_entries(Memprof *mp) {
+  if (mp->entry_cap > 0) return grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
+  Entry *q = calloc(ENTRIES_INITIAL, sizeof(Entry));
+  if (!q) vm_out_of_memory(NULL, "memprof");
+  mp->entry_cap = ENTRIES_INITIAL;
+  return q;
+}
+
 // =====================================================================
 // Setup
 // =====================================================================
@@ -137,7 +152,7 @@ void memprof_renew_trigger(Vm *vm) {
 
 static inline uint32_t new_entry(Memprof *mp) {
   if (mp->free_count > 0) return mp->free_entries[--mp->free_count];
-  if (mp->entry_count == mp->entry_cap) mp->entries = grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
+  if (mp->entry_count == mp->entry_cap) mp->entries = grow_entries(mp);
   return mp->entry_count++;
 }
 

@@ -251,7 +251,7 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
   cs->depth += n;
   *unchanged = cs->low_water;
   *depth = cs->depth;
-  cs->low_water = cs->depth;
+  cs->low_water = cs->captured_depth = cs->depth;
   callstacks_check_top(cs);
   return true;
 }

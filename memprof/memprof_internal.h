@@ -18,6 +18,10 @@ typedef struct Callstacks {
   MemprofFrame *rets;          // outermost first: the real return address of
   uint32_t depth, capacity;    // each walked frame still known to be alive
   uint32_t low_water;          // min depth since the last capture
+  uint32_t captured_depth;     // depth after the last capture: only returns
+                               // and unwinding lowered depth since, so
+                               // rets[depth .. captured_depth) still hold
+                               // that capture's frames
   StubbedFrame *stubs;         // the stubbed entries, index ascending;
   uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
   // The last capture's walked frames, rets[runs_from .. runs_from + their
@@ -173,18 +177,28 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
     // was walked before, as a loop calling the allocating function makes):
     // what callstacks_walk does with it, without the walk's setup. It is walk
     // position 0, so it is stubbed, and it is a run of its own (its caller
-    // returns to a stub or ends the stack, never to `ret`).
-    MemprofRun *run = cs->runs + cs->capacity - 1;
-    *run = (MemprofRun){ret, 1};
+    // returns to a stub or ends the stack, never to `ret`). When the last
+    // capture had the same call there (the loop called the same function
+    // again), the callstack is unchanged up to it: trackers get no new run.
+    bool same = cs->depth < cs->captured_depth && cs->rets[cs->depth] == ret;
     cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
     vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
     cs->rets[cs->depth] = ret;
-    cs->new_runs = run;
-    cs->new_run_count = 1;
-    cs->runs_from = cs->depth++;
-    *unchanged = cs->low_water;
+    if (same) {
+      cs->new_runs = cs->runs + cs->capacity;
+      cs->new_run_count = 0;
+      cs->runs_from = ++cs->depth;
+      *unchanged = cs->depth;
+    } else {
+      MemprofRun *run = cs->runs + cs->capacity - 1;
+      *run = (MemprofRun){ret, 1};
+      cs->new_runs = run;
+      cs->new_run_count = 1;
+      cs->runs_from = cs->depth++;
+      *unchanged = cs->low_water;
+    }
     *depth = cs->depth;
-    cs->low_water = cs->depth;
+    cs->low_water = cs->captured_depth = cs->depth;
     callstacks_check_top(cs);
     return true;
   }
@@ -195,7 +209,7 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
   cs->runs_from = cs->depth;
   *unchanged = cs->low_water;
   *depth = cs->depth;
-  cs->low_water = cs->depth;
+  cs->low_water = cs->captured_depth = cs->depth;
   callstacks_check_top(cs);
   return true;
 }

@@ -315,6 +315,13 @@ static inline __attribute__((always_inline)) void track(Vm *vm, Value block, uin
   }
 }
 
+// The sampled word after `t` in the minor heap (a geometric gap below it),
+// NULL if it lies past the heap's end.
+static inline Value *next_sampled(Vm *vm, Value *t) {
+  uint64_t gap = sampler_geometric(&vm->memprof->sampler);
+  return gap > (uint64_t)(t - vm->young_start) ? NULL : t - gap;
+}
+
 void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
                           const uint32_t *sub_whsizes, uint32_t n_sub) {
   Memprof *mp = vm->memprof;
@@ -324,19 +331,23 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
     return;
   }
   Value *low = old_young_ptr - whsize;
-  Value *t = vm->young_trigger - 1;  // the sampled word
-  uint32_t counts[ALLOCN_MAX_SUBBLOCKS] = {0};
-  uint32_t sub = 0;
-  Value *sub_low = old_young_ptr - sub_whsizes[0];
-  while (t >= low) {
-    while (t < sub_low && sub + 1 < n_sub) sub_low -= sub_whsizes[++sub];
-    counts[sub]++;
-    uint64_t gap = sampler_geometric(&mp->sampler);
-    if (gap > (uint64_t)(t - vm->young_start)) {
-      t = NULL;
-      break;
+  Value *t = vm->young_trigger - 1;  // the sampled word: in the block (gc/heap.c)
+  uint32_t counts[ALLOCN_MAX_SUBBLOCKS];
+  if (n_sub == 1) {   // most allocations: one count, no sub-block to find
+    counts[0] = 0;
+    do {
+      counts[0]++;
+      t = next_sampled(vm, t);
+    } while (t && t >= low);
+  } else {
+    memset(counts, 0, n_sub * sizeof counts[0]);
+    uint32_t sub = 0;
+    Value *sub_low = old_young_ptr - sub_whsizes[0];
+    while (t && t >= low) {
+      while (t < sub_low && sub + 1 < n_sub) sub_low -= sub_whsizes[++sub];
+      counts[sub]++;
+      t = next_sampled(vm, t);
     }
-    t -= gap;
   }
   vm->young_trigger = t ? t + 1 : NULL;
   vm_update_young_limits(vm);

@@ -150,13 +150,14 @@ Value *gc_young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes, uint3
 // then take no stack frame, in this build as in vm-noprof.
 static __attribute__((noinline)) Value young_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   uint64_t whsize = wosize + 1;
+  Value header = hd_make(wosize, tag, COLOR_WHITE);   // kept across the call in one register, not two
   Value *p = vm->young_ptr - whsize;
   if (p < vm->young_limit_c) {
     uint32_t sub = (uint32_t)whsize;
     p = young_slow(vm, whsize, &sub, 1);
   }
   vm->young_ptr = p;
-  *p = hd_make(wosize, tag, COLOR_WHITE);
+  *p = header;
   return val_of_ptr(p + 1);
 }
 

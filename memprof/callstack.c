@@ -36,7 +36,7 @@
 //    callstack as a difference from the previous one.
 // 6. A queued alloc event names its callers as rets[0 .. its depth). Before
 //    a capture overwrites entries that returns or unwinding freed, the events
-//    still reaching into them get their own copy (callstacks_preserve_queued). Their
+//    still reaching into them get their own copy (engine.c, preserve_queued). Their
 //    largest depth is kept (Memprof.queued_depth), so that a capture above
 //    it, the common case, checks nothing.
 // 7. A capture also describes the frames it walked as runs of equal return
@@ -50,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memprof_internal.h"
+#include "callstack.h"
 #include "../core/bytecode.h"
 #include "../core/vm_state.h"
 
@@ -93,8 +93,7 @@ static void pop_to_stub(Callstacks *cs, uint32_t count) {
   callstacks_check_top(cs);
 }
 
-const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
-  Callstacks *cs = &vm->memprof->stacks;
+const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) {
   const uint32_t *ret = stub_pc + (int32_t)stub_pc[1];
   uint32_t top = cs->stub_count - 1;
   if (cs->stub_count == 0 || cs->rets[cs->stubs[top].index] != ret) {
@@ -105,30 +104,14 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
   return ret;
 }
 
-// Queued alloc events whose callers reach above `depth` get their own copy
-// of them (part 6).
-void callstacks_preserve_queued(Memprof *mp, uint32_t depth) {
-  Callstacks *cs = &mp->stacks;
-  for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
-    Event *ev = &mp->events[k];
-    if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
-    MemprofFrame *own = malloc(ev->depth * sizeof *own);
-    if (!own) vm_out_of_memory(NULL, "memprof callstacks");
-    memcpy(own, cs->rets, ev->depth * sizeof *own);
-    ev->own = own;
-  }
-  mp->queued_depth = depth;
+uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth) {
+  uint32_t k = cs->stub_count;
+  while (k > 0 && cs->stubs[k - 1].frame > slot) k--;
+  *depth = k ? cs->stubs[k - 1].index + 1 : 0;
+  return k;
 }
 
-void memprof_unwind(Vm *vm, const Value *base) {
-  Memprof *mp = vm->memprof;
-  Callstacks *cs = &mp->stacks;
-  uint32_t k = cs->stub_count, slot = (uint32_t)(base - vm->stack_start);
-  while (k > 0 && cs->stubs[k - 1].frame > slot) k--;
-  uint32_t d = k ? cs->stubs[k - 1].index + 1 : 0;
-  if (d < mp->queued_depth) callstacks_preserve_queued(mp, d);
-  pop_to_stub(cs, k);
-}
+void callstacks_pop(Callstacks *cs, uint32_t stub_count) { pop_to_stub(cs, stub_count); }
 
 // A capture that fails gives the frames it stubbed their return addresses
 // back: stubs[0 .. n_stubs) name the frames.

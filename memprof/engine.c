@@ -216,6 +216,44 @@ static inline __attribute__((always_inline)) void push_event(Vm *vm, Profile *p,
   enqueue(vm, ev.kind, ev.entry, ev.site, ev.depth, ev.unchanged, ev.allocation, ev.generation);
 }
 
+// =====================================================================
+// Callstacks: the side stack's moves that concern queued events
+// =====================================================================
+
+// Queued alloc events whose callers reach above `depth` get their own copy
+// of them, before a capture or an unwind overwrites the side stack there
+// (callstack.c part 6).
+static __attribute__((noinline)) void preserve_queued(Memprof *mp, uint32_t depth) {
+  Callstacks *cs = &mp->stacks;
+  for (uint32_t k = mp->event_head; k < mp->event_count; k++) {
+    Event *ev = &mp->events[k];
+    if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
+    MemprofFrame *own = malloc(ev->depth * sizeof *own);
+    if (!own) vm_out_of_memory(NULL, "memprof callstacks");
+    memcpy(own, cs->rets, ev->depth * sizeof *own);
+    ev->own = own;
+  }
+  mp->queued_depth = depth;
+}
+
+// The capture of a sample: the side stack from its depth on is rewritten.
+static inline __attribute__((always_inline)) bool capture(Vm *vm, uint32_t *depth, uint32_t *unchanged) {
+  Memprof *mp = vm->memprof;
+  if (mp->stacks.depth < mp->queued_depth) preserve_queued(mp, mp->stacks.depth);
+  return callstacks_capture(vm, &mp->stacks, depth, unchanged);
+}
+
+const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
+  return callstacks_stub_return(&vm->memprof->stacks, stub_pc);
+}
+
+void memprof_unwind(Vm *vm, const Value *base) {
+  Memprof *mp = vm->memprof;
+  uint32_t depth, k = callstacks_surviving(&mp->stacks, (uint32_t)(base - vm->stack_start), &depth);
+  if (depth < mp->queued_depth) preserve_queued(mp, depth);
+  callstacks_pop(&mp->stacks, k);
+}
+
 // The debug entry of sub-block `sub` of the safe point the VM stands at.
 // The last safe point's descriptor is kept (Memprof.site_pc): samples come
 // from a few allocation sites, often the same one in a row.
@@ -289,7 +327,7 @@ static inline __attribute__((always_inline)) void track(Vm *vm, Value block, uin
     uint32_t kept = thin(&mp->sampler, n_samples, mp->profiles[id].rate);
     if (kept == 0) return;
     const DebugInfo *site = site_of(vm, sub);
-    if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
+    if (!site || !capture(vm, &depth, &unchanged)) return;
     track_for(vm, id, block, wosize, kept, young, site, depth, unchanged);
     return;
   }
@@ -303,7 +341,7 @@ static inline __attribute__((always_inline)) void track(Vm *vm, Value block, uin
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
-  if (!site || !callstacks_capture(vm, &mp->stacks, &depth, &unchanged)) return;
+  if (!site || !capture(vm, &depth, &unchanged)) return;
   for (uint32_t r = 0; r < n_running; r++) {
     Profile *p = &mp->profiles[running[r]];
     if (!p->running) continue;

@@ -2,51 +2,10 @@
 #ifndef MINNOW_MEMPROF_INTERNAL_H
 #define MINNOW_MEMPROF_INTERNAL_H
 
+#include "callstack.h"
 #include "memprof.h"
 #include "sampler.h"
 #include "tracker.h"
-
-// ---------------------------------------------------------------------------
-// Callstacks (callstack.c): the stub side-stack. See the design comment there.
-// A side-stack entry whose frame's return address was redirected to its stub.
-typedef struct StubbedFrame {
-  uint32_t index;              // its entry in rets[]
-  uint32_t frame;              // its base - stack_start
-} StubbedFrame;
-
-typedef struct Callstacks {
-  MemprofFrame *rets;          // outermost first: the real return address of
-  uint32_t depth, capacity;    // each walked frame still known to be alive
-  uint32_t low_water;          // min depth since the last capture
-  uint32_t captured_depth;     // depth after the last capture: only returns
-                               // and unwinding lowered depth since, so
-                               // rets[depth .. captured_depth) still hold
-                               // that capture's frames
-  StubbedFrame *stubs;         // the stubbed entries, index ascending;
-  uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
-  // The last capture's walked frames, rets[runs_from .. runs_from + their
-  // count), as runs (callstack.c part 7); valid while `generation` (the
-  // captures so far) is unchanged.
-  MemprofRun *runs;            // room: capacity runs
-  const MemprofRun *new_runs;
-  uint32_t new_run_count, runs_from;
-  uint32_t generation;
-} Callstacks;
-
-bool callstacks_init(Callstacks *cs, uint64_t stack_words);
-void callstacks_free(Callstacks *cs);
-// callstacks_capture (below, inline) walks the frames pushed since the last
-// capture, stubs them, and returns the depth of the (complete) caller stack
-// in cs->rets. *unchanged: how many outermost entries are those of the
-// previous capture. callstacks_walk is its walk of more than one frame.
-bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged);
-
-// Part 2's invariant (callstack.c): the top entry is stubbed.
-static inline void callstacks_check_top(const Callstacks *cs) {
-  ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
-         "the side stack's top entry is stubbed");
-  (void)cs;
-}
 
 // ---------------------------------------------------------------------------
 // Profiles, entries, events (engine.c)
@@ -150,68 +109,5 @@ struct Memprof {
   // Statistics (the bench and tests read them)
   uint64_t samples_taken, blocks_sampled;
 };
-
-// Queued alloc events whose callers reach above `depth` get their own copy
-// of them (callstack.c part 6).
-void callstacks_preserve_queued(Memprof *mp, uint32_t depth);
-
-// The capture a sample makes (callstack.c). Inline: a sample whose
-// callstack lost frames or gained one (the common cases) makes no call here.
-static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth,
-                                                                     uint32_t *unchanged) {
-  Memprof *mp = vm->memprof;
-  if (cs->depth < mp->queued_depth) callstacks_preserve_queued(mp, cs->depth);
-  // The runs of the previous capture are overwritten from here on, even if
-  // this one fails: no queued event reads them any more (part 7).
-  cs->generation++;
-  // Frames called by the entry function (which runs every module's top
-  // level) end the callstack, as do a C boundary and the first stub.
-  FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
-  const uint32_t *ret = frames_ret(vm->base);
-  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret)) {
-    const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
-    if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
-        || cs->depth == cs->capacity)
-      return callstacks_walk(vm, cs, depth, unchanged);
-    // One new frame (a function called since the last capture, whose caller
-    // was walked before, as a loop calling the allocating function makes):
-    // what callstacks_walk does with it, without the walk's setup. It is walk
-    // position 0, so it is stubbed, and it is a run of its own (its caller
-    // returns to a stub or ends the stack, never to `ret`). When the last
-    // capture had the same call there (the loop called the same function
-    // again), the callstack is unchanged up to it: trackers get no new run.
-    bool same = cs->depth < cs->captured_depth && cs->rets[cs->depth] == ret;
-    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
-    vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-    cs->rets[cs->depth] = ret;
-    if (same) {
-      cs->new_runs = cs->runs + cs->capacity;
-      cs->new_run_count = 0;
-      cs->runs_from = ++cs->depth;
-      *unchanged = cs->depth;
-    } else {
-      MemprofRun *run = cs->runs + cs->capacity - 1;
-      *run = (MemprofRun){ret, 1};
-      cs->new_runs = run;
-      cs->new_run_count = 1;
-      cs->runs_from = cs->depth++;
-      *unchanged = cs->low_water;
-    }
-    *depth = cs->depth;
-    cs->low_water = cs->captured_depth = cs->depth;
-    callstacks_check_top(cs);
-    return true;
-  }
-  // No frame pushed since the last capture (a loop sampling at one depth):
-  // what callstacks_walk does with nothing walked, without its setup.
-  cs->new_runs = cs->runs + cs->capacity;
-  cs->new_run_count = 0;
-  cs->runs_from = cs->depth;
-  *unchanged = cs->low_water;
-  *depth = cs->depth;
-  cs->low_water = cs->captured_depth = cs->depth;
-  callstacks_check_top(cs);
-  return true;
-}
 
 #endif

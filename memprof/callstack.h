@@ -1,0 +1,127 @@
+// callstack.h - memprof's side stack of callers (callstack.c, whose numbered
+// comment is the design): the frames earlier captures walked and that are
+// still alive, as return addresses, with the stubs that see them return.
+// A capture costs the frames pushed since the last one, not the depth. This
+// module knows the VM's stack and frames (core/), not memprof's events:
+// engine.c keeps its queued events' callers safe before a capture or an
+// unwind overwrites them.
+#ifndef MINNOW_MEMPROF_CALLSTACK_H
+#define MINNOW_MEMPROF_CALLSTACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tracker.h"
+#include "../core/frames.h"
+#include "../core/vm_state.h"
+
+// A side-stack entry whose frame's return address was redirected to its stub.
+typedef struct StubbedFrame {
+  uint32_t index;              // its entry in rets[]
+  uint32_t frame;              // its base - stack_start
+} StubbedFrame;
+
+typedef struct Callstacks {
+  MemprofFrame *rets;          // outermost first: the real return address of
+  uint32_t depth, capacity;    // each walked frame still known to be alive
+  uint32_t low_water;          // min depth since the last capture
+  uint32_t captured_depth;     // depth after the last capture: only returns
+                               // and unwinding lowered depth since, so
+                               // rets[depth .. captured_depth) still hold
+                               // that capture's frames
+  StubbedFrame *stubs;         // the stubbed entries, index ascending;
+  uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
+  // The last capture's walked frames, rets[runs_from .. runs_from + their
+  // count), as runs (callstack.c part 7); valid while `generation` (the
+  // captures so far) is unchanged.
+  MemprofRun *runs;            // room: capacity runs
+  const MemprofRun *new_runs;
+  uint32_t new_run_count, runs_from;
+  uint32_t generation;
+} Callstacks;
+
+bool callstacks_init(Callstacks *cs, uint64_t stack_words);
+void callstacks_free(Callstacks *cs);
+// callstacks_capture (below, inline) walks the frames pushed since the last
+// capture, stubs them, and returns the depth of the (complete) caller stack
+// in cs->rets. *unchanged: how many outermost entries are those of the
+// previous capture. callstacks_walk is its walk of more than one frame.
+bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged);
+
+// A stubbed frame returned through its stub at stub_pc (interp.c's
+// MEMPROF_RETURN): pops the side stack down to the next stubbed entry and
+// returns the real return address. Aborts if the stub is not the top one.
+const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc);
+// An exception unwinds the VM stack down to the frame at `base` (slot
+// base - stack_start): how many stubbed entries survive (part 4), and the
+// side stack's depth once callstacks_pop(cs, that many) drops the others.
+uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth);
+void callstacks_pop(Callstacks *cs, uint32_t stub_count);
+
+// Part 2's invariant (callstack.c): the top entry is stubbed.
+static inline void callstacks_check_top(const Callstacks *cs) {
+  ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
+         "the side stack's top entry is stubbed");
+  (void)cs;
+}
+
+// The capture a sample makes. Inline: a sample whose callstack lost frames
+// or gained one (the common cases) makes no call here. The caller first
+// gives queued events reaching above cs->depth their own copy of their
+// callers (part 6: the capture overwrites rets from depth on).
+static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth,
+                                                                     uint32_t *unchanged) {
+  // The runs of the previous capture are overwritten from here on, even if
+  // this one fails: no queued event reads them any more (part 7).
+  cs->generation++;
+  // Frames called by the entry function (which runs every module's top
+  // level) end the callstack, as do a C boundary and the first stub.
+  FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
+  const uint32_t *ret = frames_ret(vm->base);
+  if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret)) {
+    const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
+    if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
+        || cs->depth == cs->capacity)
+      return callstacks_walk(vm, cs, depth, unchanged);
+    // One new frame (a function called since the last capture, whose caller
+    // was walked before, as a loop calling the allocating function makes):
+    // what callstacks_walk does with it, without the walk's setup. It is walk
+    // position 0, so it is stubbed, and it is a run of its own (its caller
+    // returns to a stub or ends the stack, never to `ret`). When the last
+    // capture had the same call there (the loop called the same function
+    // again), the callstack is unchanged up to it: trackers get no new run.
+    bool same = cs->depth < cs->captured_depth && cs->rets[cs->depth] == ret;
+    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
+    vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
+    cs->rets[cs->depth] = ret;
+    if (same) {
+      cs->new_runs = cs->runs + cs->capacity;
+      cs->new_run_count = 0;
+      cs->runs_from = ++cs->depth;
+      *unchanged = cs->depth;
+    } else {
+      MemprofRun *run = cs->runs + cs->capacity - 1;
+      *run = (MemprofRun){ret, 1};
+      cs->new_runs = run;
+      cs->new_run_count = 1;
+      cs->runs_from = cs->depth++;
+      *unchanged = cs->low_water;
+    }
+    *depth = cs->depth;
+    cs->low_water = cs->captured_depth = cs->depth;
+    callstacks_check_top(cs);
+    return true;
+  }
+  // No frame pushed since the last capture (a loop sampling at one depth):
+  // what callstacks_walk does with nothing walked, without its setup.
+  cs->new_runs = cs->runs + cs->capacity;
+  cs->new_run_count = 0;
+  cs->runs_from = cs->depth;
+  *unchanged = cs->low_water;
+  *depth = cs->depth;
+  cs->low_water = cs->captured_depth = cs->depth;
+  callstacks_check_top(cs);
+  return true;
+}
+
+#endif

@@ -85,8 +85,7 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
   return d && d->debug_count > 0 ? d->debug[0] : NULL;
 }
 
-// Keeps the first `count` stubbed entries and the entries up to the last.
-static void pop_to_stub(Callstacks *cs, uint32_t count) {
+void callstacks_pop(Callstacks *cs, uint32_t count) {
   cs->stub_count = count;
   cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
   if (cs->depth < cs->low_water) cs->low_water = cs->depth;
@@ -100,7 +99,7 @@ const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) 
     fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
     abort();
   }
-  pop_to_stub(cs, top);
+  callstacks_pop(cs, top);
   return ret;
 }
 
@@ -110,8 +109,6 @@ uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *dep
   *depth = k ? cs->stubs[k - 1].index + 1 : 0;
   return k;
 }
-
-void callstacks_pop(Callstacks *cs, uint32_t stub_count) { pop_to_stub(cs, stub_count); }
 
 // A capture that fails gives the frames it stubbed their return addresses
 // back: stubs[0 .. n_stubs) name the frames.
@@ -147,8 +144,8 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
   for (; i < n; i++) p[i] = v;
 }
 
-// The walk of callstacks_capture (memprof_internal.h), when more than one
-// frame is new.
+// The walk of callstacks_capture (callstack.h), when more than one frame is
+// new.
 bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   const FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   // One pass, innermost frame first, recording runs of frames that return to
@@ -227,14 +224,9 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
     out_stubs[i] = (StubbedFrame){top - b.index, b.frame};
     out_stubs[j] = (StubbedFrame){top - a.index, a.frame};
   }
-  cs->new_runs = rnext;
-  cs->new_run_count = (uint32_t)(rend - rnext);
-  cs->runs_from = cs->depth;
+  uint32_t from = cs->depth;
   cs->stub_count += n_stubs;
   cs->depth += n;
-  *unchanged = cs->low_water;
-  *depth = cs->depth;
-  cs->low_water = cs->captured_depth = cs->depth;
-  callstacks_check_top(cs);
+  callstacks_captured(cs, rnext, (uint32_t)(rend - rnext), from, cs->low_water, depth, unchanged);
   return true;
 }

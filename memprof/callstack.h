@@ -56,6 +56,7 @@ const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc);
 // base - stack_start): how many stubbed entries survive (part 4), and the
 // side stack's depth once callstacks_pop(cs, that many) drops the others.
 uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth);
+// Keeps the first `stub_count` stubbed entries and the entries up to the last.
 void callstacks_pop(Callstacks *cs, uint32_t stub_count);
 
 // Part 2's invariant (callstack.c): the top entry is stubbed.
@@ -63,6 +64,20 @@ static inline void callstacks_check_top(const Callstacks *cs) {
   ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
          "the side stack's top entry is stubbed");
   (void)cs;
+}
+
+// How every capture that succeeds ends: its walked frames rets[runs_from ..
+// depth) are `runs` (run_count of them), its first `unchanged` entries are
+// the previous capture's, and it becomes the previous capture.
+static inline void callstacks_captured(Callstacks *cs, const MemprofRun *runs, uint32_t run_count, uint32_t runs_from,
+                                       uint32_t unchanged, uint32_t *depth_out, uint32_t *unchanged_out) {
+  cs->new_runs = runs;
+  cs->new_run_count = run_count;
+  cs->runs_from = runs_from;
+  *unchanged_out = unchanged;
+  *depth_out = cs->depth;
+  cs->low_water = cs->captured_depth = cs->depth;
+  callstacks_check_top(cs);
 }
 
 // The capture a sample makes. Inline: a sample whose callstack lost frames
@@ -93,34 +108,19 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
     bool same = cs->depth < cs->captured_depth && cs->rets[cs->depth] == ret;
     cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
     vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-    cs->rets[cs->depth] = ret;
+    cs->rets[cs->depth++] = ret;
     if (same) {
-      cs->new_runs = cs->runs + cs->capacity;
-      cs->new_run_count = 0;
-      cs->runs_from = ++cs->depth;
-      *unchanged = cs->depth;
+      callstacks_captured(cs, cs->runs + cs->capacity, 0, cs->depth, cs->depth, depth, unchanged);
     } else {
       MemprofRun *run = cs->runs + cs->capacity - 1;
       *run = (MemprofRun){ret, 1};
-      cs->new_runs = run;
-      cs->new_run_count = 1;
-      cs->runs_from = cs->depth++;
-      *unchanged = cs->low_water;
+      callstacks_captured(cs, run, 1, cs->depth - 1, cs->low_water, depth, unchanged);
     }
-    *depth = cs->depth;
-    cs->low_water = cs->captured_depth = cs->depth;
-    callstacks_check_top(cs);
     return true;
   }
   // No frame pushed since the last capture (a loop sampling at one depth):
   // what callstacks_walk does with nothing walked, without its setup.
-  cs->new_runs = cs->runs + cs->capacity;
-  cs->new_run_count = 0;
-  cs->runs_from = cs->depth;
-  *unchanged = cs->low_water;
-  *depth = cs->depth;
-  cs->low_water = cs->captured_depth = cs->depth;
-  callstacks_check_top(cs);
+  callstacks_captured(cs, cs->runs + cs->capacity, 0, cs->depth, cs->low_water, depth, unchanged);
   return true;
 }
 

@@ -8,10 +8,11 @@
 //    Random Variate Generation", 1986, ch. X.2; the same draw as OCaml's
 //    memprof.c and jemalloc's prof_sample_threshold_update).
 // 2. log(1 - lambda) is computed once per profile with libm's log1p; the
-//    per-draw log(U) uses sampler_log below. Draws are made GEOM_BATCH at a
+//    per-draw log(U) uses part 3's logarithm. Draws are made GEOM_BATCH at a
 //    time in a loop without calls or data-dependent branches, the logarithms
-//    two at a time in SSE2 lanes (the same bits: test_memprof checks them
-//    against sampler_log; measured cost per draw: bench/MEMPROF.md, "draw").
+//    two at a time in SSE2 lanes (test_memprof checks a batch against the
+//    formula drawn one at a time with sampler_log; measured cost per draw:
+//    bench/MEMPROF.md, "draw").
 // 3. sampler_log: U = m * 2^e with m in [sqrt(1/2), sqrt(2)); with
 //    s = (m - 1) / (m + 1), log(m) = 2 (s + s^3/3 + s^5/5 + s^7/7 + s^9/9 + R)
 //    where |s| <= 0.1716 and the remainder R < s^11/11 / (1 - s^2) < 3.9e-10,
@@ -53,24 +54,6 @@ void sampler_seed(Sampler *s, uint64_t seed) {
   s->major_next = 0;
 }
 
-static inline __attribute__((always_inline)) double log_approx(double x) {
-  uint64_t bits;
-  memcpy(&bits, &x, sizeof bits);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023;
-  bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;  // m in [1, 2)
-  double m;
-  memcpy(&m, &bits, sizeof m);
-  // Branch-free (random m would mispredict half the time).
-  int big = m > 1.4142135623730951;
-  m = big ? m * 0.5 : m;
-  e += big;
-  double s = (m - 1) / (m + 1), s2 = s * s;
-  double poly = s * (2 + s2 * (2.0 / 3 + s2 * (2.0 / 5 + s2 * (2.0 / 7 + s2 * (2.0 / 9)))));
-  return e * 0.69314718055994530942 + poly;
-}
-
-double sampler_log(double x) { return log_approx(x); }
-
 void sampler_set_rate(Sampler *s, double rate) {
   s->rate = rate;
   s->inv_log1m = rate >= 1 ? 0 : 1 / log1p(-rate);
@@ -83,10 +66,10 @@ static inline double uniform(Sampler *s) {
   return (double)((sampler_next_u64(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
 }
 
-// log_approx on two values at once, with GCC's vector extension (SSE2 on
-// x86-64): the same operations in the same order on each lane, so the same
-// bits as log_approx (IEEE arithmetic, no contraction), at about half the
-// instructions a draw.
+// Part 3's logarithm of two values at once, with GCC's vector extension (SSE2
+// on x86-64): IEEE arithmetic in each lane, no contraction, about half the
+// instructions a draw of a scalar version. Branch-free (random m would
+// mispredict half the time). sampler_log is one lane of it.
 typedef double Double2 __attribute__((vector_size(16)));
 typedef uint64_t Bits2 __attribute__((vector_size(16)));
 typedef int64_t Int2 __attribute__((vector_size(16)));
@@ -110,6 +93,8 @@ static inline __attribute__((always_inline)) Double2 log_approx2(Double2 x) {
   Double2 poly = s * (2 + s2 * (2.0 / 3 + s2 * (2.0 / 5 + s2 * (2.0 / 7 + s2 * (2.0 / 9)))));
   return __builtin_convertvector(e, Double2) * 0.69314718055994530942 + poly;
 }
+
+double sampler_log(double x) { return log_approx2((Double2){x, x})[0]; }
 
 // x = log(U) / log(1 - lambda) >= 0, so floor(x) is a truncation; gaps are
 // capped at 4e18 words (never reached). No call, no data-dependent branch.

@@ -83,8 +83,8 @@ static void test_log_sweep(void **state) {
 }
 
 // The batched draws (sampler_refill, two logarithms at a time) are, bit for
-// bit, part 1's formula computed one draw at a time with sampler_log: the
-// traces of a seed do not depend on how the draws are computed (sampler.h).
+// bit, part 1's formula computed one draw at a time with sampler_log (one
+// lane of the same logarithm): the batch's order, scale, truncation and cap.
 static void test_refill_is_the_scalar_formula(void **state) {
   (void)state;
   const double rates[] = {1e-6, 1e-4, 1e-3, 0.01, 0.5, 0.999};

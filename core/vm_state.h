@@ -271,6 +271,15 @@ static inline void vm_update_limits(Vm *vm) {
   vm_update_young_limits(vm);
 }
 
+// A major cycle starts (a major collection, a reset): major_since_cycle
+// counts from 0 again, and memprof's next sampled major word stays as many
+// words ahead of it (memprof_major_point's invariant).
+static inline void vm_restart_major_cycle(Vm *vm) {
+  uint64_t since = vm->gc.major_since_cycle;
+  vm->memprof_major_point = vm->memprof_major_point > since ? vm->memprof_major_point - since : 0;
+  vm->gc.major_since_cycle = 0;
+}
+
 // Blocks are young iff in (young_start, young_end).
 static inline bool vm_is_young(const Vm *vm, Value v) {
   return val_is_ptr(v) && (Value *)(uintptr_t)v > vm->young_start &&

@@ -31,14 +31,12 @@ void gc_free(Vm *vm) {
 }
 
 bool gc_reset(Vm *vm, uint64_t minor_words) {
-  // memprof's next sampled major word stays as many words ahead (vm_state.h).
-  uint64_t point = vm->memprof_major_point > vm->gc.major_since_cycle ? vm->memprof_major_point - vm->gc.major_since_cycle : 0;
+  vm_restart_major_cycle(vm);   // before the GC state is cleared: it reads major_since_cycle
   Value *mark_stack = vm->gc.major->mark_stack;
   vm->gc.major->mark_stack = NULL;
   major_free_all(vm->gc.major);
   free(vm->gc.remembered);
   memset(&vm->gc, 0, sizeof vm->gc);
-  vm->memprof_major_point = point;
   vm->gc.major_threshold = major_threshold_for(vm->gc.stats.live_words);
   vm->gc.major = calloc(1, sizeof(MajorHeap));
   if (!vm->gc.major) {

@@ -441,9 +441,6 @@ void major_collect(Vm *vm) {
   vm->gc.major_threshold = major_threshold_for(live);
   trim_pool(vm);
   vm->gc.stats.major_collections++;
-  // memprof's next sampled major word stays as many words ahead (vm_state.h).
-  uint64_t since = vm->gc.major_since_cycle;
-  vm->memprof_major_point = vm->memprof_major_point > since ? vm->memprof_major_point - since : 0;
-  vm->gc.major_since_cycle = 0;
+  vm_restart_major_cycle(vm);
   vm_update_limits(vm);
 }

@@ -1,12 +1,18 @@
 // callstack.c - callstacks whose cost does not grow with the depth of the stack.
 //
-// 1. The side stack rets[0 .. depth) holds, outermost first, the return
+// 1. The side stack's entries [0 .. depth) are, outermost first, the return
 //    addresses of the bottom frames of the VM stack that earlier captures
 //    walked and that are known to be alive: their part of the callstack,
 //    shared by every later capture. A capture walks the VM stack from the
 //    sampling frame outwards only until the first frame whose return address
 //    (base[-1]) it redirected to its call site's stub (core/frames.h part 5),
-//    and pushes the frames it walked.
+//    and pushes the frames it walked. The entries are kept as runs of equal
+//    return addresses (side[], each with its end), so a capture writes a run,
+//    not each of its frames: a recursion rebuilt between two samples costs
+//    the walk's reads and no write a frame. Returns only lower depth (and
+//    side_count); a capture truncates the top run and pushes its own runs.
+//    The entries one by one (rets) are made only for the trackers that read
+//    them (callstacks_flat), from where they were last made.
 // 2. Not every walked frame gets a stub: the innermost one does, and then
 //    every STUB_SPACING-th going outwards, every RUN_STUB_SPACING-th inside
 //    a run of frames returning to one address (stubs[], index ascending). A
@@ -25,7 +31,7 @@
 //    caller's frame step and the one two words before it the stub. In a
 //    recursion consecutive frames share the return address: the walk takes
 //    such a run at once (a compare a frame, four frames a step) and records
-//    it as one run (part 7); rets is filled from the runs. The return
+//    it as one run (part 7), pushed as one side run. The return
 //    addresses themselves are the frame codes handed to trackers;
 //    memprof_frame_debug resolves one to its debug entry when (and if) a
 //    tracker asks. The GC and backtraces map stubs back with frames_stub_ret.
@@ -34,8 +40,8 @@
 // 5. low_water is the smallest depth since the last capture: the first
 //    low_water entries are unchanged, which trace writers use to encode a
 //    callstack as a difference from the previous one.
-// 6. A queued alloc event names its callers as rets[0 .. its depth). Before
-//    a capture overwrites entries that returns or unwinding freed, the events
+// 6. A queued alloc event names its callers as the entries [0 .. its depth).
+//    Before a capture overwrites entries that returns or unwinding freed, the events
 //    still reaching into them get their own copy (engine.c, preserve_queued). Their
 //    largest depth is kept (Memprof.queued_depth), so that a capture above
 //    it, the common case, checks nothing.
@@ -67,13 +73,15 @@ bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
   // entries are live frames, so depth never exceeds stack_words / 2; the
   // slack lets a capture check its room once per STUB_SPACING frames.
   cs->capacity = (uint32_t)(stack_words / 2 + STUB_SPACING);
+  cs->side = calloc(cs->capacity, sizeof *cs->side);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
   cs->stubs = calloc(cs->capacity, sizeof *cs->stubs);
   cs->runs = calloc(cs->capacity, sizeof *cs->runs);
-  return cs->rets && cs->stubs && cs->runs;
+  return cs->side && cs->rets && cs->stubs && cs->runs;
 }
 
 void callstacks_free(Callstacks *cs) {
+  free(cs->side);
   free(cs->rets);
   free(cs->stubs);
   free(cs->runs);
@@ -88,6 +96,7 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
 void callstacks_pop(Callstacks *cs, uint32_t count) {
   cs->stub_count = count;
   cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
+  cs->side_count = count ? cs->stubs[count - 1].run + 1 : 0;
   if (cs->depth < cs->low_water) cs->low_water = cs->depth;
   callstacks_check_top(cs);
 }
@@ -95,7 +104,7 @@ void callstacks_pop(Callstacks *cs, uint32_t count) {
 const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) {
   const uint32_t *ret = stub_pc + (int32_t)stub_pc[1];
   uint32_t top = cs->stub_count - 1;
-  if (cs->stub_count == 0 || cs->rets[cs->stubs[top].index] != ret) {
+  if (cs->stub_count == 0 || cs->side[cs->stubs[top].run].frame != ret) {
     fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
     abort();
   }
@@ -144,6 +153,25 @@ static void fill_frames(MemprofFrame *p, MemprofFrame v, uint32_t n) {
   for (; i < n; i++) p[i] = v;
 }
 
+const MemprofFrame *callstacks_flat(Callstacks *cs, uint32_t n) {
+  if (cs->flat >= n) return cs->rets;
+  ASSERT(cs->stored > 0 && n <= cs->side[cs->stored - 1].end, "the entries listed are the last capture's");
+  // The stored run holding entry `flat`: the first whose end passes it.
+  uint32_t lo = 0, hi = cs->stored;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (cs->side[mid].end > cs->flat) hi = mid;
+    else lo = mid + 1;
+  }
+  for (uint32_t at = cs->flat, r = lo; at < n; r++) {
+    uint32_t to = cs->side[r].end < n ? cs->side[r].end : n;
+    fill_frames(cs->rets + at, cs->side[r].frame, to - at);
+    at = to;
+  }
+  cs->flat = n;
+  return cs->rets;
+}
+
 // The walk of callstacks_capture (callstack.h), when more than one frame is
 // new.
 bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
@@ -176,7 +204,7 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
     if (frames_ret(base) != ret) {   // a frame of its own
       *--rnext = (MemprofRun){ret, 1};
       if ((k & (STUB_SPACING - 1)) == 0) {
-        out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack)};
+        out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack), (uint32_t)(rend - rnext) - 1};
         first[-1] = (Value)(uintptr_t)frames_stub_of(ret);
       }
       k++;
@@ -203,26 +231,33 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
     }
     *--rnext = (MemprofRun){ret, count};
     Value stub = (Value)(uintptr_t)frames_stub_of(ret);
+    uint32_t run = (uint32_t)(rend - rnext) - 1;
     for (uint32_t s = (k + RUN_STUB_SPACING - 1) & ~(RUN_STUB_SPACING - 1); s < k + count; s += RUN_STUB_SPACING) {
       Value *stubbed = (Value *)((char *)first - (uintptr_t)(s - k) * step);
-      out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack)};
+      out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack), run};
       stubbed[-1] = stub;
     }
     k += count;
   }
-  uint32_t n = k;
-  MemprofFrame *out = cs->rets + cs->depth;
+  // The walked runs (walk run w, innermost first, is rend[-1 - w]) become
+  // the side runs side_count + n_runs - 1 - w, after the top run truncated
+  // to depth.
+  uint32_t n = k, n_runs = (uint32_t)(rend - rnext), first_run = cs->side_count;
+  if (first_run > 0) cs->side[first_run - 1].end = cs->depth;
+  uint32_t end = cs->depth;
   for (const MemprofRun *r = rnext; r < rend; r++) {
-    fill_frames(out, r->frame, r->count);
-    out += r->count;
+    end += r->count;
+    cs->side[cs->side_count++] = (SideRun){r->frame, end};
   }
+  cs->stored = cs->side_count;
+  if (cs->flat > cs->depth) cs->flat = cs->depth;
   // Walk position k becomes the entry depth + n - 1 - k; the stubs were
   // found innermost first, and are kept index ascending.
-  uint32_t top = cs->depth + n - 1;
+  uint32_t top = cs->depth + n - 1, top_run = first_run + n_runs - 1;
   for (uint32_t i = 0, j = n_stubs - 1; i < (n_stubs + 1) / 2; i++, j--) {
     StubbedFrame a = out_stubs[i], b = out_stubs[j];
-    out_stubs[i] = (StubbedFrame){top - b.index, b.frame};
-    out_stubs[j] = (StubbedFrame){top - a.index, a.frame};
+    out_stubs[i] = (StubbedFrame){top - b.index, b.frame, top_run - b.run};
+    out_stubs[j] = (StubbedFrame){top - a.index, a.frame, top_run - a.run};
   }
   uint32_t from = cs->depth;
   cs->stub_count += n_stubs;

@@ -17,21 +17,36 @@
 
 // A side-stack entry whose frame's return address was redirected to its stub.
 typedef struct StubbedFrame {
-  uint32_t index;              // its entry in rets[]
+  uint32_t index;              // its entry: depth index
   uint32_t frame;              // its base - stack_start
+  uint32_t run;                // the side run holding the entry
 } StubbedFrame;
 
+// Entries [previous run's end, end) all return to `frame` (part 1).
+typedef struct SideRun {
+  MemprofFrame frame;
+  uint32_t end;
+} SideRun;
+
 typedef struct Callstacks {
-  MemprofFrame *rets;          // outermost first: the real return address of
-  uint32_t depth, capacity;    // each walked frame still known to be alive
+  // The side stack, as runs (callstack.c part 1): side[0 .. stored) describe
+  // the entries [0 .. captured_depth) of the last capture, ends ascending;
+  // the live entries [0 .. depth) are side[0 .. side_count), the top run
+  // ending at depth (its `end` may be past depth: returns lowered depth, and
+  // the entries up to captured_depth are still the last capture's).
+  SideRun *side;
+  uint32_t side_count, stored;
+  uint32_t depth, capacity;    // entries: each walked frame still known to be alive
   uint32_t low_water;          // min depth since the last capture
   uint32_t captured_depth;     // depth after the last capture: only returns
-                               // and unwinding lowered depth since, so
-                               // rets[depth .. captured_depth) still hold
-                               // that capture's frames
+                               // and unwinding lowered depth since
+  // The entries one by one, outermost first, made when a tracker asks
+  // (callstacks_flat): rets[0 .. flat) agree with side[0 .. stored).
+  MemprofFrame *rets;
+  uint32_t flat;
   StubbedFrame *stubs;         // the stubbed entries, index ascending;
   uint32_t stub_count;         // stubs[stub_count - 1].index == depth - 1
-  // The last capture's walked frames, rets[runs_from .. runs_from + their
+  // The last capture's walked frames, entries [runs_from .. runs_from + their
   // count), as runs (callstack.c part 7); valid while `generation` (the
   // captures so far) is unchanged.
   MemprofRun *runs;            // room: capacity runs
@@ -44,9 +59,14 @@ bool callstacks_init(Callstacks *cs, uint64_t stack_words);
 void callstacks_free(Callstacks *cs);
 // callstacks_capture (below, inline) walks the frames pushed since the last
 // capture, stubs them, and returns the depth of the (complete) caller stack
-// in cs->rets. *unchanged: how many outermost entries are those of the
-// previous capture. callstacks_walk is its walk of more than one frame.
+// (the entries; callstacks_flat lists them). *unchanged: how many outermost
+// entries are those of the previous capture. callstacks_walk is its walk of
+// more than one frame.
 bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged);
+// The entries [0 .. n) one by one, outermost first: cs->rets, filled from the
+// side runs as far as n. n may pass depth up to captured_depth (the entries
+// returns dropped since the last capture).
+const MemprofFrame *callstacks_flat(Callstacks *cs, uint32_t n);
 
 // A stubbed frame returned through its stub at stub_pc (interp.c's
 // MEMPROF_RETURN): pops the side stack down to the next stubbed entry and
@@ -66,8 +86,8 @@ static inline void callstacks_check_top(const Callstacks *cs) {
   (void)cs;
 }
 
-// How every capture that succeeds ends: its walked frames rets[runs_from ..
-// depth) are `runs` (run_count of them), its first `unchanged` entries are
+// How every capture that succeeds ends: its walked frames, entries
+// [runs_from .. depth), are `runs` (run_count of them), its first `unchanged` entries are
 // the previous capture's, and it becomes the previous capture.
 static inline void callstacks_captured(Callstacks *cs, const MemprofRun *runs, uint32_t run_count, uint32_t runs_from,
                                        uint32_t unchanged, uint32_t *depth_out, uint32_t *unchanged_out) {
@@ -83,7 +103,7 @@ static inline void callstacks_captured(Callstacks *cs, const MemprofRun *runs, u
 // The capture a sample makes. Inline: a sample whose callstack lost frames
 // or gained one (the common cases) makes no call here. The caller first
 // gives queued events reaching above cs->depth their own copy of their
-// callers (part 6: the capture overwrites rets from depth on).
+// callers (part 6: the capture overwrites the side runs from depth on).
 static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Callstacks *cs, uint32_t *depth,
                                                                      uint32_t *unchanged) {
   // The runs of the previous capture are overwritten from here on, even if
@@ -105,10 +125,22 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
     // returns to a stub or ends the stack, never to `ret`). When the last
     // capture had the same call there (the loop called the same function
     // again), the callstack is unchanged up to it: trackers get no new run.
-    bool same = cs->depth < cs->captured_depth && cs->rets[cs->depth] == ret;
-    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start)};
+    // The last capture's entry at depth: in the top run if that ran past
+    // depth, else the first of the stored runs after it (part 1).
+    uint32_t top = cs->side_count;   // the run holding entry depth, + 1
+    if (top == 0 || cs->side[top - 1].end <= cs->depth) top++;
+    bool same = cs->depth < cs->captured_depth && cs->side[top - 1].frame == ret;
+    if (same) {
+      cs->side_count = top;
+    } else {
+      if (cs->side_count > 0) cs->side[cs->side_count - 1].end = cs->depth;
+      cs->side[cs->side_count++] = (SideRun){ret, cs->depth + 1};
+      cs->stored = cs->side_count;
+      if (cs->flat > cs->depth) cs->flat = cs->depth;
+    }
+    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start), cs->side_count - 1};
     vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-    cs->rets[cs->depth++] = ret;
+    cs->depth++;
     if (same) {
       callstacks_captured(cs, cs->runs + cs->capacity, 0, cs->depth, cs->depth, depth, unchanged);
     } else {

@@ -54,7 +54,7 @@ static void count_release(Vm *vm, void *data) {
 
 static int start(Vm *vm, double rate, Counts *c, void (*release)(Vm *, void *)) {
   *c = (Counts){.rate = rate};
-  MemprofTracker t = {count_alloc, count_promote, count_dealloc, release, NULL, c, .native = true, .immediate = true};
+  MemprofTracker t = {count_alloc, count_promote, count_dealloc, release, NULL, c, .native = true, .immediate = true, .reads_runs = true};
   return memprof_start_profile(vm, rate, 0, &t);
 }
 

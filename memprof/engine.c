@@ -230,7 +230,7 @@ static __attribute__((noinline)) void preserve_queued(Memprof *mp, uint32_t dept
     if (ev->kind != EV_ALLOC || ev->depth <= depth || ev->own) continue;
     MemprofFrame *own = malloc(ev->depth * sizeof *own);
     if (!own) vm_out_of_memory(NULL, "memprof callstacks");
-    memcpy(own, cs->rets, ev->depth * sizeof *own);
+    memcpy(own, callstacks_flat(cs, ev->depth), ev->depth * sizeof *own);
     ev->own = own;
   }
   mp->queued_depth = depth;
@@ -514,10 +514,12 @@ static void skip_alloc(Profile *p, const Event *ev) {
   if (ev->unchanged < p->unchanged_carry) p->unchanged_carry = ev->unchanged;
 }
 
-// The callers of an alloc event are rets[0 .. ev->depth) (or its own copy):
-// entries above the side stack's current depth that returns popped are still
-// those of the event, since only a capture overwrites them and it preserves
-// the queued events first (callstack.c part 6). Its `unchanged` is relative
+// The callers of an alloc event are the entries [0 .. ev->depth) (or its own
+// copy): entries above the side stack's current depth that returns popped are
+// still those of the event, since only a capture overwrites them and it
+// preserves the queued events first (callstack.c part 6). A tracker that
+// reads runs (tracker.h) is given them, not the entries one by one, when the
+// runs start where its unchanged callers end. Its `unchanged` is relative
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
@@ -532,18 +534,18 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
   p->unchanged_carry = UINT32_MAX;
   MemprofSample s = {
       .wosize = e->wosize, .n_samples = e->n_samples, .major = e->major_born, .external = false,
-      .site = ev->site, .callers = ev->own ? ev->own : mp->stacks.rets, .caller_count = ev->depth,
-      .unchanged = unchanged,
+      .site = ev->site, .callers = ev->own, .caller_count = ev->depth, .unchanged = unchanged,
   };
   // Delivered as it happens, the event's capture is the last one, and its
   // runs begin at runs_from: unchanged <= low_water <= runs_from <= depth.
-  const Callstacks *cs = &mp->stacks;
+  Callstacks *cs = &mp->stacks;
   if (direct
       || (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth)) {
     s.runs = cs->new_runs;
     s.run_count = cs->new_run_count;
     s.runs_from = cs->runs_from;
   }
+  if (!ev->own && !(p->tracker.reads_runs && s.runs && s.runs_from == unchanged)) s.callers = callstacks_flat(cs, ev->depth);
   return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
 
@@ -695,7 +697,7 @@ static void retune(Vm *vm) {
 int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const MemprofTracker *tracker) {
   Memprof *mp = vm->memprof;
   if (!mp || mp->running_count == MEMPROF_MAX_RUNNING) return -1;
-  if (!mp->stacks.rets && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
+  if (!mp->stacks.side && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
   if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
   int id = (int)mp->profile_count++;
   // capture_carry 0: the tracker has seen no callstack yet, so its first

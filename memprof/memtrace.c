@@ -342,7 +342,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
     free(t);
     return false;
   }
-  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true, .immediate = true};
+  MemprofTracker tracker = {on_alloc, on_promote, on_dealloc, on_release, NULL, t, .native = true, .immediate = true, .reads_runs = true};
   t->profile = memprof_start_profile(vm, rate, 0, &tracker);
   if (t->profile < 0) {
     snprintf(err, err_len, "cannot start the profiler: %d profiles are sampling already", MEMPROF_MAX_RUNNING);

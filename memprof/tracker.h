@@ -59,7 +59,9 @@ typedef struct MemprofRun {
 // (runs_from >= unchanged): the frames walked by this sample's capture, so a
 // tracker that codes runs need not read them one by one. NULL when not at
 // hand (the event waited behind another capture): read `callers`. Valid as
-// long as `callers`.
+// long as `callers` would be. `callers` is NULL when the tracker reads runs
+// (MemprofTracker.reads_runs) and `runs` starts at `unchanged`: memprof then
+// keeps its side stack as runs only, and makes no list of callers.
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
   uint32_t n_samples;          // >= 1: sampled words, header included
@@ -97,6 +99,10 @@ typedef struct MemprofTracker {
   // before it (engine.c part 4): the same events in the same order, without
   // the queue and the poll. The safe-point rule above does not hold for them.
   bool immediate;
+  // The alloc callback reads no caller past `unchanged` but through `runs`
+  // when runs_from == unchanged (it may then be given callers == NULL), and
+  // none before `unchanged`.
+  bool reads_runs;
 } MemprofTracker;
 
 // A tracker callback that ran Minnow code which raised (interp_call returned

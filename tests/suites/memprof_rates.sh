@@ -6,7 +6,12 @@
 #   1. ./vm at 1, 0.1, 0.01 and 0.001;
 #   2. ./vm --gc-stress at 0.01 (a collection at every allocation: the
 #      callbacks' own allocations make rate 1 too slow there);
-#   3. ./vm-asan at the four rates, if built.
+#   3. ./vm-asan at the four rates, if built;
+#   4. ./vm-debug (every ASSERT checked, if built) and ./vm-asan at 0.1 and
+#      0.001 with a trace written at rate 1 beside the scripts' profile: the
+#      trace reads its callers as runs and memprof lists them one by one
+#      only for the profile's samples, many captures behind
+#      (memprof/callstack.c part 1).
 # MINNOW_SEED is fixed here unless the caller chose one. Run by
 # tests/run_all.sh, which reads the last line: "N passed, N failed".
 set -u
@@ -21,4 +26,13 @@ lang_run "vm --gc-stress, rate 0.01" --vm ./vm --flags "--gc-stress" --args 0.01
 if [ -x ./vm-asan ]; then
   for r in $rates; do lang_run "vm-asan, rate $r" --vm ./vm-asan --args "$r" --timeout 300 tests/memprof/rates; done
 fi
+trace=$(mktemp) || exit 2
+trap 'rm -f "$trace"' EXIT
+for v in ./vm-debug ./vm-asan; do
+  [ -x "$v" ] || continue
+  for r in 0.1 0.001; do
+    lang_run "$v traced at 1, rate $r" --vm "$v" --flags "--memtrace $trace --memtrace-no-end-state --memtrace-rate 1" \
+      --args "$r" --timeout 300 tests/memprof/rates
+  done
+done
 suite_end

@@ -221,11 +221,12 @@ void frames_top(Vm *vm, FrameCursor *c) {
   c->vm = vm;
   c->bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   stand_at_instruction(c, vm->pc, vm->base, vm->level);
+  c->ret_sp = vm->ret_sp;
 }
 
 bool frames_next(FrameCursor *c) {
   Vm *vm = c->vm;
-  const uint32_t *ret = frames_ret(c->base);
+  const uint32_t *ret = *--c->ret_sp;
   if (frames_from_c(&c->bounds, ret)) {
     // Called from C: continue with the frame interp_call interrupted.
     if (c->level <= 1) return false;

@@ -4,24 +4,31 @@
 // one walker").
 //
 // 1. Stack layout. The VM stack grows upwards. A frame of a function whose
-//    frame size is F occupies base[0 .. F-1]; base[-1] holds the return
-//    address (a pointer into the caller's CALL instruction); base[0] holds the
-//    running closure; base[1 .. nparams] the arguments. Nothing else is saved:
-//    no frame pointer, no frame size.
+//    frame size is F occupies base[0 .. F-1]: base[0] holds the running
+//    closure, base[1 .. nparams] the arguments; the word below base[0] is
+//    not used. Return addresses (pointers into the callers' CALL
+//    instructions) are on a stack of their own, vm->ret_stack, one a frame,
+//    outermost first; vm->ret_sp is one past the top frame's. Nothing else
+//    is saved: no frame pointer, no frame size.
 //
-//        caller frame (fsize Fc)      ret   callee frame
-//     ... [ c0 | c1 | ... | cFc-1 ] [ ra ] [ clos | a1 | ... ]
+//        caller frame (fsize Fc)            callee frame
+//     ... [ c0 | c1 | ... | cFc-1 ] [ -- ] [ clos | a1 | ... ]
 //         ^ caller base                     ^ base
+//     ret_stack: [ ... | ra of the caller | ra ]  ret_sp ->
+//
+//    A CALL pushes a return address and RET pops one, the interpreter
+//    keeping the top in a register: RET's next base does not wait on a load
+//    from the frame it leaves, and a walk that needs only the return
+//    addresses (memprof's capture) reads eight frames' from a cache line.
 //
 // 2. A return address ra points at the last word of a CALL instruction, which
 //    holds the caller's frame step, (Fc + 1) * sizeof(Value) bytes (see
 //    frames_step); the word before it holds the register receiving the
 //    result. Returning sets base = (char *)base - ra[0] and resumes at
-//    ra + 1. That word is the one record of a frame's size on the stack:
-//    every walk steps with it (frames_ret, frames_caller), memprof's
-//    callstack capture with nothing else (one load and one subtraction a
-//    frame, no lookup), the GC and backtraces also reading the descriptor
-//    keyed by ra (the caller's live slots at the call, its debug entry).
+//    ra + 1. That word is the one record of a frame's size on the stack: the
+//    walker steps with it (frames_caller), reading the descriptor keyed by
+//    ra (the caller's live slots at the call, its debug entry); memprof's
+//    callstack capture reads the return stack alone.
 //
 // 3. Every other safe point (allocation, primitive call, float arithmetic...)
 //    has a descriptor keyed by the address of its first word: it describes the
@@ -39,8 +46,8 @@
 // 5. Every call site has a memprof stub of four words past the end of its
 //    function's code: { dst, caller step, MEMPROF_RETURN, back }. The CALL
 //    word ra[-2] is the distance from ra to the stub's return address
-//    &stub[1]. Memprof redirects some walked frames' return addresses there
-//    (memprof/callstack.c part 2): RET
+//    &stub[1]. Memprof redirects some walked frames' return addresses (their
+//    return stack entries) there (memprof/callstack.c part 2): RET
 //    runs unchanged (it reads dst and step from the stub), then
 //    MEMPROF_RETURN resumes after the real call. A return address is a stub
 //    iff the word after it is MEMPROF_RETURN: no instruction follows a call
@@ -87,10 +94,9 @@ typedef struct FrameTable FrameTable;
 // down to its caller's, for a caller of frame size fsize (part 2).
 static inline uint32_t frames_step(uint32_t fsize) { return (fsize + 1) * (uint32_t)sizeof(Value); }
 
-// Part 2, stepping: the return address saved below the frame at `base`, and
-// the base of that frame's caller, which `ret` returns into (a real return
-// address or a stub's: both hold the caller's step).
-static inline const uint32_t *frames_ret(const Value *base) { return (const uint32_t *)(uintptr_t)base[-1]; }
+// Part 2, stepping: the base of the caller of the frame at `base` whose
+// return address is `ret` (a real return address or a stub's: both hold the
+// caller's step).
 static inline Value *frames_caller(Value *base, const uint32_t *ret) { return (Value *)((char *)base - ret[0]); }
 
 // Part 4, where the frames of one interpreter level end: a frame returning
@@ -149,6 +155,7 @@ typedef struct FrameCursor {
   uint32_t level;            // interpreter nesting level of the frame
   bool is_top;               // stopped at an instruction, not at a call
   FrameBounds bounds;
+  const uint32_t **ret_sp;   // one past the frame's return address
 } FrameCursor;
 
 // Positions the cursor on the innermost frame (vm->pc, vm->base).

@@ -46,6 +46,7 @@ typedef void VmExitHook(Vm *vm, int status);
 // A `try` that is running: where to resume when something is raised.
 typedef struct Handler {
   Value *base;           // frame base of the function holding the try
+  const uint32_t **ret_sp; // the return stack's top in that frame
   const uint32_t *pc;    // first instruction of the catch block
   uint32_t reg;          // register receiving the raised value
   uint32_t level;        // interpreter nesting level that owns the frame
@@ -130,9 +131,13 @@ typedef struct Vm {
                           // holds the next sampled word (NULL: not sampling)
   // --- interpreter state saved at every safe point ------------------------
   const uint32_t *pc;     // start of the current safe-point instruction of the top frame
-  Value *base;            // frame base of the top frame (base[-1] is its return address)
-  Value *stack_start;     // stack[0] is the bottom sentinel return address
+  Value *base;            // frame base of the top frame
+  const uint32_t **ret_sp; // one past the top frame's return address
+  Value *stack_start;
   Value *stack_end;
+  // The frames' return addresses, outermost first (core/frames.h part 1): a
+  // frame's is ret_stack[k] for the k-th frame from the bottom of the stack.
+  const uint32_t **ret_stack;
   // --- program: the code image (core/image.h owns these tables) -------------
   Value *globals;         // module members and top-level lets; GC roots
   uint32_t global_count, global_cap;

@@ -47,13 +47,17 @@ Vm *vm_new(const VmOptions *options) {
   if (!vm) return NULL;
   vm->options = *options;
   vm->stack_start = calloc(options->stack_words, sizeof(Value));
-  if (!vm->stack_start || !gc_init(vm, options->minor_words)) {
+  // A frame holds at least its closure: at most stack_words frames.
+  vm->ret_stack = calloc(options->stack_words, sizeof *vm->ret_stack);
+  if (!vm->stack_start || !vm->ret_stack || !gc_init(vm, options->minor_words)) {
     fprintf(stderr, "minnow: cannot allocate the stack and heap\n");
     free(vm->stack_start);
+    free(vm->ret_stack);
     free(vm);
     return NULL;
   }
   vm->stack_end = vm->stack_start + options->stack_words;
+  vm->ret_sp = vm->ret_stack;
   init_program_state(vm);
   return vm;
 }
@@ -74,6 +78,7 @@ void vm_free(Vm *vm) {
   free_program_state(vm);
   gc_free(vm);
   free(vm->stack_start);
+  free(vm->ret_stack);
   free(vm);
 }
 
@@ -85,6 +90,7 @@ bool vm_reset(Vm *vm, const VmOptions *options) {
   memset(vm, 0, sizeof *vm);
   vm->stack_start = keep.stack_start;
   vm->stack_end = keep.stack_end;
+  vm->ret_stack = vm->ret_sp = keep.ret_stack;
   vm->young_start = keep.young_start;
   vm->young_end = keep.young_end;
   vm->gc = keep.gc;

@@ -3,10 +3,10 @@
 // 1. The side stack's entries [0 .. depth) are, outermost first, the return
 //    addresses of the bottom frames of the VM stack that earlier captures
 //    walked and that are known to be alive: their part of the callstack,
-//    shared by every later capture. A capture walks the VM stack from the
-//    sampling frame outwards only until the first frame whose return address
-//    (base[-1]) it redirected to its call site's stub (core/frames.h part 5),
-//    and pushes the frames it walked. The entries are kept as runs of equal
+//    shared by every later capture. A capture walks the return stack
+//    (core/frames.h part 1) from the sampling frame outwards only until the
+//    first frame whose return address it redirected to its call site's stub
+//    (core/frames.h part 5), and pushes the frames it walked. The entries are kept as runs of equal
 //    return addresses (side[], each with its end), so a capture writes a run,
 //    not each of its frames: a recursion rebuilt between two samples costs
 //    the walk's reads and no write a frame. Returns only lower depth (and
@@ -25,13 +25,14 @@
 //    the top entry is stubbed (stubs[stub_count - 1].index == depth - 1), so
 //    any return below it is seen; no frame above it holds a stub.
 //    A long unwind thus costs one stub return per STUB_SPACING frames (per
-//    RUN_STUB_SPACING in a recursion), and a walk writes the VM stack as
+//    RUN_STUB_SPACING in a recursion), and a walk writes the return stack as
 //    often.
-// 3. The walk reads no descriptor: the word at a return address holds the
-//    caller's frame step and the one two words before it the stub. In a
+// 3. The walk reads the return stack and no frame, no descriptor: the word
+//    two before a return address holds the distance to its stub. In a
 //    recursion consecutive frames share the return address: the walk takes
-//    such a run at once (a compare a frame, four frames a step) and records
-//    it as one run (part 7), pushed as one side run. The return
+//    such a run at once (a compare a frame, four frames a step, eight
+//    frames a cache line) and records it as one run (part 7), pushed as one
+//    side run. The return
 //    addresses themselves are the frame codes handed to trackers;
 //    memprof_frame_debug resolves one to its debug entry when (and if) a
 //    tracker asks. The GC and backtraces map stubs back with frames_stub_ret.
@@ -114,18 +115,15 @@ const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) 
 
 uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth) {
   uint32_t k = cs->stub_count;
-  while (k > 0 && cs->stubs[k - 1].frame > slot) k--;
+  while (k > 0 && cs->stubs[k - 1].slot > slot) k--;
   *depth = k ? cs->stubs[k - 1].index + 1 : 0;
   return k;
 }
 
 // A capture that fails gives the frames it stubbed their return addresses
 // back: stubs[0 .. n_stubs) name the frames.
-static void restore_slots(Value *stack, const StubbedFrame *stubs, uint32_t n_stubs) {
-  for (uint32_t i = 0; i < n_stubs; i++) {
-    Value *slot = &stack[stubs[i].frame - 1];
-    *slot = (Value)(uintptr_t)frames_stub_ret((const uint32_t *)(uintptr_t)*slot);
-  }
+static void restore_slots(const uint32_t **ret_stack, const StubbedFrame *stubs, uint32_t n_stubs) {
+  for (uint32_t i = 0; i < n_stubs; i++) ret_stack[stubs[i].slot] = frames_stub_ret(ret_stack[stubs[i].slot]);
 }
 
 // Two entries at once, with GCC's vector extension (SSE2 on x86-64): the
@@ -172,72 +170,76 @@ const MemprofFrame *callstacks_flat(Callstacks *cs, uint32_t n) {
   return cs->rets;
 }
 
+// The first entry of the run of entries equal to `ret` that ends with
+// end[-1] (== ret), not below `bottom`: eight entries a step, compared as
+// pairs (the XOR of a pair with ret is zero iff both are ret).
+static const uint32_t **run_start(const uint32_t **bottom, const uint32_t **end, const uint32_t *ret) {
+  FramePair r = {(uint64_t)(uintptr_t)ret, (uint64_t)(uintptr_t)ret};
+  while (end - bottom >= 8) {
+    FramePair a, b, c, d;
+    memcpy(&a, end - 8, sizeof a);
+    memcpy(&b, end - 6, sizeof b);
+    memcpy(&c, end - 4, sizeof c);
+    memcpy(&d, end - 2, sizeof d);
+    FramePair x = (a ^ r) | (b ^ r) | (c ^ r) | (d ^ r);
+    if ((x[0] | x[1]) != 0) break;
+    end -= 8;
+  }
+  while (end > bottom && end[-1] == ret) end--;
+  return end;
+}
+
 // The walk of callstacks_capture (callstack.h), when more than one frame is
 // new.
 bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchanged) {
   const FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
   // One pass, innermost frame first, recording runs of frames that return to
   // the same address (part 7) at the top of runs' room, going down, and
-  // stubbing every STUB_SPACING-th frame from the innermost; once the walk
-  // ends the runs are outermost first, and rets is filled from them in place
-  // above the old entries; the stubs are reversed in place.
+  // stubbing every STUB_SPACING-th frame from the innermost (part 2); once
+  // the walk ends the runs are outermost first and become side runs, and the
+  // stubs are reversed in place.
   MemprofRun *const rend = cs->runs + cs->capacity;
   MemprofRun *rnext = rend;
   StubbedFrame *out_stubs = cs->stubs + cs->stub_count;
   uint32_t room = cs->capacity - cs->depth;
   uint32_t n_stubs = 0, k = 0;   // k: frames walked
-  Value *stack = vm->stack_start;
-  // Within a run, finding its end costs a compare and a subtraction a frame;
-  // its stubs (walk positions that are multiples of STUB_SPACING) are found
-  // by arithmetic, the frames of a run being `step` bytes apart.
-  Value *base = vm->base;
+  const uint32_t **const bottom = vm->ret_stack;
+  const uint32_t **sp = vm->ret_sp;   // one past the next frame's return address
   for (;;) {
-    const uint32_t *ret = frames_ret(base);
+    const uint32_t *ret = sp[-1];
     if (frames_from_c(&bounds, ret) || frames_is_stub(ret) || frames_from_entry(&bounds, ret)) break;
     // Room: cannot run out while the entries are live frames (callstacks_init).
     if (room == k) {
-      restore_slots(stack, out_stubs, n_stubs);
+      restore_slots(bottom, out_stubs, n_stubs);
       return false;
     }
-    Value *first = base;
-    base = frames_caller(base, ret);
-    if (frames_ret(base) != ret) {   // a frame of its own
-      *--rnext = (MemprofRun){ret, 1};
-      if ((k & (STUB_SPACING - 1)) == 0) {
-        out_stubs[n_stubs++] = (StubbedFrame){k, (uint32_t)(first - stack), (uint32_t)(rend - rnext) - 1};
-        first[-1] = (Value)(uintptr_t)frames_stub_of(ret);
-      }
-      k++;
-      continue;
-    }
-    // A recursion: its frames are `step` bytes apart; four are tested a
-    // step, each a compare (a frame is read only when the one above it
-    // returns to `ret`: it is then a frame of the stack); one division a run.
-    uintptr_t step = ret[0];
-    intptr_t d1 = -(intptr_t)step, d2 = 2 * d1, d3 = 3 * d1, d4 = 4 * d1;
-    char *at = (char *)base;   // a frame of the run
-    for (;;) {
-      if (*(const uint32_t *const *)(at + d1 - sizeof(Value)) != ret) { at += d1; break; }
-      if (*(const uint32_t *const *)(at + d2 - sizeof(Value)) != ret) { at += d2; break; }
-      if (*(const uint32_t *const *)(at + d3 - sizeof(Value)) != ret) { at += d3; break; }
-      at += d4;
-      if (*(const uint32_t *const *)(at - sizeof(Value)) != ret) break;
-    }
-    base = (Value *)at;
-    uint32_t count = (uint32_t)(((uintptr_t)first - (uintptr_t)base) / step);
+    // The run of frames returning to `ret` (part 3): [end, first] on the
+    // return stack. The bottom entry is a trampoline, never `ret`, but the
+    // walk does not count on it.
+    const uint32_t **first = sp - 1, **end = first;
+    if (end > bottom && end[-1] == ret) end = run_start(bottom, end - 1, ret);
+    uint32_t count = (uint32_t)(first - end) + 1;
     if (room - k < count) {
-      restore_slots(stack, out_stubs, n_stubs);
+      restore_slots(bottom, out_stubs, n_stubs);
       return false;
     }
     *--rnext = (MemprofRun){ret, count};
-    Value stub = (Value)(uintptr_t)frames_stub_of(ret);
     uint32_t run = (uint32_t)(rend - rnext) - 1;
-    for (uint32_t s = (k + RUN_STUB_SPACING - 1) & ~(RUN_STUB_SPACING - 1); s < k + count; s += RUN_STUB_SPACING) {
-      Value *stubbed = (Value *)((char *)first - (uintptr_t)(s - k) * step);
-      out_stubs[n_stubs++] = (StubbedFrame){s, (uint32_t)(stubbed - stack), run};
-      stubbed[-1] = stub;
+    const uint32_t *stub = frames_stub_of(ret);
+    uint32_t first_slot = (uint32_t)(first - bottom);
+    if (count == 1) {   // a frame of its own
+      if ((k & (STUB_SPACING - 1)) == 0) {
+        out_stubs[n_stubs++] = (StubbedFrame){k, first_slot, run};
+        *first = stub;
+      }
+    } else {
+      for (uint32_t s = (k + RUN_STUB_SPACING - 1) & ~(RUN_STUB_SPACING - 1); s < k + count; s += RUN_STUB_SPACING) {
+        out_stubs[n_stubs++] = (StubbedFrame){s, first_slot - (s - k), run};
+        bottom[first_slot - (s - k)] = stub;
+      }
     }
     k += count;
+    sp = end;
   }
   // The walked runs (walk run w, innermost first, is rend[-1 - w]) become
   // the side runs side_count + n_runs - 1 - w, after the top run truncated
@@ -256,8 +258,8 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
   uint32_t top = cs->depth + n - 1, top_run = first_run + n_runs - 1;
   for (uint32_t i = 0, j = n_stubs - 1; i < (n_stubs + 1) / 2; i++, j--) {
     StubbedFrame a = out_stubs[i], b = out_stubs[j];
-    out_stubs[i] = (StubbedFrame){top - b.index, b.frame, top_run - b.run};
-    out_stubs[j] = (StubbedFrame){top - a.index, a.frame, top_run - a.run};
+    out_stubs[i] = (StubbedFrame){top - b.index, b.slot, top_run - b.run};
+    out_stubs[j] = (StubbedFrame){top - a.index, a.slot, top_run - a.run};
   }
   uint32_t from = cs->depth;
   cs->stub_count += n_stubs;

@@ -18,7 +18,7 @@
 // A side-stack entry whose frame's return address was redirected to its stub.
 typedef struct StubbedFrame {
   uint32_t index;              // its entry: depth index
-  uint32_t frame;              // its base - stack_start
+  uint32_t slot;               // its frame's return stack entry: vm->ret_stack[slot]
   uint32_t run;                // the side run holding the entry
 } StubbedFrame;
 
@@ -72,8 +72,8 @@ const MemprofFrame *callstacks_flat(Callstacks *cs, uint32_t n);
 // MEMPROF_RETURN): pops the side stack down to the next stubbed entry and
 // returns the real return address. Aborts if the stub is not the top one.
 const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc);
-// An exception unwinds the VM stack down to the frame at `base` (slot
-// base - stack_start): how many stubbed entries survive (part 4), and the
+// An exception unwinds the VM stack down to the frame whose return address
+// is vm->ret_stack[slot]: how many stubbed entries survive (part 4), and the
 // side stack's depth once callstacks_pop(cs, that many) drops the others.
 uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth);
 // Keeps the first `stub_count` stubbed entries and the entries up to the last.
@@ -112,9 +112,12 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
   // Frames called by the entry function (which runs every module's top
   // level) end the callstack, as do a C boundary and the first stub.
   FrameBounds bounds = frames_bounds(vm->trampoline_ret, vm->entry_code, vm->entry_code_end);
-  const uint32_t *ret = frames_ret(vm->base);
+  const uint32_t **sp = vm->ret_sp;
+  const uint32_t *ret = sp[-1];
   if (!frames_from_c(&bounds, ret) && !frames_is_stub(ret) && !frames_from_entry(&bounds, ret)) {
-    const uint32_t *caller_ret = frames_ret(frames_caller(vm->base, ret));
+    // Not the first frame of its level (whose return address is the
+    // trampoline): its caller's return address is below.
+    const uint32_t *caller_ret = sp[-2];
     if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
         || cs->depth == cs->capacity)
       return callstacks_walk(vm, cs, depth, unchanged);
@@ -138,8 +141,8 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
       cs->stored = cs->side_count;
       if (cs->flat > cs->depth) cs->flat = cs->depth;
     }
-    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(vm->base - vm->stack_start), cs->side_count - 1};
-    vm->base[-1] = (Value)(uintptr_t)frames_stub_of(ret);
+    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(sp - 1 - vm->ret_stack), cs->side_count - 1};
+    sp[-1] = frames_stub_of(ret);
     cs->depth++;
     if (same) {
       callstacks_captured(cs, cs->runs + cs->capacity, 0, cs->depth, cs->depth, depth, unchanged);

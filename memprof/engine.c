@@ -247,9 +247,9 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
   return callstacks_stub_return(&vm->memprof->stacks, stub_pc);
 }
 
-void memprof_unwind(Vm *vm, const Value *base) {
+void memprof_unwind(Vm *vm, const uint32_t *const *ret_sp) {
   Memprof *mp = vm->memprof;
-  uint32_t depth, k = callstacks_surviving(&mp->stacks, (uint32_t)(base - vm->stack_start), &depth);
+  uint32_t depth, k = callstacks_surviving(&mp->stacks, (uint32_t)(ret_sp - vm->ret_stack) - 1, &depth);
   if (depth < mp->queued_depth) preserve_queued(mp, depth);
   callstacks_pop(&mp->stacks, k);
 }

@@ -71,8 +71,9 @@ void memprof_run_callbacks(Vm *vm);
 // A frame walked by memprof returned (MEMPROF_RETURN ran): pops its stub and
 // returns the address to resume at.
 const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc);
-// An exception unwound the stack down to the frame at `base`.
-void memprof_unwind(Vm *vm, const Value *base);
+// An exception unwound the stack down to the frame whose return address is
+// ret_sp[-1] (the return stack's top at its handler).
+void memprof_unwind(Vm *vm, const uint32_t *const *ret_sp);
 // An exception reached a handler at the current interpreter level: if it left
 // a callback delivery unfinished, memprof finishes it (lang/runtime/interp.c).
 void memprof_exception_caught(Vm *vm);

@@ -1,9 +1,9 @@
 // interp.c - the dispatch loop, calls and returns, allocation instructions,
 // memprof polls, exceptions, and entering Minnow code from C (interp_call).
 //
-// 1. The loop keeps pc and base in locals and writes them to vm->pc/vm->base
-//    (SAVE) before anything that may collect, raise or walk the stack: the
-//    walker starts from there.
+// 1. The loop keeps pc, base and the return stack's top in locals and writes
+//    them to vm->pc/vm->base/vm->ret_sp (SAVE) before anything that may
+//    collect, raise or walk the stack: the walker starts from there.
 // 2. Allocation fast path (ALLOC1), the whole cost of an unsampled minor
 //    allocation beyond filling the block:
 //        p = vm->young_ptr - whsize        load, subtract
@@ -341,13 +341,13 @@ static bool iter_next(Vm *vm, Value *coll, Value *idx, Value *x) {
   gc_raise_error(vm, "type error: cannot iterate over %s", ops_type_name(c));
 }
 
-static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32_t reg) {
+static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, const uint32_t **ret_sp, uint32_t reg) {
   if (vm->handler_count == vm->handler_cap) {
     vm->handler_cap = vm->handler_cap ? vm->handler_cap * 2 : 64;
     vm->handlers = realloc(vm->handlers, vm->handler_cap * sizeof(Handler));
     if (!vm->handlers) vm_raise_out_of_memory(vm);
   }
-  vm->handlers[vm->handler_count++] = (Handler){base, handler_pc, reg, vm->level};
+  vm->handlers[vm->handler_count++] = (Handler){base, ret_sp, handler_pc, reg, vm->level};
 }
 
 // =====================================================================
@@ -363,17 +363,20 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, uint32
 
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
 // address is the CALL's last word, which holds the caller's frame step in
-// bytes (frames.h part 2); the arguments are copied from their registers.
-static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, Value f, uint32_t fsize) {
+// bytes (frames.h part 2), pushed on the return stack (*ret_sp); the
+// arguments are copied from their registers.
+static inline Value *push_frame(Vm *vm, const uint32_t *pc, Value *base, const uint32_t ***ret_sp, Value f,
+                                uint32_t fsize) {
   uint32_t argc = pc[2];
   const uint32_t *ret = pc + 5 + argc;
   Value *nb = (Value *)((char *)base + ret[0]);
   if (unlikely(nb + fsize + 1 >= vm->stack_end)) {
     vm->pc = pc;
     vm->base = base;
+    vm->ret_sp = *ret_sp;
     interp_raise_stack_overflow(vm);
   }
-  nb[-1] = (Value)(uintptr_t)ret;
+  *(*ret_sp)++ = ret;
   nb[0] = f;
   const uint32_t *args = pc + 3;
   if (likely(argc <= 2)) {
@@ -417,9 +420,10 @@ static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
 #undef X
   };
   const Primitive *prims = vm->primitives;
+  const uint32_t **ret_sp = vm->ret_sp;
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
-#define SAVE() (vm->pc = pc, vm->base = base)
+#define SAVE() (vm->pc = pc, vm->base = base, vm->ret_sp = ret_sp)
 // == without a call when an immediate decides it; the walk may raise `out
 // of memory`, so the position is saved first.
 #define EQUAL(a, b) ((a) == (b) || (val_is_ptr(a) && val_is_ptr(b) && (SAVE(), ops_equal(vm, a, b))))
@@ -585,7 +589,7 @@ op_CALLG: {
   if (FUZZ_FUEL) burn_fuel(vm);
   const CallTarget *t = &vm->global_targets[pc[1]];
   if (unlikely(pc[2] != t->nparams)) { SAVE(); t = resolve_callg(vm, pc); }
-  base = push_frame(vm, pc, base, vm->globals[pc[1]], t->fsize);
+  base = push_frame(vm, pc, base, &ret_sp, vm->globals[pc[1]], t->fsize);
   pc = t->code;
   DISPATCH();
 }
@@ -596,7 +600,7 @@ op_CALL: {
   if (unlikely(!val_has_tag(f, TAG_CLOSURE))) { SAVE(); call_error(vm, f, argc); }
   const CallTarget *t = &vm->fn_targets[val_to_int(val_field(f, 0))];
   if (unlikely(argc != t->nparams)) { SAVE(); call_error(vm, f, argc); }
-  base = push_frame(vm, pc, base, f, t->fsize);
+  base = push_frame(vm, pc, base, &ret_sp, f, t->fsize);
   pc = t->code;
   DISPATCH();
 }
@@ -609,7 +613,7 @@ op_CALLPRIM: {
 }
 op_RET: {
   Value v = R(1);
-  const uint32_t *ret = (const uint32_t *)(uintptr_t)base[-1];
+  const uint32_t *ret = *--ret_sp;
   base = (Value *)((char *)base - ret[0]);
   base[ret[-1]] = v;
   pc = ret + 1;
@@ -772,13 +776,13 @@ op_FORLOOP: {
   JUMP((int64_t)i < (int64_t)R(2) ? (int32_t)pc[3] : 4);
   DISPATCH();
 }
-op_TRY: SAVE(); push_handler(vm, pc + pc[1], base, pc[2]); pc += 3; DISPATCH();
+op_TRY: SAVE(); push_handler(vm, pc + pc[1], base, ret_sp, pc[2]); pc += 3; DISPATCH();
 op_POPTRY: vm->handler_count--; pc += 1; DISPATCH();
 op_MATCHFAIL: SAVE(); gc_raise_error(vm, "match failure");
-op_EXIT_NESTED: return base[0];
+op_EXIT_NESTED: vm->ret_sp = ret_sp; return base[0];
 op_MEMPROF_RETURN: pc = memprof_stub_return(vm, pc) + 1; DISPATCH();
 op_POLL: SAVE(); run_poll(vm, base); DISPATCH();
-op_HALT: return VAL_NIL;
+op_HALT: vm->ret_sp = ret_sp; return VAL_NIL;
 #undef DISPATCH
 #undef R
 #undef SAVE
@@ -803,9 +807,10 @@ static bool run_level(Vm *vm, const uint32_t *pc, Value *base, Value *result) {
     Handler h = vm->handlers[--vm->handler_count];
     vm->root_count = b->root_floor;
     vm_cancel_poll(vm);
+    vm->ret_sp = h.ret_sp;
     if (MEMPROF_BUILT && vm->memprof) {
       memprof_exception_caught(vm);
-      memprof_unwind(vm, h.base);
+      memprof_unwind(vm, h.ret_sp);
     }
     h.base[h.reg] = vm->exn;
     vm->exn = VAL_NIL;
@@ -827,8 +832,9 @@ bool interp_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   if (nb + p->fsize + 1 >= vm->stack_end) interp_raise_stack_overflow(vm);
   const uint32_t *saved_pc = vm->pc;
   Value *saved_base = vm->base;
+  const uint32_t **saved_ret_sp = vm->ret_sp;
   uint32_t saved_roots = vm->root_count;
-  nb[-1] = (Value)(uintptr_t)vm->trampoline_ret;
+  *vm->ret_sp++ = vm->trampoline_ret;
   nb[0] = fn;
   for (int i = 0; i < argc; i++) nb[1 + i] = args[i];
   vm->level++;
@@ -837,6 +843,7 @@ bool interp_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   vm->level--;
   vm->pc = saved_pc;
   vm->base = saved_base;
+  vm->ret_sp = saved_ret_sp;
   vm->root_count = saved_roots;
   return ok;
 }

@@ -5,15 +5,15 @@
 //
 // 1. Stack layout. The VM stack grows upwards. A frame of a function whose
 //    frame size is F occupies base[0 .. F-1]: base[0] holds the running
-//    closure, base[1 .. nparams] the arguments; the word below base[0] is
-//    not used. Return addresses (pointers into the callers' CALL
+//    closure, base[1 .. nparams] the arguments; the callee's frame starts
+//    right after its caller's. Return addresses (pointers into the callers' CALL
 //    instructions) are on a stack of their own, vm->ret_stack, one a frame,
 //    outermost first; vm->ret_sp is one past the top frame's. Nothing else
 //    is saved: no frame pointer, no frame size.
 //
-//        caller frame (fsize Fc)            callee frame
-//     ... [ c0 | c1 | ... | cFc-1 ] [ -- ] [ clos | a1 | ... ]
-//         ^ caller base                     ^ base
+//        caller frame (fsize Fc)      callee frame
+//     ... [ c0 | c1 | ... | cFc-1 ] [ clos | a1 | ... ]
+//         ^ caller base              ^ base
 //     ret_stack: [ ... | ra of the caller | ra ]  ret_sp ->
 //
 //    A CALL pushes a return address and RET pops one, the interpreter
@@ -22,7 +22,7 @@
 //    addresses (memprof's capture) reads eight frames' from a cache line.
 //
 // 2. A return address ra points at the last word of a CALL instruction, which
-//    holds the caller's frame step, (Fc + 1) * sizeof(Value) bytes (see
+//    holds the caller's frame step, Fc * sizeof(Value) bytes (see
 //    frames_step); the word before it holds the register receiving the
 //    result. Returning sets base = (char *)base - ra[0] and resumes at
 //    ra + 1. That word is the one record of a frame's size on the stack: the
@@ -92,7 +92,7 @@ typedef struct FrameTable FrameTable;
 
 // The word at a return address: the distance in bytes from a callee's base
 // down to its caller's, for a caller of frame size fsize (part 2).
-static inline uint32_t frames_step(uint32_t fsize) { return (fsize + 1) * (uint32_t)sizeof(Value); }
+static inline uint32_t frames_step(uint32_t fsize) { return fsize * (uint32_t)sizeof(Value); }
 
 // Part 2, stepping: the base of the caller of the frame at `base` whose
 // return address is `ret` (a real return address or a stub's: both hold the

@@ -22,7 +22,10 @@
 
 // What vm_new and vm_reset set up beyond the stack and the heaps.
 static void init_program_state(Vm *vm) {
-  vm->trampoline_code[0] = 0;   // destination register (the return slot)
+  // Returning to the trampoline leaves base where it was (a step of 0) and
+  // writes the result over slot 0 of the level's first frame, done by then:
+  // EXIT_NESTED hands it to interp_call.
+  vm->trampoline_code[0] = 0;   // destination register
   vm->trampoline_code[1] = frames_step(0);   // caller frame step
   vm->trampoline_code[2] = BC_EXIT_NESTED;
   vm->trampoline_ret = &vm->trampoline_code[1];

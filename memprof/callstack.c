@@ -70,15 +70,18 @@
 #define RUN_STUB_SPACING 64u
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
-  // A frame is at least its return address and its closure: two words. The
-  // entries are live frames, so depth never exceeds stack_words / 2; the
-  // slack lets a capture check its room once per STUB_SPACING frames.
-  cs->capacity = (uint32_t)(stack_words / 2 + STUB_SPACING);
+  // A frame is at least its closure: one word. The entries are live frames,
+  // so depth never exceeds stack_words; the slack lets a capture check its
+  // room once per STUB_SPACING frames.
+  cs->capacity = (uint32_t)(stack_words + STUB_SPACING);
   cs->side = calloc(cs->capacity, sizeof *cs->side);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
   cs->stubs = calloc(cs->capacity, sizeof *cs->stubs);
   cs->runs = calloc(cs->capacity, sizeof *cs->runs);
-  return cs->side && cs->rets && cs->stubs && cs->runs;
+  if (cs->side && cs->rets && cs->stubs && cs->runs) return true;
+  callstacks_free(cs);   // none kept: the next start tries again
+  *cs = (Callstacks){0};
+  return false;
 }
 
 void callstacks_free(Callstacks *cs) {

@@ -828,7 +828,7 @@ bool interp_call(Vm *vm, Value fn, int argc, const Value *args, Value *result) {
   const Proto *p = closure_proto(vm, fn);
   if ((uint32_t)argc != p->nparams) call_error(vm, fn, (uint32_t)argc);
   if (vm->level + 1 >= VM_MAX_LEVELS) gc_raise_error(vm, "stack overflow");
-  Value *nb = vm->base ? vm->base + closure_proto(vm, vm->base[0])->fsize + 1 : vm->stack_start + 1;
+  Value *nb = vm->base ? vm->base + closure_proto(vm, vm->base[0])->fsize : vm->stack_start;
   if (nb + p->fsize + 1 >= vm->stack_end) interp_raise_stack_overflow(vm);
   const uint32_t *saved_pc = vm->pc;
   Value *saved_base = vm->base;

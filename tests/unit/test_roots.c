@@ -217,9 +217,10 @@ static void test_scan_during_a_run(void **state) {
   for (uint32_t s = 0; s <= probe->nparams; s++) assert_int_equal(times_visited(&p.visits, &p.base[s]), 1);
   uint32_t keep_reg = p.pc[0] == BC_ALLOC1 ? p.pc[1] : p.pc[3];
   assert_int_equal(times_visited(&p.visits, &p.base[keep_reg]), 0);   // not yet written
-  // The caller's frame sits below: its closure, x and y are roots, the
-  // argument registers of the call (copied into probe's frame) are not.
-  Value *ob = p.base - 1 - outer->fsize;
+  // The caller's frame sits right below (core/frames.h part 1): its closure,
+  // x and y are roots, the argument registers of the call (copied into
+  // probe's frame) are not.
+  Value *ob = p.base - outer->fsize;
   const uint32_t *call = NULL;
   for (const uint32_t *pc = outer->code; pc < outer->code + outer->code_len; pc += bytecode_length(pc))
     if (ts_is_call(pc[0])) call = pc;

@@ -517,9 +517,9 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // The callers of an alloc event are the entries [0 .. ev->depth) (or its own
 // copy): entries above the side stack's current depth that returns popped are
 // still those of the event, since only a capture overwrites them and it
-// preserves the queued events first (callstack.c part 6). A tracker that
-// reads runs (tracker.h) is given them, not the entries one by one, when the
-// runs start where its unchanged callers end. Its `unchanged` is relative
+// preserves the queued events first (callstack.c part 6). They are listed
+// one by one for a tracker that reads runs only when it asks
+// (memprof_callers, during its alloc callback: the side stack is as it was). Its `unchanged` is relative
 // to the previous capture; the tracker needs it relative to the previous
 // sample it was given, so the captures it never saw fold into
 // Profile.unchanged_carry (the frames common to all of them).
@@ -545,10 +545,14 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
     s.run_count = cs->new_run_count;
     s.runs_from = cs->runs_from;
   }
-  if (!ev->own && !(p->tracker.reads_runs && s.runs && s.runs_from == unchanged)) s.callers = callstacks_flat(cs, ev->depth);
+  if (!ev->own && !p->tracker.reads_runs) s.callers = callstacks_flat(cs, ev->depth);
   return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
 }
 
+
+const MemprofFrame *memprof_callers(Vm *vm, const MemprofSample *sample) {
+  return sample->callers ? sample->callers : callstacks_flat(&vm->memprof->stacks, sample->caller_count);
+}
 
 // Hands an event of a live entry to profile p's tracker. The entry being
 // delivered is mp->delivering, so that memprof_callback_raised can forget it.

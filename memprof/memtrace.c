@@ -199,10 +199,11 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
     if (!grow((void **)&t->tail, &t->tail_cap, from - u + np, sizeof *t->tail))
       vm_out_of_memory(vm, "memtrace callstack");
     MemprofRun *tail = t->tail;
+    const MemprofFrame *callers = memprof_callers(vm, s);
     uint32_t n = 0;
     for (uint32_t i = u; i < from; i++) {
-      if (n > 0 && tail[n - 1].frame == s->callers[i]) tail[n - 1].count++;
-      else tail[n++] = (MemprofRun){s->callers[i], 1};
+      if (n > 0 && tail[n - 1].frame == callers[i]) tail[n - 1].count++;
+      else tail[n++] = (MemprofRun){callers[i], 1};
     }
     for (uint32_t i = 0; i < np; i++) {
       if (n > 0 && tail[n - 1].frame == pieces[i].frame) tail[n - 1].count += pieces[i].count;

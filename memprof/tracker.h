@@ -59,9 +59,10 @@ typedef struct MemprofRun {
 // (runs_from >= unchanged): the frames walked by this sample's capture, so a
 // tracker that codes runs need not read them one by one. NULL when not at
 // hand (the event waited behind another capture): read `callers`. Valid as
-// long as `callers` would be. `callers` is NULL when the tracker reads runs
-// (MemprofTracker.reads_runs) and `runs` starts at `unchanged`: memprof then
-// keeps its side stack as runs only, and makes no list of callers.
+// long as `callers` would be. `callers` is NULL for a tracker that reads
+// runs (MemprofTracker.reads_runs), unless the event had to keep its own
+// copy: memprof keeps its side stack as runs, and lists the callers one by
+// one only when asked (memprof_callers).
 typedef struct MemprofSample {
   uint64_t wosize;             // fields, header excluded
   uint32_t n_samples;          // >= 1: sampled words, header included
@@ -99,11 +100,14 @@ typedef struct MemprofTracker {
   // before it (engine.c part 4): the same events in the same order, without
   // the queue and the poll. The safe-point rule above does not hold for them.
   bool immediate;
-  // The alloc callback reads no caller past `unchanged` but through `runs`
-  // when runs_from == unchanged (it may then be given callers == NULL), and
-  // none before `unchanged`.
+  // The alloc callback is given callers == NULL (above) and asks
+  // memprof_callers for them when it needs them one by one.
   bool reads_runs;
 } MemprofTracker;
+
+// The callers of `sample`, one by one (MemprofSample.callers, listed if it
+// is NULL). Only during the alloc callback that was given the sample.
+const MemprofFrame *memprof_callers(Vm *vm, const MemprofSample *sample);
 
 // A tracker callback that ran Minnow code which raised (interp_call returned
 // false, the exception in vm->exn) calls this: the block is forgotten and the

@@ -97,36 +97,22 @@ const DebugInfo *memprof_frame_debug(const Vm *vm, MemprofFrame frame) {
   return d && d->debug_count > 0 ? d->debug[0] : NULL;
 }
 
-void callstacks_pop(Callstacks *cs, uint32_t count) {
-  cs->stub_count = count;
-  cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
-  cs->side_count = count ? cs->stubs[count - 1].run + 1 : 0;
-  if (cs->depth < cs->low_water) cs->low_water = cs->depth;
-  callstacks_check_top(cs);
+void callstacks_out_of_order(void) {
+  fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
+  abort();
 }
 
-const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) {
-  const uint32_t *ret = stub_pc + (int32_t)stub_pc[1];
-  uint32_t top = cs->stub_count - 1;
-  if (cs->stub_count == 0 || cs->side[cs->stubs[top].run].frame != ret) {
-    fprintf(stderr, "minnow: internal error: memprof stub returned out of order\n");
-    abort();
-  }
-  callstacks_pop(cs, top);
-  return ret;
-}
-
-uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth) {
+uint32_t callstacks_surviving(const Callstacks *cs, const uint32_t *const *ret_sp, uint32_t *depth) {
   uint32_t k = cs->stub_count;
-  while (k > 0 && cs->stubs[k - 1].slot > slot) k--;
+  while (k > 0 && cs->stubs[k - 1].slot >= ret_sp) k--;
   *depth = k ? cs->stubs[k - 1].index + 1 : 0;
   return k;
 }
 
 // A capture that fails gives the frames it stubbed their return addresses
 // back: stubs[0 .. n_stubs) name the frames.
-static void restore_slots(const uint32_t **ret_stack, const StubbedFrame *stubs, uint32_t n_stubs) {
-  for (uint32_t i = 0; i < n_stubs; i++) ret_stack[stubs[i].slot] = frames_stub_ret(ret_stack[stubs[i].slot]);
+static void restore_slots(const StubbedFrame *stubs, uint32_t n_stubs) {
+  for (uint32_t i = 0; i < n_stubs; i++) *stubs[i].slot = frames_stub_ret(*stubs[i].slot);
 }
 
 // Two entries at once, with GCC's vector extension (SSE2 on x86-64): the
@@ -213,7 +199,7 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
     if (frames_from_c(&bounds, ret) || frames_is_stub(ret) || frames_from_entry(&bounds, ret)) break;
     // Room: cannot run out while the entries are live frames (callstacks_init).
     if (room == k) {
-      restore_slots(bottom, out_stubs, n_stubs);
+      restore_slots(out_stubs, n_stubs);
       return false;
     }
     // The run of frames returning to `ret` (part 3): [end, first] on the
@@ -223,22 +209,21 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
     if (end > bottom && end[-1] == ret) end = run_start(bottom, end - 1, ret);
     uint32_t count = (uint32_t)(first - end) + 1;
     if (room - k < count) {
-      restore_slots(bottom, out_stubs, n_stubs);
+      restore_slots(out_stubs, n_stubs);
       return false;
     }
     *--rnext = (MemprofRun){ret, count};
     uint32_t run = (uint32_t)(rend - rnext) - 1;
     const uint32_t *stub = frames_stub_of(ret);
-    uint32_t first_slot = (uint32_t)(first - bottom);
     if (count == 1) {   // a frame of its own
       if ((k & (STUB_SPACING - 1)) == 0) {
-        out_stubs[n_stubs++] = (StubbedFrame){k, first_slot, run};
+        out_stubs[n_stubs++] = (StubbedFrame){k, run, first};
         *first = stub;
       }
     } else {
       for (uint32_t s = (k + RUN_STUB_SPACING - 1) & ~(RUN_STUB_SPACING - 1); s < k + count; s += RUN_STUB_SPACING) {
-        out_stubs[n_stubs++] = (StubbedFrame){s, first_slot - (s - k), run};
-        bottom[first_slot - (s - k)] = stub;
+        out_stubs[n_stubs++] = (StubbedFrame){s, run, first - (s - k)};
+        *(first - (s - k)) = stub;
       }
     }
     k += count;
@@ -261,8 +246,8 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
   uint32_t top = cs->depth + n - 1, top_run = first_run + n_runs - 1;
   for (uint32_t i = 0, j = n_stubs - 1; i < (n_stubs + 1) / 2; i++, j--) {
     StubbedFrame a = out_stubs[i], b = out_stubs[j];
-    out_stubs[i] = (StubbedFrame){top - b.index, b.slot, top_run - b.run};
-    out_stubs[j] = (StubbedFrame){top - a.index, a.slot, top_run - a.run};
+    out_stubs[i] = (StubbedFrame){top - b.index, top_run - b.run, b.slot};
+    out_stubs[j] = (StubbedFrame){top - a.index, top_run - a.run, a.slot};
   }
   uint32_t from = cs->depth;
   cs->stub_count += n_stubs;

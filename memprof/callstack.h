@@ -18,8 +18,8 @@
 // A side-stack entry whose frame's return address was redirected to its stub.
 typedef struct StubbedFrame {
   uint32_t index;              // its entry: depth index
-  uint32_t slot;               // its frame's return stack entry: vm->ret_stack[slot]
   uint32_t run;                // the side run holding the entry
+  const uint32_t **slot;       // its frame's return stack entry, holding the stub
 } StubbedFrame;
 
 // Entries [previous run's end, end) all return to `frame` (part 1).
@@ -68,22 +68,39 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
 // returns dropped since the last capture).
 const MemprofFrame *callstacks_flat(Callstacks *cs, uint32_t n);
 
-// A stubbed frame returned through its stub at stub_pc (interp.c's
-// MEMPROF_RETURN): pops the side stack down to the next stubbed entry and
-// returns the real return address. Aborts if the stub is not the top one.
-const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc);
 // An exception unwinds the VM stack down to the frame whose return address
-// is vm->ret_stack[slot]: how many stubbed entries survive (part 4), and the
-// side stack's depth once callstacks_pop(cs, that many) drops the others.
-uint32_t callstacks_surviving(const Callstacks *cs, uint32_t slot, uint32_t *depth);
-// Keeps the first `stub_count` stubbed entries and the entries up to the last.
-void callstacks_pop(Callstacks *cs, uint32_t stub_count);
+// is ret_sp[-1]: how many stubbed entries survive (part 4), and the side
+// stack's depth once callstacks_pop(cs, that many) drops the others.
+uint32_t callstacks_surviving(const Callstacks *cs, const uint32_t *const *ret_sp, uint32_t *depth);
 
 // Part 2's invariant (callstack.c): the top entry is stubbed.
 static inline void callstacks_check_top(const Callstacks *cs) {
   ASSERT(cs->depth == 0 ? cs->stub_count == 0 : cs->stub_count > 0 && cs->stubs[cs->stub_count - 1].index == cs->depth - 1,
          "the side stack's top entry is stubbed");
   (void)cs;
+}
+
+// Keeps the first `count` stubbed entries and the entries up to the last.
+static inline void callstacks_pop(Callstacks *cs, uint32_t count) {
+  cs->stub_count = count;
+  cs->depth = count ? cs->stubs[count - 1].index + 1 : 0;
+  cs->side_count = count ? cs->stubs[count - 1].run + 1 : 0;
+  if (cs->depth < cs->low_water) cs->low_water = cs->depth;
+  callstacks_check_top(cs);
+}
+
+_Noreturn void callstacks_out_of_order(void);
+
+// A stubbed frame returned through its stub at stub_pc (interp.c's
+// MEMPROF_RETURN): pops the side stack down to the next stubbed entry and
+// returns the real return address. Aborts if the stub is not the top one.
+// Inline: a sample in a function called afresh makes one such return.
+static inline const uint32_t *callstacks_stub_return(Callstacks *cs, const uint32_t *stub_pc) {
+  uint32_t top = cs->stub_count - 1;
+  // The stub that returned is the one in the top stubbed frame's slot.
+  if (__builtin_expect(cs->stub_count == 0 || *cs->stubs[top].slot != stub_pc - 1, 0)) callstacks_out_of_order();
+  callstacks_pop(cs, top);
+  return stub_pc + (int32_t)stub_pc[1];
 }
 
 // How every capture that succeeds ends: its walked frames, entries
@@ -118,9 +135,11 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
     // Not the first frame of its level (whose return address is the
     // trampoline): its caller's return address is below.
     const uint32_t *caller_ret = sp[-2];
-    if (!(frames_from_c(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_entry(&bounds, caller_ret))
-        || cs->depth == cs->capacity)
+    if (!(frames_from_entry(&bounds, caller_ret) || frames_is_stub(caller_ret) || frames_from_c(&bounds, caller_ret)))
       return callstacks_walk(vm, cs, depth, unchanged);
+    // Room for one more: the entries are live frames other than this one,
+    // at most stack_words - 1 (callstacks_init).
+    ASSERT(cs->depth < cs->capacity, "the side stack has room for a frame");
     // One new frame (a function called since the last capture, whose caller
     // was walked before, as a loop calling the allocating function makes):
     // what callstacks_walk does with it, without the walk's setup. It is walk
@@ -141,7 +160,7 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
       cs->stored = cs->side_count;
       if (cs->flat > cs->depth) cs->flat = cs->depth;
     }
-    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, (uint32_t)(sp - 1 - vm->ret_stack), cs->side_count - 1};
+    cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, cs->side_count - 1, sp - 1};
     sp[-1] = frames_stub_of(ret);
     cs->depth++;
     if (same) {

@@ -249,7 +249,7 @@ const uint32_t *memprof_stub_return(Vm *vm, const uint32_t *stub_pc) {
 
 void memprof_unwind(Vm *vm, const uint32_t *const *ret_sp) {
   Memprof *mp = vm->memprof;
-  uint32_t depth, k = callstacks_surviving(&mp->stacks, (uint32_t)(ret_sp - vm->ret_stack) - 1, &depth);
+  uint32_t depth, k = callstacks_surviving(&mp->stacks, ret_sp, &depth);
   if (depth < mp->queued_depth) preserve_queued(mp, depth);
   callstacks_pop(&mp->stacks, k);
 }

@@ -6,10 +6,10 @@
 //    shared by every later capture. A capture walks the return stack
 //    (core/frames.h part 1) from the sampling frame outwards only until the
 //    first frame whose return address it redirected to its call site's stub
-//    (core/frames.h part 5), and pushes the frames it walked. The entries are kept as runs of equal
-//    return addresses (side[], each with its end), so a capture writes a run,
-//    not each of its frames: a recursion rebuilt between two samples costs
-//    the walk's reads and no write a frame. Returns only lower depth (and
+//    (core/frames.h part 5), and pushes the frames it walked. The entries
+//    are kept as runs of equal return addresses (side[], each with its end),
+//    so a capture writes a run, not each of its frames: a recursion rebuilt
+//    between two samples costs the walk's reads and no write a frame. Returns only lower depth (and
 //    side_count); a capture truncates the top run and pushes its own runs.
 //    The entries one by one (rets) are made only for the trackers that read
 //    them (callstacks_flat), from where they were last made.
@@ -30,9 +30,9 @@
 // 3. The walk reads the return stack and no frame, no descriptor: the word
 //    two before a return address holds the distance to its stub. In a
 //    recursion consecutive frames share the return address: the walk takes
-//    such a run at once (a compare a frame, four frames a step, eight
-//    frames a cache line) and records it as one run (part 7), pushed as one
-//    side run. The return
+//    such a run at once (eight entries a step, compared in pairs: run_start;
+//    eight frames a cache line) and records it as one run (part 7), pushed
+//    as one side run. The return
 //    addresses themselves are the frame codes handed to trackers;
 //    memprof_frame_debug resolves one to its debug entry when (and if) a
 //    tracker asks. The GC and backtraces map stubs back with frames_stub_ret.
@@ -42,10 +42,10 @@
 //    low_water entries are unchanged, which trace writers use to encode a
 //    callstack as a difference from the previous one.
 // 6. A queued alloc event names its callers as the entries [0 .. its depth).
-//    Before a capture overwrites entries that returns or unwinding freed, the events
-//    still reaching into them get their own copy (engine.c, preserve_queued). Their
-//    largest depth is kept (Memprof.queued_depth), so that a capture above
-//    it, the common case, checks nothing.
+//    Before a capture overwrites entries that returns or unwinding freed,
+//    the events still reaching into them get their own copy (engine.c,
+//    preserve_queued). Their largest depth is kept (Memprof.queued_depth),
+//    so that a capture above it, the common case, checks nothing.
 // 7. A capture also describes the frames it walked as runs of equal return
 //    addresses (new_runs, outermost first; consecutive runs differ): a
 //    recursion is one run whatever its depth. Trackers that code callstacks
@@ -71,8 +71,9 @@
 
 bool callstacks_init(Callstacks *cs, uint64_t stack_words) {
   // A frame is at least its closure: one word. The entries are live frames,
-  // so depth never exceeds stack_words; the slack lets a capture check its
-  // room once per STUB_SPACING frames.
+  // so depth never exceeds stack_words, STUB_SPACING below the capacity (the
+  // one-frame capture's ASSERT rests on it; the walk still checks its room
+  // run by run, and fails rather than writes past the end).
   cs->capacity = (uint32_t)(stack_words + STUB_SPACING);
   cs->side = calloc(cs->capacity, sizeof *cs->side);
   cs->rets = calloc(cs->capacity, sizeof *cs->rets);
@@ -233,14 +234,13 @@ bool callstacks_walk(Vm *vm, Callstacks *cs, uint32_t *depth, uint32_t *unchange
   // the side runs side_count + n_runs - 1 - w, after the top run truncated
   // to depth.
   uint32_t n = k, n_runs = (uint32_t)(rend - rnext), first_run = cs->side_count;
-  if (first_run > 0) cs->side[first_run - 1].end = cs->depth;
+  callstacks_cut(cs);
   uint32_t end = cs->depth;
   for (const MemprofRun *r = rnext; r < rend; r++) {
     end += r->count;
     cs->side[cs->side_count++] = (SideRun){r->frame, end};
   }
   cs->stored = cs->side_count;
-  if (cs->flat > cs->depth) cs->flat = cs->depth;
   // Walk position k becomes the entry depth + n - 1 - k; the stubs were
   // found innermost first, and are kept index ascending.
   uint32_t top = cs->depth + n - 1, top_run = first_run + n_runs - 1;

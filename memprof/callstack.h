@@ -103,9 +103,18 @@ static inline const uint32_t *callstacks_stub_return(Callstacks *cs, const uint3
   return stub_pc + (int32_t)stub_pc[1];
 }
 
+// A capture rewrites the side runs from depth on (part 1): the top run ends
+// at depth, and the entries listed one by one stop there. The capture then
+// pushes its runs and sets `stored` to side_count.
+static inline void callstacks_cut(Callstacks *cs) {
+  if (cs->side_count > 0) cs->side[cs->side_count - 1].end = cs->depth;
+  if (cs->flat > cs->depth) cs->flat = cs->depth;
+}
+
 // How every capture that succeeds ends: its walked frames, entries
-// [runs_from .. depth), are `runs` (run_count of them), its first `unchanged` entries are
-// the previous capture's, and it becomes the previous capture.
+// [runs_from .. depth), are `runs` (run_count of them), its first
+// `unchanged` entries are the previous capture's, and it becomes the
+// previous capture.
 static inline void callstacks_captured(Callstacks *cs, const MemprofRun *runs, uint32_t run_count, uint32_t runs_from,
                                        uint32_t unchanged, uint32_t *depth_out, uint32_t *unchanged_out) {
   cs->new_runs = runs;
@@ -155,10 +164,9 @@ static inline __attribute__((always_inline)) bool callstacks_capture(Vm *vm, Cal
     if (same) {
       cs->side_count = top;
     } else {
-      if (cs->side_count > 0) cs->side[cs->side_count - 1].end = cs->depth;
+      callstacks_cut(cs);
       cs->side[cs->side_count++] = (SideRun){ret, cs->depth + 1};
       cs->stored = cs->side_count;
-      if (cs->flat > cs->depth) cs->flat = cs->depth;
     }
     cs->stubs[cs->stub_count++] = (StubbedFrame){cs->depth, cs->side_count - 1, sp - 1};
     sp[-1] = frames_stub_of(ret);

@@ -519,10 +519,11 @@ static void skip_alloc(Profile *p, const Event *ev) {
 // still those of the event, since only a capture overwrites them and it
 // preserves the queued events first (callstack.c part 6). They are listed
 // one by one for a tracker that reads runs only when it asks
-// (memprof_callers, during its alloc callback: the side stack is as it was). Its `unchanged` is relative
-// to the previous capture; the tracker needs it relative to the previous
-// sample it was given, so the captures it never saw fold into
-// Profile.unchanged_carry (the frames common to all of them).
+// (memprof_callers, during its alloc callback: the side stack is as it
+// was). Its `unchanged` is relative to the previous capture; the tracker
+// needs it relative to the previous sample it was given, so the captures it
+// never saw fold into Profile.unchanged_carry (the frames common to all of
+// them).
 static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile *p, Entry *e, const Event *ev,
                                                                 bool direct) {
   Memprof *mp = vm->memprof;

@@ -225,7 +225,7 @@ void retain_writer_free(RetainWriter *w) {
 bool retain_writer_finish(RetainWriter *w, const RetainHeader *h, const char *path, char *err, size_t err_len) {
   Bytes out = {0};
   put_bytes(&out, MAGIC, sizeof MAGIC);
-  unsigned char version = RETAIN_VERSION;
+  unsigned char version = RETAIN_VERSION_1;
   put_bytes(&out, &version, 1);
   const uint64_t numbers[] = {h->pid,          h->start_time_us,    h->alloc_count,     h->end_time_us,
                               h->flags,        h->live_samples,     h->reachable_blocks, h->reachable_words,
@@ -392,8 +392,8 @@ bool retain_read_bytes(const unsigned char *bytes, size_t len, const char *name,
   }
   c.p += sizeof MAGIC;
   unsigned version = *c.p++;
-  if (version != RETAIN_VERSION) {
-    snprintf(err, err_len, "%s: end-state file version %u (this tool reads %d)", name, version, RETAIN_VERSION);
+  if (version != RETAIN_VERSION_1) {
+    snprintf(err, err_len, "%s: end-state file version %u (this tool reads %d)", name, version, RETAIN_VERSION_1);
     return false;
   }
   RetainHeader *h = &out->header;
@@ -529,16 +529,4 @@ const RetainPath *retain_find(const RetainFile *f, uint64_t id) {
     else hi = mid;
   }
   return lo < f->path_count && f->paths[lo].alloc_id == id ? &f->paths[lo] : NULL;
-}
-
-const char *retain_root_kind_name(RetainRootKind kind) {
-  static const char *const names[RETAIN_ROOT_KINDS] = {"global", "stack", "C root", "exception", "profiler state"};
-  return (unsigned)kind < RETAIN_ROOT_KINDS ? names[kind] : "?";
-}
-
-const char *retain_hop_kind_name(RetainHopKind kind) {
-  static const char *const names[RETAIN_HOP_KINDS] = {"field", "tuple", "array", "list cell", "list element",
-                                                      "capture", "Hashtbl value", "Hashtbl key", "Buffer storage",
-                                                      "field", "...", "Hashtbl entry", "Hashtbl storage"};
-  return (unsigned)kind < RETAIN_HOP_KINDS ? names[kind] : "?";
 }

@@ -19,42 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RETAIN_SUFFIX ".retain"
-enum { RETAIN_VERSION = 1 };
+#include "snapshot_file.h"
 
-// What holds the first block of a path.
-typedef enum RetainRootKind {
-  RETAIN_ROOT_GLOBAL = 0,    // a module member or top-level binding: name
-  RETAIN_ROOT_STACK = 1,     // a live slot of a frame: function, file, line, local (or ""), index = slot
-  RETAIN_ROOT_C = 2,         // a value a primitive held (index: its place)
-  RETAIN_ROOT_EXCEPTION = 3, // the exception being raised
-  RETAIN_ROOT_PROFILER = 4,  // a Memprof callback's state
-  RETAIN_ROOT_KINDS
-} RetainRootKind;
-
-// One hop from a block to the next (`count` times in a row).
-typedef enum RetainHopKind {
-  RETAIN_HOP_FIELD = 0,          // a record's field: name
-  RETAIN_HOP_TUPLE = 1,          // a tuple's element: index
-  RETAIN_HOP_ARRAY = 2,          // an array's element: index
-  RETAIN_HOP_LIST_CELL = 3,      // a list cell's tail (the next cell)
-  RETAIN_HOP_LIST_ELEMENT = 4,   // a list cell's head (the element)
-  RETAIN_HOP_CAPTURE = 5,        // a closure's captured variable: name, index
-  RETAIN_HOP_HASHTBL_VALUE = 6,  // from a Hashtbl to one of its values
-  RETAIN_HOP_HASHTBL_KEY = 7,    // from a Hashtbl to one of its keys
-  RETAIN_HOP_BUFFER = 8,         // a Buffer's storage
-  RETAIN_HOP_OTHER = 9,          // a field of another kind of block: index
-  RETAIN_HOP_ELIDED = 10,        // `count` hops left out of a very long path
-  RETAIN_HOP_HASHTBL_ENTRY = 11, // from a Hashtbl to one of its (key, value) pairs or bucket cells
-  RETAIN_HOP_HASHTBL_STORAGE = 12, // from a Hashtbl to its bucket array
-  RETAIN_HOP_KINDS
-} RetainHopKind;
-
-// Header flags.
-enum {
-  RETAIN_FINAL_GC = 1,   // a full major collection ran before the trace closed
-  RETAIN_PATHS = 2,      // paths were computed (else: reason says why not)
-};
+// Header flags (version 1: RETAIN_FINAL_GC is RETAIN_COLLECTED).
+enum { RETAIN_FINAL_GC = RETAIN_COLLECTED };
 
 typedef struct RetainHeader {
   uint64_t pid;              // the trace's pid and start time: which trace this is
@@ -68,36 +36,6 @@ typedef struct RetainHeader {
   uint64_t gc_us, walk_us;   // the final collection's and the walk's durations
   const char *reason;        // why no end state or no paths ("" when none)
 } RetainHeader;
-
-typedef struct RetainRoot {
-  RetainRootKind kind;
-  const char *name;          // global; stack: the function
-  const char *file;          // stack
-  uint32_t line;             // stack
-  const char *local;         // stack: the local's name, "" if unknown
-  uint64_t index;            // stack: slot; C root: its place
-} RetainRoot;
-
-typedef struct RetainHop {
-  RetainHopKind kind;
-  uint64_t count;            // >= 1: hops of this kind in a row
-  uint64_t index;            // tuple, array, capture, other: the field index
-  const char *name;          // field, capture: the name ("" if unknown)
-} RetainHop;
-
-typedef struct RetainPath {
-  uint64_t alloc_id;         // the block's allocation id in the trace
-  RetainRoot root;
-  uint32_t hop_count;
-  const RetainHop *hops;     // from the root's block to the sampled block
-} RetainPath;
-
-// Limits, checked by the writer (longer paths are cut with an ELIDED hop by
-// the VM before they get here) and by the reader.
-enum {
-  RETAIN_MAX_HOPS = 256,          // hops of one path
-  RETAIN_MAX_STRING = 4096,       // bytes of one name
-};
 
 // ---------------------------------------------------------------------------
 // Writing
@@ -132,8 +70,5 @@ bool retain_read_bytes(const unsigned char *bytes, size_t len, const char *name,
 void retain_file_free(RetainFile *f);
 // The path of the block with allocation id `id`, or NULL.
 const RetainPath *retain_find(const RetainFile *f, uint64_t id);
-// Names of the kinds, as the tools print them ("global", "list cell", ...).
-const char *retain_root_kind_name(RetainRootKind kind);
-const char *retain_hop_kind_name(RetainHopKind kind);
 
 #endif

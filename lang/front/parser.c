@@ -519,10 +519,27 @@ static Expr *parse_binary(Parser *p, int min_prec) {
   return left;
 }
 
+// Whether tok[k] starts a postfix (a call, an index, a field) of what
+// precedes it: '(' '[' '.' on the same line, or anywhere inside brackets.
+static bool postfix_at(const Parser *p, int k) {
+  TokenKind kind = p->tok[k].kind;
+  if (kind != TK_LPAREN && kind != TK_LBRACKET && kind != TK_DOT) return false;
+  return p->bracket_depth > 0 || !p->tok[k].newline_before;
+}
+
 static Expr *parse_unary(Parser *p) {
   if (!at(p, TK_MINUS) && !at(p, TK_BANG)) return parse_primary(p);
   Token op = p->tok[0];
   advance(p);
+  // `-` right before an integer literal (and no postfix after it) is part of
+  // the literal, as in a pattern: -4611686018427387904 is the smallest int.
+  if (op.kind == TK_MINUS && at(p, TK_INT) && !postfix_at(p, 1)) {
+    Token t = p->tok[0];
+    advance(p);
+    Expr *e = new_expr(p, EX_INT, span(op.pos, t.pos));
+    e->u.int_val = int_value(p, &t, true);
+    return e;
+  }
   if (!enter(p)) return error_expr(p);
   Expr *operand = parse_unary(p);
   leave(p);

@@ -55,6 +55,7 @@ typedef enum RetainRecordKind {
   RETAIN_RECORD_BEGIN = 2,     // a snapshot begins
   RETAIN_RECORD_PATHS = 3,     // some of its paths
   RETAIN_RECORD_END = 4,       // it ends (its numbers, its reason)
+  RETAIN_RECORD_DECISION = 5,  // a pretenuring decision about an allocation site
   RETAIN_RECORD_KINDS
 } RetainRecordKind;
 

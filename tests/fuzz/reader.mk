@@ -1,4 +1,4 @@
-# tests/fuzz/reader.mk: fuzzing trace/reader.c and trace/retain.c with afl++ (Debian's afl++),
+# tests/fuzz/reader.mk: fuzzing trace/reader.c and trace/snapshot_reader.c with afl++ (Debian's afl++),
 # included by the top-level Makefile. Not part of `make test` (it takes time),
 # but make test replays the corpus and every saved crash on the ASan build.
 #   make fuzz-reader [FUZZ_SECONDS=600]   build the target (afl-clang-fast,
@@ -39,5 +39,5 @@ build/release/tests/fuzz_trace_gen: tests/fuzz/trace_gen.c build/release/trace/w
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
 fuzz-reader-seeds: vm build/fuzz/seed_head build/release/trace_gen build/release/tests/trace_synth \
-    build/release/tests/fuzz_trace_gen
+    build/release/tests/fuzz_trace_gen build/release/tests/snapshot_synth
 	bash $(FUZZ_READER_DIR)/seeds.sh

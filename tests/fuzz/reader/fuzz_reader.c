@@ -1,11 +1,13 @@
-// fuzz_reader.c - afl++ target for trace/reader.c and trace/retain.c (make
-// fuzz-reader): the input is a trace file or, when it starts with the
-// end-state magic "MNRETAIN", the end-state file that travels beside one.
+// fuzz_reader.c - afl++ target for trace/reader.c and trace/snapshot_reader.c
+// (make fuzz-reader): the input is a trace file or, when it starts with the
+// magic "MNRETAIN", the snapshot file that travels beside one.
 // A trace is read to its end or first error, every frame of every
 // allocation is looked up in the location table, the statistics are taken,
 // and the reader is closed; the same again in follow mode with the input
-// arriving in two halves. An end state is read whole; every path is found
-// again by its id and its root and hops are walked, names included.
+// arriving in two halves. A snapshot file is read whole, then again as a
+// growing file (its first half, then the rest appended, then updated);
+// every path of every snapshot is found again by its id and its root and
+// hops are walked, names included, and so are the decisions and the tail.
 // Built with ASan+UBSan: any out-of-bounds
 // access, leak or undefined behaviour is a crash. Persistent mode under
 // afl-clang-fast; built with a plain compiler it reads the files named on
@@ -18,7 +20,7 @@
 #include <string.h>
 
 #include "../../../trace/reader.h"
-#include "../../../trace/retain.h"
+#include "../../../trace/snapshot_reader.h"
 
 static void consume(TraceReader *r) {
   TraceEvent ev;
@@ -42,29 +44,54 @@ static int memory_file(const unsigned char *data, size_t len) {
 
 static size_t name_bytes(const char *s) { return s ? strlen(s) : 0; }
 
-static void run_end_state(const unsigned char *data, size_t len) {
-  RetainFile f;
-  char err[256];
-  if (!retain_read_bytes(data, len, "fuzz.retain", &f, err, sizeof err)) {
-    if (!memchr(err, '\0', sizeof err)) abort();  // the message is a string
-    return;
+static void walk_snapshots(const SnapshotReader *r) {
+  uint64_t sink = 0;
+  for (uint32_t k = 0; k < snapshot_count(r); k++) {
+    const Snapshot *s = snapshot_get(r, k);
+    sink += name_bytes(s->end.reason) + name_bytes(retain_trigger_name(s->trigger));
+    for (uint64_t i = 0; i < s->paths; i++) {
+      const RetainPath *p = snapshot_path(r, k, i);
+      if (snapshot_find(r, k, p->alloc_id) != p || p->alloc_id >= s->alloc_count) abort();  // sorted, distinct
+      sink += name_bytes(p->root.name) + name_bytes(p->root.file) + name_bytes(p->root.local) +
+              name_bytes(retain_root_kind_name(p->root.kind));
+      for (uint32_t h = 0; h < p->hop_count; h++)
+        sink += p->hops[h].count + name_bytes(p->hops[h].name) + name_bytes(retain_hop_kind_name(p->hops[h].kind));
+    }
   }
-  uint64_t sink = name_bytes(f.header.reason);
-  for (uint64_t i = 0; i < f.path_count; i++) {
-    const RetainPath *p = &f.paths[i];
-    if (retain_find(&f, p->alloc_id) != p) abort();  // ids distinct and sorted
-    sink += name_bytes(p->root.name) + name_bytes(p->root.file) + name_bytes(p->root.local) +
-            name_bytes(retain_root_kind_name(p->root.kind));
-    for (uint32_t h = 0; h < p->hop_count; h++)
-      sink += p->hops[h].count + name_bytes(p->hops[h].name) + name_bytes(retain_hop_kind_name(p->hops[h].kind));
-  }
+  for (uint32_t i = 0; i < snapshot_decision_count(r); i++)
+    sink += name_bytes(snapshot_decision(r, i)->function) + name_bytes(snapshot_decision(r, i)->file);
+  char text[512];
+  snapshot_tail_text(snapshot_reader_tail(r), text, sizeof text);
+  sink += name_bytes(text);
   if (sink == 1) puts("");  // keep the loop's reads
-  retain_file_free(&f);
+}
+
+static void run_snapshots(const unsigned char *data, size_t len) {
+  char err[SNAPSHOT_READER_ERROR_MAX];
+  SnapshotReader *r = snapshot_reader_open_bytes(data, len, "fuzz.retain", err, sizeof err);
+  if (r) {
+    walk_snapshots(r);
+    snapshot_reader_close(r);
+  } else if (!memchr(err, '\0', sizeof err)) {
+    abort();  // the message is a string
+  }
+  // A growing file: the first half, then the rest appended.
+  int fd = memory_file(data, len / 2);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  r = snapshot_reader_open(path, err, sizeof err);
+  if (r) {
+    if (pwrite(fd, data + len / 2, len - len / 2, (off_t)(len / 2)) != (ssize_t)(len - len / 2)) abort();
+    snapshot_reader_update(r, err, sizeof err);
+    walk_snapshots(r);
+    snapshot_reader_close(r);
+  }
+  close(fd);
 }
 
 static void run(const unsigned char *data, size_t len) {
   if (len >= 8 && memcmp(data, "MNRETAIN", 8) == 0) {
-    run_end_state(data, len);
+    run_snapshots(data, len);
     return;
   }
   TraceReader *r = trace_reader_open_fd(memory_file(data, len), NULL);

@@ -11,7 +11,9 @@
 # From tests/fuzz/trace_gen.c (build/release/tests/fuzz_trace_gen): its
 # well-formed bases and 12 structure-aware mutants of each, gen-*.ctf
 # (tests/suites/trace_differential.sh runs every command on them). From
-# ./vm, end-state files (end-*.retain).
+# ./vm, end-state files (end-*.retain); from build/release/tests/snapshot_synth,
+# snapshot files of every record kind, one cut by a killed run, a series
+# (snap-*.retain).
 # The inputs afl++ found (afl-*.ctf: a run's queue through afl-cmin, those
 # under 8 KB) are kept: they are not regenerated.
 set -eu
@@ -38,6 +40,9 @@ trap 'rm -rf "$tmp"' EXIT
 for t in kinds raised; do
   ./vm tests/retention/$t.mn "$tmp/$t.ctf" > /dev/null
   cp "$tmp/$t.ctf.retain" "$out/end-$t.retain"
+done
+for s in kinds killed series; do
+  build/release/tests/snapshot_synth $s "$out/snap-$s.retain"
 done
 for p in closures every_fourth global_list memo_table request_log; do
   MINNOW_SEED=1 ./vm --memtrace "$tmp/$p.ctf" --memtrace-rate 1e-4 bench/leaks/$p.mn > /dev/null

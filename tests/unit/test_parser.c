@@ -434,7 +434,8 @@ static void test_lexical_errors(void **state) {
 static void test_int_range(void **state) {
   (void)state;
   check_errors("4611686018427387904\n", "1:1: integer literal out of range\n");
-  check_errors("-4611686018427387904\n", "1:2: integer literal out of range\n");
+  check_errors("-4611686018427387905\n", "1:2: integer literal out of range\n");
+  check_dump("-4611686018427387904\n", "-4611686018427387904\n");
   check_errors("99999999999999999999999\n", "1:1: integer literal out of range\n");
   check_errors("0x4000000000000000\n", "1:1: integer literal out of range\n");
   check_errors("match x { -4611686018427387905 => 1 }\n", "1:12: integer literal out of range\n");

@@ -183,7 +183,7 @@ static size_t craft(unsigned char *out, uint64_t flags, uint64_t live, uint64_t 
   size_t n = 0;
   memcpy(out, "MNRETAIN", 8);
   n = 8;
-  out[n++] = RETAIN_VERSION;
+  out[n++] = RETAIN_VERSION_1;   // the file retain.c reads and writes
   const uint64_t nums[] = {1, 2, allocs, 3, flags, live, 0, 0, 0, 0};
   for (size_t i = 0; i < 10; i++) {
     uint64_t v = nums[i];

@@ -83,7 +83,9 @@ bool end_state_open(EndState *es, const char *trace, const char *retain, const T
   struct stat st;
   if (stat(es->file, &st) != 0) {
     int e = errno;
-    if (partial)
+    if (retain)  // named by the user: a typo must not read as "no end state"
+      damaged(es, "--retain %s: %s", es->file, strerror(e));
+    else if (partial)
       absent(es, RERUN,
              "no %s (%s) and the trace stops at damage: the run was killed or the file cut before the end state",
              es->file, strerror(e));

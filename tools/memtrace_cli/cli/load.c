@@ -3,6 +3,7 @@
 #include "load.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -185,6 +186,23 @@ int load_finish_grouped(const ToolUsage *usage, Loaded *l, ProfileGroups *groups
   profile_groups_free(groups);
   load_close(l);
   return status;
+}
+
+LoadIdentity load_identity(const Loaded *l) {
+  const TraceReaderInfo *info = trace_reader_info(l->reader);
+  LoadIdentity id = {info->pid, info->start_time_us, ""};
+  snprintf(id.host, sizeof id.host, "%s", info->host);
+  return id;
+}
+
+bool load_same_recording(const LoadIdentity *a, const LoadIdentity *b) {
+  return a->pid == b->pid && a->start_time_us == b->start_time_us && strcmp(a->host, b->host) == 0;
+}
+
+void load_warn_same_recording(const ToolUsage *usage, const char *a, const char *b, const LoadIdentity *id,
+                              const char *consequence) {
+  fprintf(stderr, "memtrace %s: %s is the same recording as %s (pid %" PRIu64 " on %s, started at %" PRIu64
+          " us): %s\n", usage->name, b, a, id->pid, id->host, id->start_time_us, consequence);
 }
 
 int load_status(const ToolUsage *usage, const Loaded *l) {

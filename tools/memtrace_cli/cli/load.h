@@ -82,6 +82,20 @@ int load_grouped(const ToolUsage *usage, const char *path, ProfileOptions *opts,
 // Returns the exit status.
 int load_finish_grouped(const ToolUsage *usage, Loaded *l, ProfileGroups *groups);
 
+// Which run wrote a trace: its writer's pid and host, and its start time. Two
+// traces with one identity are one recording (a file named twice, a copy, a
+// prefix of it): summing or comparing them is probably not what was meant.
+typedef struct LoadIdentity {
+  uint64_t pid, start_time_us;
+  char host[128];
+} LoadIdentity;
+LoadIdentity load_identity(const Loaded *l);
+bool load_same_recording(const LoadIdentity *a, const LoadIdentity *b);
+// "memtrace CMD: B is the same recording as A (pid P on HOST, started at
+// T us): CONSEQUENCE" on stderr.
+void load_warn_same_recording(const ToolUsage *usage, const char *a, const char *b, const LoadIdentity *id,
+                              const char *consequence);
+
 // After the answer: prints the reader's message on stderr and returns 1 if
 // the trace was partial, else returns 0.
 int load_status(const ToolUsage *usage, const Loaded *l);

@@ -385,15 +385,28 @@ static void free_export(Export *e) {
 }
 
 // Reads every trace into e; false when one could not be read at all.
+// A trace that is the same recording as an earlier one is summed all the
+// same (the user asked for it) and said on stderr.
 static bool read_traces(Export *e, const char *const *paths, size_t n) {
+  LoadIdentity *ids = xrealloc(NULL, (n ? n : 1) * sizeof *ids);
   for (size_t i = 0; i < n; i++) {
     ProfileOptions popts = {0};
     Loaded l;
-    if (load_trace(e->usage, paths[i], &popts, NULL, &l) != 0) return false;
+    if (load_trace(e->usage, paths[i], &popts, NULL, &l) != 0) {
+      free(ids);
+      return false;
+    }
+    ids[i] = load_identity(&l);
+    for (size_t k = 0; k < i; k++)
+      if (load_same_recording(&ids[k], &ids[i])) {
+        load_warn_same_recording(e->usage, paths[k], paths[i], &ids[i], "its estimates are summed twice");
+        break;
+      }
     add_trace(e, &l, i == 0);
     if (l.partial) fprintf(stderr, "memtrace %s: %s: %s\n", e->usage->name, l.path, l.error);
     load_close(&l);
   }
+  free(ids);
   return true;
 }
 

@@ -72,6 +72,7 @@ static int parse_options(int argc, char **argv, Options *o) {
   o->path[0] = args.files[0];
   o->path[1] = args.files[1];
   out_set_whole_stacks(whole);
+  if (whole && o->by != PROFILE_BY_STACK) return tool_usage_error(&usage, "--whole-stacks goes with --by stack");
   status = tool_max_frames(&usage, max_frames, o->by == PROFILE_BY_STACK && o->json, "--by stack --json");
   if (status != TOOL_CONTINUE) return status;
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
@@ -286,6 +287,10 @@ int cmd_diff(int argc, char **argv) {
     load_close(&l[0]);
     return 1;
   }
+  LoadIdentity id[2] = {load_identity(&l[0]), load_identity(&l[1])};
+  if (load_same_recording(&id[0], &id[1]))
+    load_warn_same_recording(&usage, o.path[0], o.path[1], &id[0],
+                             "a change shows only where one of them is cut short");
   Sides s = {{&l[0], &l[1]}, {profile_group(l[0].profile, o.by), profile_group(l[1].profile, o.by)}};
   Profile *prof[2] = {l[0].profile, l[1].profile};
   Comparison c = {0};

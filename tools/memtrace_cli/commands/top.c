@@ -96,6 +96,8 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   if (status != TOOL_CONTINUE) return status;
   o->path = args.files[0];
   out_set_whole_stacks(whole);
+  if (whole && (o->by != PROFILE_BY_STACK || o->by_holder))
+    return tool_usage_error(&usage, "--whole-stacks goes with --by stack");
   status = tool_max_frames(&usage, max_frames, o->by == PROFILE_BY_STACK && o->json, "--by stack --json");
   if (status != TOOL_CONTINUE) return status;
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # hostile_third.sh - issue 32 (hostile input and scale, third pass) on
 # tools/memtrace (release and ASan builds) and ./vm:
+#  4. leftovers: a command writing -o OUT and killed by SIGINT, SIGTERM,
+#     SIGHUP or SIGPIPE while it reads (its trace a FIFO that never ends)
+#     dies of the signal and leaves no temporary nor OUT; under strace, every
+#     file the tool creates is created with O_EXCL (nothing truncated);
 #  5. silence: a result probably not what the user meant is said on stderr
 #     (merge or diff of one recording twice: the same file, a copy), an
 #     option that cannot apply is refused (--whole-stacks without a stack
@@ -10,10 +14,52 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/suites/lib.sh
 suite_init hostile_third
 require_built tools/memtrace build/asan/memtrace ./vm
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d)   # removed at the end: no EXIT trap, which the guard of a signal test would inherit
 fixture=tests/fixtures/memtrace/bintrees-1e-5.ctf
 other=tests/fixtures/memtrace/listmap-1e-6.ctf
+
+# ---------------------------------------------------------------- class 4
+class4() {
+  local tool=$1 d="$tmp/c4" s sig c
+  rm -rf "$d" && mkdir -p "$d"
+  for sig in INT TERM HUP PIPE; do
+    for c in "report -o out.html" "top -o out.txt" "pprof -o out.pb.gz" "timeline -o out.svg" "merge -o out.pb.gz" \
+             "dump -o out.txt" "leaks --retain $PWD/$fixture.retain -o out.txt" "paths --retain $PWD/$fixture.retain -o out.txt"; do
+      rm -f "$d/fifo" && mkfifo "$d/fifo"
+      # The tool's signals at their defaults (a background job of a script
+      # starts with SIGINT ignored); a writer holds the FIFO open meanwhile,
+      # and a guard kills the tool if the signal did not end it.
+      # shellcheck disable=SC2086
+      (cd "$d" && exec env --default-signal="$sig" "$OLDPWD/$tool" $c - < fifo 2> err) &
+      local pid=$!
+      exec 3> "$d/fifo"
+      sleep 0.5
+      kill -s "$sig" "$pid"
+      (sleep 20; kill -KILL "$pid" 2> /dev/null) &
+      local guard=$!
+      wait "$pid"; s=$?
+      kill "$guard" 2> /dev/null; wait "$guard" 2> /dev/null
+      exec 3>&-
+      check "$tool $c killed by SIG$sig: dies of it (status $s: $(head -c 150 "$d/err")) and leaves nothing ($(ls -A "$d" | grep -v -e '^fifo$' -e '^err$' | tr '\n' ' '))" \
+        '[ $s -ge 128 ] && [ -z "$(ls -A "$d" | grep -v -e "^fifo$" -e "^err$")" ]'
+    done
+  done
+  if strace -o /dev/null true 2> /dev/null; then
+    for c in "report -o $d/r.html" "top -o $d/t.txt" "pprof -o $d/p.pb.gz" "flamegraph -o $d/f.svg" "flamegraph -o $d/f.txt" \
+             "timeline -o $d/c.svg" "merge $fixture -o $d/m.pb.gz" "info -o $d/i.txt"; do
+      echo old > "${c##* }"
+      # shellcheck disable=SC2086
+      strace -o "$d/strace" -e trace=open,openat,creat "$tool" $c "$fixture" > /dev/null 2>&1
+      check "$tool $c: every file created with O_EXCL ($(grep -E 'O_CREAT|O_TRUNC|creat\(' "$d/strace" | grep -v O_EXCL | head -2))" \
+        '! grep -E "O_CREAT|O_TRUNC|creat\(" "$d/strace" | grep -qv O_EXCL'
+      check "$tool $c: the output replaced" '[ "$(head -c 3 "${c##* }")" != old ]'
+    done
+  else
+    skip "strace cannot trace here: the O_EXCL check of class 4 not run"
+  fi
+}
+class4 tools/memtrace
+class4 build/asan/memtrace
 
 # ---------------------------------------------------------------- class 5
 class5() {
@@ -57,4 +103,5 @@ class5() {
 class5 tools/memtrace
 class5 build/asan/memtrace
 
+rm -rf "$tmp"
 suite_end

@@ -10,18 +10,23 @@
 //    A trace's end state counts as an input: its companion T.ctf.retain,
 //    whether or not the command reads it, and the file given by --retain.
 // 2. A regular file, or a new name, is written under a temporary name in the
-//    same directory (".NAME.XXXXXX~", created with the final file's mode) and
+//    same directory (".memtrace-XXXXXX.EXT", created exclusively, with the
+//    final file's mode, and written through the descriptor that created it) and
 //    renamed onto OUT when the command ends and keeps it: a run that fails
 //    (the trace cannot be read, the output cannot be written, the process
 //    exits) leaves OUT as it was, absent or with its old contents, and no
 //    half-written file. An existing OUT is replaced by a new file (another
 //    hard link to the old one keeps the old contents); a symbolic link is
 //    followed (its target is replaced). Anything else (a terminal, a pipe,
-//    /dev/null) is written in place.
+//    /dev/null) is written in place. The temporary is removed on every way
+//    out: the end of the command, exit(), and the signals that end a process
+//    (SIGINT, SIGTERM, SIGHUP, SIGPIPE...: removed, then the process dies of
+//    the signal); only SIGKILL can leave it.
 #ifndef MINNOW_MEMTRACE_OUTFILE_H
 #define MINNOW_MEMTRACE_OUTFILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 
 // `command` names the command in messages ("top": "memtrace top: ...").
@@ -35,6 +40,12 @@ bool outfile_check(const char *command, const char *out, char *const *inputs, un
 // beside it, or `path` itself), or NULL after printing "memtrace CMD:
 // cannot create PATH: reason". The name keeps `path`'s extension.
 const char *outfile_begin(const char *command, const char *path);
+
+// A new descriptor (close-on-exec) or stream writing what outfile_begin
+// returned: the temporary's own file (never reopened by name), or `name`
+// opened for writing when it is written in place. -1 / NULL with errno set.
+int outfile_fd(const char *name);
+FILE *outfile_stream(const char *name);
 
 // The run failed: the temporary (if any) is removed and OUT left alone.
 void outfile_discard(void);

@@ -12,6 +12,7 @@
 // never a location list per stack (10,000-frame stacks made those 400 MB).
 #include "pprof_export.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -429,7 +430,9 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
     free_export(&e);
     return 1;
   }
-  if (!(e.w = pprof_writer_open(name, err, sizeof err))) {
+  int fd = strcmp(name, "-") == 0 ? dup(1) : outfile_fd(name);
+  if (fd < 0) snprintf(err, sizeof err, "cannot create %s: %s", out, strerror(errno));
+  if (fd < 0 || !(e.w = pprof_writer_open_fd(fd, out, err, sizeof err))) {
     outfile_discard();
     fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
     free_export(&e);

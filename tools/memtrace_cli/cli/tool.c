@@ -22,8 +22,13 @@ bool tool_output_to(const ToolUsage *usage, const char *path) {
   if (!path || strcmp(path, "-") == 0) return true;
   const char *name = outfile_begin(usage->name, path);
   if (!name) return false;
-  if (freopen(name, "w", stdout)) return true;
+  int fd = outfile_fd(name);  // stdout's stream stays, on the output's file
+  if (fd >= 0 && fflush(stdout) == 0 && dup2(fd, STDOUT_FILENO) >= 0) {
+    close(fd);
+    return true;
+  }
   fprintf(stderr, "memtrace %s: cannot create %s: %s\n", usage->name, path, strerror(errno));
+  if (fd >= 0) close(fd);
   outfile_discard();
   return false;
 }

@@ -238,7 +238,7 @@ static int write_svg(const Options *o, const Loaded *l, const CallTree *t, FILE 
 static int render(const Options *o, const Loaded *l, const CallTree *t) {
   FILE *out = stdout;
   const char *name = o->out && strcmp(o->out, "-") != 0 ? outfile_begin(usage.name, o->out) : NULL;
-  if (o->out && strcmp(o->out, "-") != 0 && (!name || !(out = fopen(name, "w")))) {
+  if (o->out && strcmp(o->out, "-") != 0 && (!name || !(out = outfile_stream(name)))) {
     if (name) fprintf(stderr, "memtrace flamegraph: cannot create %s: %s\n", o->out, strerror(errno));
     outfile_discard();
     return 1;

@@ -627,7 +627,7 @@ int cmd_report(int argc, char **argv) {
   if (status != TOOL_CONTINUE) return status;
   bool to_stdout = !o.out || strcmp(o.out, "-") == 0;
   const char *name = to_stdout ? NULL : outfile_begin(usage.name, o.out);  // before reading: a bad -o fails at once
-  FILE *out = to_stdout ? stdout : name ? fopen(name, "w") : NULL;
+  FILE *out = to_stdout ? stdout : name ? outfile_stream(name) : NULL;
   if (!out) {
     if (name) fprintf(stderr, "memtrace report: cannot create %s: %s\n", o.out, strerror(errno));
     outfile_discard();

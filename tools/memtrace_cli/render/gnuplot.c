@@ -6,11 +6,13 @@
 #include "gnuplot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "../base/text.h"
@@ -138,12 +140,14 @@ int gnuplot_stacked(const StackedChart *chart, const char *path, char *err, size
              chart->n_points, chart->n_bands);
     return -1;
   }
-  FILE *probe = fopen(path, "w");  // gnuplot would draw on its stdout when it cannot create the file
-  if (!probe) {
-    snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
+  // gnuplot would draw on its stdout when it cannot open the file: it must
+  // exist (the caller made it: outfile_begin) and take writes.
+  int probe = open(path, O_WRONLY | O_CLOEXEC);
+  if (probe < 0) {
+    snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
     return -1;
   }
-  fclose(probe);
+  close(probe);
   fflush(stdout);
   FILE *gp = popen("exec gnuplot >/dev/null", "w");  // its messages on our stderr, nothing on our stdout
   if (!gp) {

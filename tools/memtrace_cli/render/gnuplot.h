@@ -10,7 +10,9 @@
 // The terminal for `path`: "svg" for *.svg, "png" for *.png, or NULL.
 const char *gnuplot_format(const char *path);
 
-// Draws `chart` into `path` (format from its extension). Returns 0, or -1
+// Draws `chart` into `path` (format from its extension), a file that exists
+// and takes writes (the caller creates it: gnuplot replaces its contents,
+// nothing here creates or truncates a file). Returns 0, or -1
 // with the reason in err[0 .. err_size): unknown extension, gnuplot missing
 // or failing (its own messages went to stderr), or fewer than 2 points.
 int gnuplot_stacked(const StackedChart *chart, const char *path, char *err, size_t err_size);

@@ -6,6 +6,7 @@
 #include "pprof_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,11 +162,20 @@ static void emit_varint(PprofWriter *w, unsigned field, uint64_t v) {
 
 PprofWriter *pprof_writer_open(const char *path, char *err, size_t err_size) {
   bool is_stdout = strcmp(path, "-") == 0;
-  int fd = is_stdout ? dup(1) : -1;
-  gzFile gz = is_stdout ? (fd >= 0 ? gzdopen(fd, "wb") : NULL) : gzopen(path, "wb");
+  int fd = is_stdout ? dup(1) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  return pprof_writer_open_fd(fd, path, err, err_size);
+}
+
+PprofWriter *pprof_writer_open_fd(int fd, const char *name, char *err, size_t err_size) {
+  errno = 0;
+  gzFile gz = gzdopen(fd, "wb");
   if (!gz) {
-    snprintf(err, err_size, "cannot create %s: %s", path, errno ? strerror(errno) : "out of memory");
-    if (fd >= 0) close(fd);
+    snprintf(err, err_size, "cannot write %s: %s", name, errno ? strerror(errno) : "out of memory");
+    close(fd);
     return NULL;
   }
   PprofWriter *w = xrealloc(NULL, sizeof *w);

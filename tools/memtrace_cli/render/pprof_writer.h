@@ -34,6 +34,9 @@ typedef struct PprofLine {
 // Creates `path` ("-": stdout) and starts the gzip stream. NULL on failure,
 // with the reason in err[0 .. err_size).
 PprofWriter *pprof_writer_open(const char *path, char *err, size_t err_size);
+// The same on an open descriptor, which the writer owns from then on (also
+// on failure: closed); `name` is for messages.
+PprofWriter *pprof_writer_open_fd(int fd, const char *name, char *err, size_t err_size);
 
 // The string table index of `s`: equal strings get the same index. Bytes
 // are written as given (pprof expects UTF-8: the caller sanitizes).

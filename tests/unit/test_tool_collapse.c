@@ -89,6 +89,37 @@ static void test_cycles(void **state) {
   collapse_free(c);
 }
 
+// A cycle in which a frame repeats (f -> g -> g -> f ...: the g x2 inside
+// it) folds as one: (f g g) x N, and (f g g g) x N, not f, g x2, f, g x2 ...
+static void test_cycles_with_repeats(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  static const uint64_t units[][4] = {{1, 2, 2}, {1, 2, 2, 2}, {1, 1, 2}, {3, 1, 3, 2}};
+  static const uint32_t lens[] = {3, 4, 3, 4};
+  uint64_t keys[1000], back[1000];
+  const uint32_t *reps;
+  for (int u = 0; u < 4; u++) {
+    uint32_t n = 0;
+    keys[n++] = 9;  // the root
+    for (int i = 0; i < 100; i++)
+      for (uint32_t k = 0; k < lens[u]; k++) keys[n++] = units[u][k];
+    CollapseId id = push_all(c, keys, n);
+    const CollapseRun *r = collapse_run(c, id);
+    assert_int_equal(r->runs, 2);
+    assert_int_equal(r->count, 100);
+    assert_int_equal(collapse_unit(c, r->unit, &reps), lens[u]);
+    for (uint32_t k = 0; k < lens[u]; k++) assert_int_equal(reps[k], units[u][k]);
+    // the same cycle cut after its repeated frame: the whole cycles, then the part
+    keys[n++] = units[u][0];
+    keys[n++] = units[u][1];
+    id = push_all(c, keys, n);
+    assert_int_equal(expand(c, id, back, 1000), n);
+    assert_memory_equal(back, keys, n * sizeof *keys);
+    assert_true(collapse_run(c, id)->runs <= 4);
+  }
+  collapse_free(c);
+}
+
 static void test_whole(void **state) {
   (void)state;
   Collapse *c = collapse_new(0);
@@ -127,8 +158,9 @@ static void test_random_round_trip(void **state) {
     for (uint32_t i = 0; i < n; i++) {
       seed = seed * 6364136223846793005ull + 1442695040888963407ull;
       uint32_t r = (uint32_t)(seed >> 33) % 10;
-      // mostly repeat the frame 1 or 2 back (runs and cycles), else a new one
-      keys[i] = i >= 2 && r < 5 ? keys[i - 1 - (r & 1)] : r % 3;
+      // mostly repeat the frame 1, 2 or 3 back (runs and cycles, some with a
+      // frame repeated inside), else a new one
+      keys[i] = i >= 3 && r < 6 ? keys[i - 1 - r % 3] : r % 3;
     }
     CollapseId id = push_all(shared, keys, n);
     assert_int_equal(expand(shared, id, back, MAX * 2), n);
@@ -144,6 +176,7 @@ static void test_random_round_trip(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_frame),     cmocka_unit_test(test_cycles),
+      cmocka_unit_test(test_cycles_with_repeats),
       cmocka_unit_test(test_whole),         cmocka_unit_test(test_hash_consing),
       cmocka_unit_test(test_random_round_trip),
   };

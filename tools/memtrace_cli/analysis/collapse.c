@@ -144,37 +144,74 @@ const CollapseRun *collapse_run(const Collapse *c, CollapseId id) { return &c->r
 
 uint32_t collapse_size(const Collapse *c) { return c->n_runs; }
 
+// Whether x[0 .. p) is no power of a shorter sequence (a unit is primitive:
+// "g g" is g x2, never the unit (g g)).
+static bool primitive(const uint64_t *x, uint32_t p) {
+  for (uint32_t d = 1; d < p; d++) {
+    if (p % d) continue;
+    bool power = true;
+    for (uint32_t i = d; i < p && power; i++) power = x[i] == x[i - d];
+    if (power) return false;
+  }
+  return true;
+}
+
+// The tail of a stack: its last runs that hold at most 2 * max_period
+// frames in all, expanded. frames[0 .. n) (keys and reps, outermost first)
+// end the stack; cover[j] frames are held by its last j + 1 runs, and
+// before[j] is the run before those (0: none), for j < runs.
+typedef struct Tail {
+  uint64_t keys[2 * COLLAPSE_MAX_PERIOD];
+  uint32_t reps[2 * COLLAPSE_MAX_PERIOD];
+  uint32_t n;
+  uint32_t cover[2 * COLLAPSE_MAX_PERIOD];
+  CollapseId before[2 * COLLAPSE_MAX_PERIOD];
+  uint32_t runs;
+} Tail;
+
+static void tail_of(const Collapse *c, CollapseId id, Tail *t) {
+  uint32_t room = 2 * c->max_period;
+  uint64_t keys[2 * COLLAPSE_MAX_PERIOD];  // innermost first, then reversed
+  uint32_t reps[2 * COLLAPSE_MAX_PERIOD];
+  t->n = t->runs = 0;
+  for (; id != 0; id = c->runs[id].parent) {
+    const CollapseRun *r = &c->runs[id];
+    const Unit *u = &c->units[r->unit];
+    if ((uint64_t)u->len * r->count > room - t->n) break;
+    for (uint32_t k = r->count; k-- > 0;)
+      for (uint32_t f = u->len; f-- > 0;) keys[t->n] = c->keys[u->start + f], reps[t->n++] = c->reps[u->start + f];
+    t->cover[t->runs] = t->n;
+    t->before[t->runs++] = r->parent;
+  }
+  for (uint32_t i = 0; i < t->n; i++) t->keys[i] = keys[t->n - 1 - i], t->reps[i] = reps[t->n - 1 - i];
+}
+
+// The rule of collapse.h on the runs `id` whose last run was just made:
+// the first fold that applies to its tail, or id itself.
+static CollapseId fold_tail(Collapse *c, CollapseId id) {
+  if (c->max_period < 2) return id;
+  Tail t;
+  tail_of(c, id, &t);
+  for (uint32_t p = 2; p <= c->max_period; p++) {
+    const uint64_t *last = t.keys + t.n - p;
+    for (uint32_t j = 0; j < t.runs && t.cover[j] <= 2 * p; j++) {
+      CollapseId before = t.before[j];
+      if (t.cover[j] == p && before != 0 && primitive(last, p)) {  // (a): one more of the unit before
+        uint32_t u = unit_of(c, last, t.reps + t.n - p, p, false);
+        if (u != UINT32_MAX && c->runs[before].unit == u)
+          return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
+      }
+      if (t.cover[j] == 2 * p && memcmp(last - p, last, p * sizeof *last) == 0 && primitive(last, p))  // (b): x x
+        return run_of(c, before, unit_of(c, last - p, t.reps + t.n - 2 * p, p, true), 2);
+    }
+  }
+  return id;
+}
+
 CollapseId collapse_push(Collapse *c, CollapseId at, uint64_t key, uint32_t rep) {
   uint32_t single = unit_of(c, &key, &rep, 1, true);
   const CollapseRun *last = &c->runs[at];
-  if (at != 0 && last->unit == single && c->max_period > 0) return run_of(c, last->parent, single, last->count + 1);
-  // v[i]: the key (and rep) of the i-th last plain run, v[0] the new frame;
-  // tail[i - 1] the run holding v[i].
-  enum { V = 2 * COLLAPSE_MAX_PERIOD };
-  uint64_t v[V];
-  uint32_t vr[V];
-  CollapseId tail[V];
-  uint32_t m = 1;
-  v[0] = key, vr[0] = rep;
-  for (CollapseId id = at; m < 2 * c->max_period && collapse_plain(c, id); id = c->runs[id].parent, m++) {
-    const Unit *u = &c->units[c->runs[id].unit];
-    v[m] = c->keys[u->start], vr[m] = c->reps[u->start], tail[m - 1] = id;
-  }
-  for (uint32_t p = 2; p <= c->max_period && p <= m; p++) {
-    uint64_t x[COLLAPSE_MAX_PERIOD];
-    uint32_t xr[COLLAPSE_MAX_PERIOD];
-    for (uint32_t i = 0; i < p; i++) x[i] = v[p - 1 - i], xr[i] = vr[p - 1 - i];
-    CollapseId before = c->runs[tail[p - 2]].parent;
-    if (before != 0) {
-      uint32_t u = unit_of(c, x, xr, p, false);
-      if (u != UINT32_MAX && c->runs[before].unit == u)
-        return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
-    }
-    if (m >= 2 * p) {
-      bool twice = true;
-      for (uint32_t i = 0; i < p && twice; i++) twice = v[i] == v[i + p];
-      if (twice) return run_of(c, c->runs[tail[2 * p - 2]].parent, unit_of(c, x, xr, p, true), 2);
-    }
-  }
-  return run_of(c, at, single, 1);
+  if (at != 0 && last->unit == single && c->max_period > 0)
+    return fold_tail(c, run_of(c, last->parent, single, last->count + 1));
+  return fold_tail(c, run_of(c, at, single, 1));
 }

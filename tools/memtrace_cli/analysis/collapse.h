@@ -9,14 +9,17 @@
 // stack's form depends only on its frames and a prefix's form is computed
 // once and shared by every stack extending it):
 //   push frame k onto runs R:
-//   1. the last run is the unit [k]: its count grows by one;
-//   2. else append the run [k]×1, then for p = 2 .. max_period, the first
-//      that applies:
-//      a. the last p runs are single frames x1..xp counted once, and the run
-//         before them is the unit (x1..xp): that run's count grows by one and
-//         the p runs go;
-//      b. the last 2p runs are single frames counted once reading x x (x of
-//         p frames): they become the run (x)×2.
+//   1. the last run is the unit [k]: its count grows by one; else append the
+//      run [k]x1;
+//   2. then, for p = 2 .. max_period, the first that applies to the last
+//      runs that hold exactly p (or 2p) frames, whatever their units and
+//      counts (so a cycle in which a frame repeats, f g g f g g, folds as one):
+//      a. those p frames are the unit of the run before them: that run's
+//         count grows by one and the runs go;
+//      b. those 2p frames read x x, x primitive (not itself a repetition:
+//         g g is g x2): they become the run (x)x2.
+// Each push looks at the last 2 * max_period frames at most: work per push
+// is bounded, whatever the depth (tests/unit/test_tool_collapse.c).
 // max_period 0 folds nothing: every run is one frame counted once, the
 // stack whole (the tools' --whole-stacks).
 //
@@ -29,7 +32,8 @@
 // 1. Runs are hash-consed: a CollapseId names one sequence of runs (id 0 the
 //    empty one), and a run's parent (the sequence without its last run) has a
 //    smaller id. Units are interned: equal key sequences, one unit id.
-// 2. Work per push: O(max_period²) hash lookups; memory: O(runs made + units).
+// 2. Work per push: O(max_period²) comparisons and O(max_period) hash lookups;
+//    memory: O(runs made + units).
 // 3. Out of memory exits (xalloc.h).
 #ifndef MINNOW_MEMTRACE_COLLAPSE_H
 #define MINNOW_MEMTRACE_COLLAPSE_H

@@ -146,12 +146,16 @@ static void test_hash_consing(void **state) {
 // Random stacks over 3 frames (recursion-like, with repeats and cycles),
 // pushed in a shared Collapse and each alone in a fresh one: expanding gives
 // the stack back, and the run count agrees (the form is the stack's alone).
+// Every run the shared Collapse holds is what some push returned (the
+// consumers map each run to a stack: calltree.c, pprof_export.c).
 static void test_random_round_trip(void **state) {
   (void)state;
   uint64_t seed = 12345;
   Collapse *shared = collapse_new(COLLAPSE_MAX_PERIOD);
   enum { MAX = 400 };
   uint64_t keys[MAX], back[MAX * 2];
+  uint8_t *seen = NULL;
+  size_t seen_cap = 0;
   for (int t = 0; t < 300; t++) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     uint32_t n = (uint32_t)(seed >> 33) % MAX;
@@ -162,7 +166,16 @@ static void test_random_round_trip(void **state) {
       // frame repeated inside), else a new one
       keys[i] = i >= 3 && r < 6 ? keys[i - 1 - r % 3] : r % 3;
     }
-    CollapseId id = push_all(shared, keys, n);
+    CollapseId id = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      id = collapse_push(shared, id, keys[i], (uint32_t)keys[i]);
+      if (id >= seen_cap) {
+        seen = realloc(seen, 2 * id + 1024);
+        memset(seen + seen_cap, 0, 2 * id + 1024 - seen_cap);
+        seen_cap = 2 * id + 1024;
+      }
+      seen[id] = 1;
+    }
     assert_int_equal(expand(shared, id, back, MAX * 2), n);
     assert_memory_equal(back, keys, n * sizeof *keys);
     Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
@@ -170,6 +183,9 @@ static void test_random_round_trip(void **state) {
     assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
     collapse_free(alone);
   }
+  for (CollapseId r = 1; r < collapse_size(shared); r++)
+    if (r >= seen_cap || !seen[r]) fail_msg("run %u is no push's result", r);
+  free(seen);
   collapse_free(shared);
 }
 

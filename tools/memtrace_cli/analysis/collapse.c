@@ -169,49 +169,53 @@ typedef struct Tail {
   uint32_t runs;
 } Tail;
 
-static void tail_of(const Collapse *c, CollapseId id, Tail *t) {
+// The tail of the runs `last` (not interned yet: a push makes one run only,
+// so that every run is some stack's) then the runs of `parent`.
+static void tail_of(const Collapse *c, CollapseRun last, Tail *t) {
   uint32_t room = 2 * c->max_period;
   uint64_t keys[2 * COLLAPSE_MAX_PERIOD];  // innermost first, then reversed
   uint32_t reps[2 * COLLAPSE_MAX_PERIOD];
   t->n = t->runs = 0;
-  for (; id != 0; id = c->runs[id].parent) {
-    const CollapseRun *r = &c->runs[id];
+  for (const CollapseRun *r = &last;;) {
     const Unit *u = &c->units[r->unit];
     if ((uint64_t)u->len * r->count > room - t->n) break;
     for (uint32_t k = r->count; k-- > 0;)
       for (uint32_t f = u->len; f-- > 0;) keys[t->n] = c->keys[u->start + f], reps[t->n++] = c->reps[u->start + f];
     t->cover[t->runs] = t->n;
     t->before[t->runs++] = r->parent;
+    if (r->parent == 0) break;
+    r = &c->runs[r->parent];
   }
   for (uint32_t i = 0; i < t->n; i++) t->keys[i] = keys[t->n - 1 - i], t->reps[i] = reps[t->n - 1 - i];
 }
 
-// The rule of collapse.h on the runs `id` whose last run was just made:
-// the first fold that applies to its tail, or id itself.
-static CollapseId fold_tail(Collapse *c, CollapseId id) {
-  if (c->max_period < 2) return id;
-  Tail t;
-  tail_of(c, id, &t);
-  for (uint32_t p = 2; p <= c->max_period; p++) {
-    const uint64_t *last = t.keys + t.n - p;
-    for (uint32_t j = 0; j < t.runs && t.cover[j] <= 2 * p; j++) {
-      CollapseId before = t.before[j];
-      if (t.cover[j] == p && before != 0 && primitive(last, p)) {  // (a): one more of the unit before
-        uint32_t u = unit_of(c, last, t.reps + t.n - p, p, false);
-        if (u != UINT32_MAX && c->runs[before].unit == u)
-          return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
+// The rule of collapse.h on the runs `last` (made by step 1, not interned):
+// the first fold that applies to their tail, or `last` itself, interned.
+static CollapseId fold_tail(Collapse *c, CollapseRun last) {
+  if (c->max_period >= 2) {
+    Tail t;
+    tail_of(c, last, &t);
+    for (uint32_t p = 2; p <= c->max_period; p++) {
+      const uint64_t *tail = t.keys + t.n - p;
+      for (uint32_t j = 0; j < t.runs && t.cover[j] <= 2 * p; j++) {
+        CollapseId before = t.before[j];
+        if (t.cover[j] == p && before != 0 && primitive(tail, p)) {  // (a): one more of the unit before
+          uint32_t u = unit_of(c, tail, t.reps + t.n - p, p, false);
+          if (u != UINT32_MAX && c->runs[before].unit == u)
+            return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
+        }
+        if (t.cover[j] == 2 * p && memcmp(tail - p, tail, p * sizeof *tail) == 0 && primitive(tail, p))  // (b): x x
+          return run_of(c, before, unit_of(c, tail - p, t.reps + t.n - 2 * p, p, true), 2);
       }
-      if (t.cover[j] == 2 * p && memcmp(last - p, last, p * sizeof *last) == 0 && primitive(last, p))  // (b): x x
-        return run_of(c, before, unit_of(c, last - p, t.reps + t.n - 2 * p, p, true), 2);
     }
   }
-  return id;
+  return run_of(c, last.parent, last.unit, last.count);
 }
 
 CollapseId collapse_push(Collapse *c, CollapseId at, uint64_t key, uint32_t rep) {
   uint32_t single = unit_of(c, &key, &rep, 1, true);
   const CollapseRun *last = &c->runs[at];
   if (at != 0 && last->unit == single && c->max_period > 0)
-    return fold_tail(c, run_of(c, last->parent, single, last->count + 1));
-  return fold_tail(c, run_of(c, at, single, 1));
+    return fold_tail(c, (CollapseRun){last->parent, single, last->count + 1, 0});
+  return fold_tail(c, (CollapseRun){at, single, 1, 0});
 }

@@ -10,10 +10,10 @@
 #             (the final collection's and the walk's microseconds, reachable
 #             blocks and words, live samples, paths: build/bench/retain_stats)
 #   2. instructions  callgrind, counting only inside the end state
-#             (--toggle-collect=retention_end_trace), on smaller sizes: the
-#             final collection (gc_major), the walk (gc_retain_walk), the
-#             file (retain_writer_finish), and the rest: reading and naming
-#             the paths, listing the live samples, delivering the events
+#             (--toggle-collect=snapshots_end_trace), on smaller sizes: the
+#             snapshot's collection (gc_major_paths), of which the paths
+#             named and written from inside its mark (reached), and the rest
+#             of the mark and sweep
 # Floors (issue 22): the final collection and the walk take at most one full
 # major collection plus one pass over the reachable heap, and at most 16 bytes
 # of extra memory per reachable block (or a documented bound). Reported, not
@@ -112,8 +112,8 @@ echo "wrote $csv"
 [ -n "$cg_cases" ] || exit 0
 command -v valgrind >/dev/null || { echo "retention_bench: valgrind is missing: step 2 skipped" >&2; exit 0; }
 cg_csv=$out/retention_callgrind.csv
-echo "case,rate,end_state_ir,final_gc_ir,walk_ir,paths_ir,file_ir,walk_and_paths_over_gc" >"$cg_csv"
-printf '\n%-34s %12s %12s %12s %12s %9s\n' case end_state final_gc walk paths walk+paths/gc
+echo "case,rate,end_state_ir,collection_ir,mark_and_sweep_ir,paths_ir,paths_over_collection" >"$cg_csv"
+printf '\n%-34s %12s %12s %12s %12s %9s\n' case end_state collection mark+sweep paths paths/coll
 # Inclusive instructions of function $2 in callgrind output $1.
 incl() {
   callgrind_annotate --inclusive=yes "$1" 2>/dev/null | awk -v f="$2" '$0 ~ (":" f " ") || $0 ~ (":" f "$") { gsub(",", "", $1); print $1; exit }'
@@ -122,17 +122,16 @@ while IFS= read -r c; do
   prog=${c%% *}
   args=${c#"$prog"}
   # shellcheck disable=SC2086
-  valgrind --tool=callgrind --toggle-collect=retention_end_trace --callgrind-out-file="$tmp/cg.out" \
+  valgrind --tool=callgrind --toggle-collect=snapshots_end_trace --callgrind-out-file="$tmp/cg.out" \
     "$vm" --memtrace "$tmp/c.ctf" --memtrace-rate "$rate" "bench/$prog.mn" $args >/dev/null 2>"$tmp/cg.err" \
     || { echo "retention_bench: callgrind $c failed" >&2; continue; }
-  total=$(incl "$tmp/cg.out" retention_end_trace)
-  gc=$(incl "$tmp/cg.out" gc_major)
-  walk=$(incl "$tmp/cg.out" gc_retain_walk)
-  file=$(incl "$tmp/cg.out" retain_writer_finish)
-  # The rest: naming the paths, listing the live samples, delivering events.
-  paths=$(( ${total:-0} - ${gc:-0} - ${walk:-0} - ${file:-0} ))
-  ratio=$(awk -v w="${walk:-0}" -v p="$paths" -v g="${gc:-0}" 'BEGIN { printf "%.2f", (g > 0 ? (w + p) / g : 0) }')
-  echo "$c,$rate,${total:-0},${gc:-0},${walk:-0},$paths,${file:-0},$ratio" >>"$cg_csv"
-  printf '%-34s %12s %12s %12s %12s %9s\n' "$c" "${total:-0}" "${gc:-0}" "${walk:-0}" "$paths" "$ratio"
+  total=$(incl "$tmp/cg.out" snapshots_end_trace)
+  gc=$(incl "$tmp/cg.out" gc_major_paths)
+  # Naming and writing the paths, called from inside the mark.
+  paths=$(incl "$tmp/cg.out" reached)
+  mark=$(( ${gc:-0} - ${paths:-0} ))
+  ratio=$(awk -v p="${paths:-0}" -v g="${gc:-0}" 'BEGIN { printf "%.2f", (g > 0 ? p / g : 0) }')
+  echo "$c,$rate,${total:-0},${gc:-0},$mark,${paths:-0},$ratio" >>"$cg_csv"
+  printf '%-34s %12s %12s %12s %12s %9s\n' "$c" "${total:-0}" "${gc:-0}" "$mark" "${paths:-0}" "$ratio"
 done <<<"$cg_cases"
 echo "wrote $cg_csv"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "debug.h"
@@ -70,6 +71,39 @@ void vm_catch_signals(Vm *vm) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+}
+
+static void on_snapshot_signal(int sig) {
+  Vm *vm = process_vm;
+  if (vm) vm_request_snapshot(vm, sig == SIGUSR1 ? VM_SNAPSHOT_SIGNAL : VM_SNAPSHOT_PERIOD);
+}
+
+void vm_catch_snapshot_signals(Vm *vm, double period_s) {
+  vm_register(vm);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_snapshot_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, NULL);
+  if (period_s > 0) {
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it;
+    it.it_interval.tv_sec = (time_t)period_s;
+    it.it_interval.tv_usec = (suseconds_t)((period_s - (double)(time_t)period_s) * 1e6);
+    if (it.it_interval.tv_sec == 0 && it.it_interval.tv_usec == 0) it.it_interval.tv_usec = 1;
+    it.it_value = it.it_interval;
+    setitimer(ITIMER_REAL, &it, NULL);
+  }
+}
+
+void vm_release_snapshot_signals(Vm *vm) {
+  (void)vm;
+  struct itimerval off;
+  memset(&off, 0, sizeof off);
+  setitimer(ITIMER_REAL, &off, NULL);
+  signal(SIGALRM, SIG_DFL);
+  signal(SIGUSR1, SIG_DFL);
 }
 
 _Noreturn void vm_handle_signal(Vm *vm) {

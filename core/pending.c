@@ -1,8 +1,9 @@
 // pending.c - the pending-action path (core/vm_state.h): work the interpreter must
 // do at its next safe point, requested from any layer below it. Two kinds:
 // memprof's queued callbacks (vm->memprof_pending), which must run right
-// after the instruction that queued them, and a signal (vm->pending_signal),
-// which ends the run. Both raise young_limit to young_end, so the next
+// after the instruction that queued them, a signal (vm->pending_signal),
+// which ends the run, and a snapshot asked for (vm->pending_snapshot, taken
+// at the next allocation slow path: vm_request_snapshot). Both raise young_limit to young_end, so the next
 // interpreter allocation stops at its slow path (vm_update_limits); for the
 // callbacks, vm_request_poll also writes POLL over the opcode of the next
 // instruction, so that no fast path tests a flag (lang/runtime/interp.c, "Polls");
@@ -27,4 +28,10 @@ void vm_cancel_poll(Vm *vm) {
   if (!vm->poll_at) return;
   vm->poll_at[0] = vm->poll_saved_op;
   vm->poll_at = NULL;
+}
+
+void vm_request_snapshot(Vm *vm, VmSnapshotAsk ask) {
+  if (vm->pending_snapshot) return;   // one waits already: they are one snapshot
+  vm->pending_snapshot = ask;
+  vm->young_limit = vm->young_end;    // the next interpreter allocation stops
 }

@@ -93,6 +93,11 @@ enum {
   COLOR_BLACK = 1,  // major heap: marked live
   COLOR_FREE = 2,   // major heap: on a free list
   COLOR_STATIC = 3, // never collected (constants); the marker skips it
+  // During a snapshot's mark only (gc/mark_paths.c part 4): a sampled block
+  // not reached yet. No free block is reachable, so the mark never mistakes
+  // one for the other; the targets it does not reach are WHITE again
+  // before anything else looks at colours.
+  COLOR_TARGET = COLOR_FREE,
 };
 
 // Blocks of more than this many fields are born in the major heap.

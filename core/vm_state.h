@@ -63,6 +63,12 @@ typedef struct Boundary {
 } Boundary;
 
 enum { VM_MAX_LEVELS = 64, VM_MAX_ROOTS = 256, VM_SIGNAL_BACKEDGES = 1 << 16 };
+// What asks for a snapshot while the program runs (vm->pending_snapshot).
+typedef enum VmSnapshotAsk {
+  VM_SNAPSHOT_SIGNAL = 1,   // SIGUSR1
+  VM_SNAPSHOT_PERIOD = 2,   // the timer of --memtrace-snapshot-every
+  VM_SNAPSHOT_PEAK = 3,     // a major cycle's live words passed gc.snapshot_peak_words
+} VmSnapshotAsk;
 // Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
 #define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
 
@@ -92,6 +98,9 @@ typedef struct GcState {
   uint64_t stress_counter;
   bool collecting;           // a collection is running (no allocation allowed)
   bool major_requested;      // run a major GC at the end of the next minor GC
+  struct GcPathRequest *path_request;   // the next major cycle's mark records paths (gc.h, "Snapshots")
+  uint64_t snapshot_peak_words;   // a major cycle leaving more live words asks for a
+                                  // snapshot (VM_SNAPSHOT_PEAK); 0: never
   bool scanning_for_minor;   // gc_scan_roots serves a minor GC: roots known
                              // not to point into the minor heap may be skipped
 } GcState;
@@ -115,6 +124,9 @@ typedef struct VmOptions {
                               // default seed is used and `seed` is ignored
   uint64_t seed;              // its value
   bool memtrace_no_end_state; // --memtrace-no-end-state: no final collection, no paths
+  double memtrace_snapshot_every; // --memtrace-snapshot-every: seconds between snapshots (0: none)
+  double memtrace_snapshot_peak;  // --memtrace-snapshot-peak: growth factor of the live
+                                  // heap between peak snapshots (0: none)
 } VmOptions;
 
 typedef struct Vm {
@@ -202,6 +214,12 @@ typedef struct Vm {
   // handler only (vm_catch_signals), read at safe points: loop back-edges and
   // allocation slow paths (young_limit is raised to young_end for them).
   volatile sig_atomic_t pending_signal;
+  // A snapshot asked for (a VmSnapshotAsk; 0: none): by SIGUSR1 or the
+  // snapshot timer (their handler, vm_catch_snapshot_signals) or by a major
+  // cycle that passed gc.snapshot_peak_words. Like a signal it raises
+  // young_limit; the next allocation slow path (gc/heap.c), a safe point,
+  // takes it through take_snapshot. A loop that allocates nothing delays it.
+  volatile sig_atomic_t pending_snapshot;
   // Loop back-edges passed since the signal arrived. A back-edge is not a
   // safe point (no descriptor: the GC cannot see its frame's registers), so
   // the signal waits there for the next allocation, which is one (every
@@ -217,10 +235,13 @@ typedef struct Vm {
   // Finishes every tracker (memprof_finish, set by memprof_new): called on
   // every way out of the process.
   void (*finish_trackers)(Vm *vm);
-  // Takes a trace's end state before the trackers finish (lang/retention.c:
+  // Takes a trace's end state before the trackers finish (lang/runtime/snapshots.c:
   // a final collection and the retaining paths): called on every way out
   // of the process, before finish_trackers.
   void (*end_trace)(Vm *vm);
+  // Takes the snapshot vm->pending_snapshot asks for, then clears it
+  // (lang/runtime/snapshots.c); NULL: requests are dropped.
+  void (*take_snapshot)(Vm *vm);
   // --- embedding (unit tests, the in-process fuzz driver) ------------------
   VmExitHook *exit_hook;  // when set, vm_exit calls it instead of exit()
   void *exit_hook_data;   // the embedder's, for exit_hook
@@ -262,7 +283,7 @@ static inline void vm_update_young_limits(Vm *vm) {
   if (vm->young_trigger > limit) limit = vm->young_trigger;
   if (vm->options.gc_stress) limit = vm->young_end;
   vm->young_limit_c = limit;
-  if ((MEMPROF_BUILT && vm->memprof_force_slow) || vm->pending_signal) limit = vm->young_end;
+  if ((MEMPROF_BUILT && (vm->memprof_force_slow || vm->pending_snapshot)) || vm->pending_signal) limit = vm->young_end;
   vm->young_limit = limit;
   ASSERT(vm->young_start <= vm->young_limit_c && vm->young_limit_c <= vm->young_limit &&
              vm->young_limit <= vm->young_end,
@@ -342,6 +363,14 @@ void vm_unregister(Vm *vm);
 // at its next safe point through vm_handle_signal. A second signal before
 // that ends the process at once (the default action is back in place).
 void vm_catch_signals(Vm *vm);
+// From now on SIGUSR1, and every `period_s` seconds a timer (SIGALRM; none
+// if period_s is 0), ask for a snapshot (vm->pending_snapshot); system calls
+// they interrupt restart. vm_release_snapshot_signals puts the default
+// actions back and stops the timer.
+void vm_catch_snapshot_signals(Vm *vm, double period_s);
+void vm_release_snapshot_signals(Vm *vm);
+// Asks for a snapshot at the next safe point (signal-safe).
+void vm_request_snapshot(Vm *vm, VmSnapshotAsk ask);
 // At a safe point with vm->pending_signal set: finishes the trackers, then
 // dies of that signal (the parent sees 128 + its number). Never returns.
 _Noreturn void vm_handle_signal(Vm *vm);

@@ -120,20 +120,14 @@ void gc_scan_roots_named(Vm *vm, void (*visit)(Vm *, Value *, const GcRootInfo *
   (void)visit;
   (void)data;
 }
-GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets) {
-  (void)vm;
-  (void)targets;
-  (void)n_targets;
-  return NULL;
-}
-bool gc_retain_path(GcRetain *r, uint32_t target, GcRetainPath *out) {
-  (void)r;
-  (void)target;
-  (void)out;
+bool gc_path_target(GcPathRequest *req, Value block, uint64_t id) {
+  (void)req;
+  (void)block;
+  (void)id;
   return false;
 }
-void gc_retain_reached(const GcRetain *r, uint64_t *blocks, uint64_t *words) {
-  (void)r;
-  *blocks = *words = 0;
+void gc_major_paths(Vm *vm, GcPathRequest *req) {
+  (void)vm;
+  req->failed = true;
+  req->ran = false;
 }
-void gc_retain_free(GcRetain *r) { (void)r; }

@@ -124,14 +124,9 @@ typedef struct GcRootInfo {
 void gc_scan_roots_named(Vm *vm, void (*visit)(Vm *vm, Value *slot, const GcRootInfo *info, void *data), void *data);
 
 // ---------------------------------------------------------------------------
-// Retaining paths (gc/retain.c). Right after gc_major, a breadth-first walk
-// from the roots gives each of `targets` (live blocks) one shortest path
-// from a root. It allocates nothing in the heap and leaves the heap as it
-// found it; its memory is 16 bytes per reachable block (and a memo of the
-// targets' ancestors), freed by gc_retain_free. NULL if the heap is not
-// right after a major collection (young blocks, a collection running), in
-// the Boehm build, or if memory is short.
-typedef struct GcRetain GcRetain;
+// Snapshots (gc/mark_paths.c): a major collection whose mark records, for
+// each of a set of target blocks it reaches, the path it took from a root,
+// with runs of equal hops collapsed. Design: docs/design.md ("Snapshots").
 enum { GC_RETAIN_MAX_RUNS = 64 };
 // A run of equal hops: `count` times the field `field` of a block like
 // `parent` (the first of the run's parents).
@@ -152,12 +147,35 @@ typedef struct GcRetainPath {
   uint32_t elided_at, elided_runs;
   uint64_t elided_hops;
 } GcRetainPath;
-GcRetain *gc_retain_walk(Vm *vm, const Value *targets, uint32_t n_targets);
-// Target i's path; false if the walk did not reach it (or memory ran short).
-bool gc_retain_path(GcRetain *r, uint32_t target, GcRetainPath *out);
-// Blocks and words (headers included) the walk reached.
-void gc_retain_reached(const GcRetain *r, uint64_t *blocks, uint64_t *words);
-void gc_retain_free(GcRetain *r);
+
+typedef struct GcPathTargets GcPathTargets;
+typedef struct GcPathRequest GcPathRequest;
+struct GcPathRequest {
+  // The caller's. list_targets runs once the minor heap is empty, before the
+  // mark: it calls gc_path_target for each target (a block of the major
+  // heap) with the caller's id for it. `reached` runs during the mark for
+  // each target the mark reaches, with the path it took (valid during the
+  // call only); it must not allocate in the heap nor run Minnow code.
+  void (*list_targets)(Vm *vm, GcPathRequest *req);
+  void (*reached)(Vm *vm, GcPathRequest *req, uint64_t id, const GcRetainPath *path);
+  void *data;
+  // The collection's.
+  GcPathTargets *targets;      // during the collection only
+  uint64_t target_count;       // targets listed
+  uint64_t reached_count;      // targets given a path (the others died, or see `failed`)
+  uint64_t marked_blocks;      // blocks the mark reached
+  bool ran;                    // the collection ran
+  bool failed;                 // memory was short: the mark recorded no (or not every) path
+};
+// Adds a target; false if memory is short (the collection then records no path).
+bool gc_path_target(GcPathRequest *req, Value block, uint64_t id);
+// Runs a major collection (a minor one first, as gc_major) whose mark
+// records paths, with what it frees reported to memprof as by any major
+// collection. Costs one major collection, plus, for each target reached,
+// the frames of its path not yet read and a constant (gc/mark_paths.c part
+// 3). Does nothing but set req->failed inside a collection or in the Boehm
+// build.
+void gc_major_paths(Vm *vm, GcPathRequest *req);
 
 // Used by the barrier: remembers `field` (slow path of gc_write).
 void gc_remember(Vm *vm, Value *field);

@@ -121,8 +121,15 @@ struct MajorHeap {
 // Allocates in the major heap without collecting or sampling (promotion and
 // the public funnels use it). Returns 0 when the system has no memory left.
 Value major_alloc_raw(Vm *vm, uint64_t wosize, unsigned tag);
-// Runs the mark and sweep of a major cycle (the minor heap must be empty).
+// Runs the mark and sweep of a major cycle (the minor heap must be empty);
+// the mark records paths when vm->gc.path_request is set (and takes it).
 void major_collect(Vm *vm);
+// The plain mark (gc/major.c part 2), and its overflow rescan alone: every
+// BLACK block's WHITE children marked, until a pass overflows no more.
+void major_mark(Vm *vm);
+void major_mark_rescan(Vm *vm);
+// The mark that records paths (gc/mark_paths.c).
+void major_mark_paths(Vm *vm, GcPathRequest *req);
 void major_free_all(MajorHeap *heap);
 // Most pages the pool keeps after a major cycle (gc/major.c part 5).
 uint64_t major_pool_limit_pages(const Vm *vm);

@@ -126,11 +126,24 @@ static __attribute__((noinline)) Value *young_collect(Vm *vm, uint64_t whsize) {
   }
 }
 
+// A snapshot asked for (vm->pending_snapshot): taken here, at an allocation
+// slow path, a safe point; the allocation then goes on in an empty minor
+// heap. Out of line: it runs a major collection.
+static __attribute__((noinline)) void take_pending_snapshot(Vm *vm) {
+  if (vm->take_snapshot) {
+    vm->take_snapshot(vm);
+  } else {
+    vm->pending_snapshot = 0;
+  }
+  vm_update_limits(vm);
+}
+
 // gc_young_slow's body, also inlined into young_alloc_slow (a C allocation
 // that reaches memprof's trigger then makes one call less).
 static inline __attribute__((always_inline)) Value *young_slow(Vm *vm, uint64_t whsize, const uint32_t *sub_whsizes,
                                                                uint32_t n_sub) {
   if (vm->pending_signal) vm_handle_signal(vm);   // the signal handler raised young_limit
+  if (MEMPROF_BUILT && vm->pending_snapshot) take_pending_snapshot(vm);
   ASSERT(!vm->pc || frames_find(vm->frames, vm->pc), "an allocation stands at a safe point with a descriptor");
   ASSERT(!vm->gc.collecting, "no allocation during a collection");
   Value *p = vm->young_ptr - whsize;

@@ -17,12 +17,16 @@
 //    and `mark_overflow` is set. Once the stack drains, an overflow rescan
 //    walks the heap and pushes the WHITE children of every BLACK block, until
 //    a pass ends without overflow.
+//    A snapshot's collection marks with gc/mark_paths.c instead, which
+//    records the path to each of memprof's sampled blocks it reaches.
 // 3. memprof learns which tracked old blocks stayed WHITE (dead) before the
 //    sweep reuses them (memprof_major_mark_done).
 // 4. Sweep, over the carved blocks of each page: WHITE blocks become FREE and
 //    join their class's free list; BLACK ones turn WHITE; a page with no live
 //    block leaves its class for the pool; dead large blocks are freed.
-// 5. The pool is then cut down to major_pool_limit_pages, the words the next
+// 5. A cycle that leaves more live words than gc.snapshot_peak_words asks
+//    for a snapshot (--memtrace-snapshot-peak; taken at the next safe point).
+//    The pool is then cut down to major_pool_limit_pages, the words the next
 //    cycle may promote before it collects (major_threshold_for): the pool
 //    exists so that a program which promotes and drops the same amount cycle
 //    after cycle takes its pages back from the pool instead of the system,
@@ -282,16 +286,21 @@ static void rescan_block(Vm *vm, Value v, void *data) {
   }
 }
 
-static void mark(Vm *vm) {
+void major_mark_rescan(Vm *vm) {
+  MajorHeap *h = vm->gc.major;
+  do {
+    h->mark_overflow = false;
+    major_each_block(vm, rescan_block, NULL);
+  } while (h->mark_overflow);
+}
+
+void major_mark(Vm *vm) {
   MajorHeap *h = vm->gc.major;
   h->mark_top = 0;
   h->mark_overflow = false;
   gc_scan_roots(vm, mark_root, NULL);
   drain_mark_stack(h);
-  while (h->mark_overflow) {
-    h->mark_overflow = false;
-    major_each_block(vm, rescan_block, NULL);
-  }
+  if (h->mark_overflow) major_mark_rescan(vm);
 }
 
 // =====================================================================
@@ -432,7 +441,15 @@ static void trim_pool(Vm *vm) {
 }
 
 void major_collect(Vm *vm) {
-  mark(vm);
+  GcPathRequest *req = vm->gc.path_request;
+  if (req) {
+    vm->gc.path_request = NULL;
+    req->list_targets(vm, req);
+    major_mark_paths(vm, req);
+    req->ran = true;
+  } else {
+    major_mark(vm);
+  }
   if (vm->memprof) memprof_major_mark_done(vm);
   uint64_t live = 0;
   for (uint32_t c = 2; c < SIZE_CLASSES; c++) live += sweep_class(vm, c);
@@ -441,6 +458,8 @@ void major_collect(Vm *vm) {
   vm->gc.major_threshold = major_threshold_for(live);
   trim_pool(vm);
   vm->gc.stats.major_collections++;
+  if (MEMPROF_BUILT && vm->gc.snapshot_peak_words && live > vm->gc.snapshot_peak_words)
+    vm_request_snapshot(vm, VM_SNAPSHOT_PEAK);
   vm_restart_major_cycle(vm);
   vm_update_limits(vm);
 }

@@ -21,6 +21,10 @@ static void usage(FILE *out) {
           "  --memtrace-format V  its format version: 2 (default: what memtrace 0.2 reads) or 3\n"
           "  --memtrace-no-end-state  when the trace ends: no final collection, no retaining\n"
           "                       paths (FILE.retain; docs/trace-format.md)\n"
+          "  --memtrace-snapshot-every S  a snapshot of what keeps memory every S seconds\n"
+          "                       (appended to FILE.retain; also SIGUSR1, Memtrace.snapshot())\n"
+          "  --memtrace-snapshot-peak F  a snapshot whenever the live heap has grown F times\n"
+          "                       (F > 1) since the last peak snapshot (first: F x the minor heap)\n"
           "  --memprof-count R    sample every word with probability R; a C tracker counts\n"
           "                       samples, promotions and deallocations and prints totals\n"
           "  --dump-bytecode      print every function's code and frame descriptors, run nothing\n"
@@ -52,6 +56,20 @@ static bool parse_rate(const char *what, const char *arg, double *out) {
   double r = decimal ? strtod(arg, &end) : 0;
   if (!decimal || end == arg || *end || !(r > 0 && r <= 1)) {
     fprintf(stderr, "vm: %s expects a rate in (0, 1], got '%s'\n", what, arg ? arg : "");
+    return false;
+  }
+  *out = r;
+  return true;
+}
+
+// The value of `flag`: a decimal number in (low, high] ("2", "0.5", "1e2";
+// no sign, hex, inf or nan).
+static bool parse_number(const char *flag, const char *arg, double low, double high, const char *what, double *out) {
+  char *end;
+  bool decimal = arg && (arg[0] == '.' || (arg[0] >= '0' && arg[0] <= '9')) && !strpbrk(arg, "xXpP");
+  double r = decimal ? strtod(arg, &end) : 0;
+  if (!decimal || end == arg || *end || !(r > low && r <= high)) {
+    fprintf(stderr, "vm: %s expects %s, got '%s'\n", flag, what, arg ? arg : "");
     return false;
   }
   *out = r;
@@ -95,7 +113,7 @@ int main(int argc, char **argv) {
   int i = 1;
   const char *given[16];  // the options taken so far: one given twice is refused
   unsigned n_given = 0;
-  bool trace_option = false;  // --memtrace-rate, -format or -no-end-state: they need a trace
+  bool trace_option = false;  // --memtrace-rate, -format, -no-end-state, -snapshot-*: they need a trace
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     for (unsigned k = 0; k < n_given; k++)
@@ -112,12 +130,23 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
     else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
               strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
-              strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0) && !next) {
+              strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0 ||
+              strcmp(a, "--memtrace-snapshot-every") == 0 || strcmp(a, "--memtrace-snapshot-peak") == 0) && !next) {
       fprintf(stderr, "vm: %s expects an argument\n", a);
       return 2;
     }
     else if (strcmp(a, "--memtrace") == 0 && next) { opt.memtrace_path = next; i++; }
     else if (strcmp(a, "--memtrace-rate") == 0) { if (!parse_rate(a, next, &opt.memtrace_rate)) return VM_EXIT_USAGE; i++; }
+    else if (strcmp(a, "--memtrace-snapshot-every") == 0) {
+      if (!parse_number(a, next, 0.001 - 1e-12, 86400 * 365, "seconds in [0.001, 31536000]", &opt.memtrace_snapshot_every))
+        return VM_EXIT_USAGE;
+      i++;
+    }
+    else if (strcmp(a, "--memtrace-snapshot-peak") == 0) {
+      if (!parse_number(a, next, 1, 1e6, "a growth factor in (1, 1000000]", &opt.memtrace_snapshot_peak))
+        return VM_EXIT_USAGE;
+      i++;
+    }
     else if (strcmp(a, "--memtrace-format") == 0) {
       if (!next || (strcmp(next, "2") != 0 && strcmp(next, "3") != 0)) {
         fprintf(stderr, "vm: --memtrace-format expects 2 or 3\n");
@@ -141,7 +170,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (trace_option && !opt.memtrace_path) {
-    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format and --memtrace-no-end-state go with --memtrace FILE"
+    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state and --memtrace-snapshot-*"
+                    " go with --memtrace FILE"
                     " (or MEMTRACE=FILE)\n");
     return VM_EXIT_USAGE;
   }
@@ -155,5 +185,8 @@ int main(int argc, char **argv) {
   vm->argc = argc - i;
   vm->argv = argv + i;
   vm_catch_signals(vm);
+  // SIGUSR1 asks for a snapshot from the start (one asked before the trace
+  // starts is dropped), rather than killing a traced run that is starting.
+  if (opt.memtrace_path) vm_catch_snapshot_signals(vm, 0);
   vm_exit(vm, vm_run_main(vm, argv[i]));
 }

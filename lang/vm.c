@@ -13,7 +13,7 @@
 #include "lib/primitives.h"
 #include "runtime/disasm.h"
 #include "runtime/interp.h"
-#include "runtime/retention.h"
+#include "runtime/snapshots.h"
 #include "runtime/shapes.h"
 #include "vm.h"
 #include "../memprof/memprof.h"
@@ -39,7 +39,7 @@ static void init_program_state(Vm *vm) {
   str_finish(vm->oom_message, sizeof oom - 1);
   vm->exn = VAL_NIL;
   vm->uncaught = interp_print_uncaught;
-  vm->end_trace = retention_end_trace;
+  vm->end_trace = snapshots_end_trace;
   vm->memprof_module = -1;
   vm->memprof = MEMPROF_BUILT ? memprof_new(vm) : NULL;
   vm_register(vm);
@@ -128,6 +128,7 @@ static int run_entry(Vm *vm, Proto *entry) {
     fprintf(stderr, "vm: --memtrace: %s\n", err);
     return VM_EXIT_USAGE;
   }
+  if (vm->options.memtrace_path) snapshots_arm(vm);
   if (vm->options.memprof_count_rate > 0 && !memprof_counter_start(vm, vm->options.memprof_count_rate)) {
     fprintf(stderr, "vm: --memprof-count: cannot start the profiler\n");
     return VM_EXIT_USAGE;

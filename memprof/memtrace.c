@@ -22,14 +22,16 @@
 // 4. Failure. A write error (disk full, a pipe closed) stops sampling and
 //    tracing with one message on stderr; the program runs on. The trace up
 //    to its last whole packet stays readable.
-// 5. End. Before the trace closes, lang/runtime/retention.c takes its end
-//    state through memtrace_identity, memtrace_stop_sampling and
-//    memtrace_each_live (a final collection, whose collect events this
-//    tracker writes, then the retaining paths in FILE.retain, which starting
-//    a trace removes when an earlier run left one). The profile's release
-//    (memprof_finish: every way out of the VM; Memtrace.stop) then flushes
-//    and closes the trace. Blocks still alive then get no collect event: a
-//    reader counts them as live at the end, and reachable.
+// 5. Snapshots. A trace written to a regular file has FILE.retain beside
+//    it, created afresh when the trace starts (trace/snapshot_writer.h):
+//    lang/runtime/snapshots.c takes snapshots into it while the program
+//    runs and, before the trace closes, its end state, through
+//    memtrace_identity, memtrace_each_live, memtrace_flush (the trace holds
+//    every event before the snapshot is whole) and memtrace_stop_sampling.
+//    The profile's release (memprof_finish: every way out of the VM;
+//    Memtrace.stop) then flushes and closes the trace and the file. Blocks
+//    still alive then get no collect event: a reader counts them as live at
+//    the end, and reachable.
 // 6. Inputs. Neither the trace nor its companion FILE.retain (removed at
 //    the start as stale, written at the end) may name a source file of the
 //    program (the script, a module it imported: every Proto's file), the
@@ -58,7 +60,7 @@
 #include "../core/frames.h"
 #include "../core/image.h"
 #include "../core/vm_state.h"
-#include "../trace/retain.h"
+#include "../trace/snapshot_writer.h"
 #include "../trace/writer.h"
 
 typedef struct Tracer {
@@ -72,6 +74,7 @@ typedef struct Tracer {
   bool failed;                 // a write error stopped it (reported once)
   uint64_t pid, start_time_us; // as the trace info says
   uint64_t clock_batch, clock_us;  // the delivery batch the clock was read in, and its time
+  SnapshotWriter *snapshots;   // FILE.retain (part 5), NULL when none
 } Tracer;
 
 static uint64_t now_us(void) {
@@ -242,6 +245,7 @@ static void on_release(Vm *vm, void *data) {
   if (!trace_writer_finish(t->writer, err, sizeof err) && !t->failed)
     fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
   if (vm->memtrace == t) vm->memtrace = NULL;
+  snapshot_writer_close(t->snapshots);
   free(t->path);
   free(t->runs);
   free(t->tail);
@@ -314,6 +318,29 @@ static bool outputs_apart(const Vm *vm, const char *path, char *err, size_t err_
   return !src;
 }
 
+static bool regular_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Part 5: FILE.retain, afresh (a file left by an earlier run of the same
+// name is stale), beside a trace that is a regular file. Failing to create
+// it costs the snapshots only: one message, and the trace goes on.
+static void open_snapshots(Tracer *t, const char *path) {
+  if (!regular_file(path)) return;
+  size_t n = strlen(path);
+  char *name = malloc(n + sizeof RETAIN_SUFFIX);
+  char err[512] = "out of memory";
+  if (name) {
+    memcpy(name, path, n);
+    memcpy(name + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
+    unlink(name);
+    t->snapshots = snapshot_writer_open(name, t->pid, t->start_time_us, err, sizeof err);
+  }
+  if (!t->snapshots) fprintf(stderr, "vm: --memtrace %s: %s; no snapshots nor end state\n", path, err);
+  free(name);
+}
+
 bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *err, size_t err_len) {
   if (!vm->memprof) {
     snprintf(err, err_len, "this build has no profiler (vm-boehm or vm-noprof)");
@@ -356,15 +383,7 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
   t->clock_batch = UINT64_MAX;
   t->start_time_us = info.start_time_us;
   vm->memtrace = t;
-  // An end-state file left by an earlier run of the same name is stale.
-  size_t n = strlen(path);
-  char *stale = malloc(n + sizeof RETAIN_SUFFIX);
-  if (stale) {
-    memcpy(stale, path, n);
-    memcpy(stale + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
-    unlink(stale);
-    free(stale);
-  }
+  open_snapshots(t, path);
   return true;
 }
 
@@ -386,6 +405,19 @@ bool memtrace_identity(const Vm *vm, MemtraceIdentity *out) {
   trace_writer_stats(t->writer, &stats);
   *out = (MemtraceIdentity){t->path, t->pid, t->start_time_us, stats.allocs};
   return true;
+}
+
+SnapshotWriter *memtrace_snapshots(const Vm *vm) {
+  const Tracer *t = vm->memtrace;
+  return t && !t->failed ? t->snapshots : NULL;
+}
+
+bool memtrace_flush(Vm *vm) {
+  Tracer *t = vm->memtrace;
+  if (!t || t->failed) return false;
+  trace_writer_flush(t->writer);
+  check_writer(vm, t);
+  return !t->failed;
 }
 
 void memtrace_stop_sampling(Vm *vm) {

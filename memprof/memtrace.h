@@ -24,15 +24,22 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
 // Stops sampling, and flushes and closes the trace. False if none runs.
 bool memtrace_stop(Vm *vm);
 
-// --- the end state (docs/design.md, "The end state") ------------------------
-// What identifies the running trace, for the end-state file written beside
-// it (trace/retain.h). False if no trace runs or a write error stopped it.
+// --- snapshots (docs/design.md, "Snapshots") ---------------------------------
+// What identifies the running trace, for the snapshot file written beside
+// it (trace/snapshot_file.h). False if no trace runs or a write error stopped it.
 typedef struct MemtraceIdentity {
   const char *path;
   uint64_t pid, start_time_us;
   uint64_t alloc_count;     // allocations written so far
 } MemtraceIdentity;
 bool memtrace_identity(const Vm *vm, MemtraceIdentity *out);
+// The snapshot file beside the running trace (FILE.retain, created when the
+// trace started), or NULL: no trace, a write error stopped it, or it is not
+// a regular file.
+struct SnapshotWriter *memtrace_snapshots(const Vm *vm);
+// Writes the events so far to the trace (its packet, whole). False if no
+// trace runs or a write error stopped it.
+bool memtrace_flush(Vm *vm);
 // Stops the trace's sampling (its tracked blocks keep reporting).
 void memtrace_stop_sampling(Vm *vm);
 // Visits each block the trace tracks that is alive, with its allocation id.

@@ -382,9 +382,173 @@ void retain_file_free(RetainFile *f) {
   memset(f, 0, sizeof *f);
 }
 
+
+// ---------------------------------------------------------------------------
+// Version 2 (snapshots), until the tools read it themselves: the last whole
+// snapshot, re-encoded as a version-1 file and read as one. Damage is left
+// to the version-1 checks where it shows there; records are checked for
+// their lengths and CRCs.
+
+typedef struct V2Span {
+  uint64_t id;
+  const unsigned char *p;
+  size_t n;
+} V2Span;
+
+static int by_span_id(const void *a, const void *b) {
+  uint64_t x = ((const V2Span *)a)->id, y = ((const V2Span *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t v2_varint(const unsigned char **p, const unsigned char *end, bool *bad) {
+  uint64_t v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (*p >= end) break;
+    unsigned char b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  *bad = true;
+  return 0;
+}
+
+// One path's bytes after its id: root, hops.
+static void v2_skip_path(const unsigned char **p, const unsigned char *end, bool *bad) {
+  uint64_t kind = v2_varint(p, end, bad);
+  if (kind == RETAIN_ROOT_GLOBAL || kind == RETAIN_ROOT_C) v2_varint(p, end, bad);
+  if (kind == RETAIN_ROOT_STACK)
+    for (int i = 0; i < 5; i++) v2_varint(p, end, bad);
+  uint64_t hops = v2_varint(p, end, bad);
+  for (uint64_t k = 0; k < hops && !*bad; k++) {
+    uint64_t hk = v2_varint(p, end, bad);
+    v2_varint(p, end, bad);
+    if (hk == RETAIN_HOP_FIELD || hk == RETAIN_HOP_TUPLE || hk == RETAIN_HOP_ARRAY || hk == RETAIN_HOP_OTHER)
+      v2_varint(p, end, bad);
+    if (hk == RETAIN_HOP_CAPTURE) {
+      v2_varint(p, end, bad);
+      v2_varint(p, end, bad);
+    }
+  }
+}
+
+static bool v2_to_v1(const unsigned char *bytes, size_t len, const char *name, Bytes *out, char *err,
+                     size_t err_len) {
+  bool bad = false;
+  const unsigned char *p = bytes + sizeof MAGIC + 1, *end = bytes + len;
+  uint64_t pid = v2_varint(&p, end, &bad), start = v2_varint(&p, end, &bad);
+  Bytes strings = {0};
+  uint64_t string_count = 0;
+  V2Span *spans = NULL, *last = NULL;
+  uint64_t span_count = 0, span_cap = 0, last_count = 0;
+  uint64_t begin_time = 0, alloc_count = 0, numbers[8] = {0};
+  const unsigned char *reason = NULL;
+  size_t reason_len = 0;
+  bool in_snapshot = false, have = false;
+  while (!bad && end - p >= RETAIN_RECORD_HEADER) {
+    uint32_t n = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+    uint32_t crc = p[4] | p[5] << 8 | p[6] << 16 | (uint32_t)p[7] << 24;
+    if (n == 0 || (size_t)(end - p - RETAIN_RECORD_HEADER) < n) break;   // cut short: the end
+    const unsigned char *q = p + RETAIN_RECORD_HEADER, *rend = q + n;
+    if (retain_crc32(0, q, n) != crc) {
+      snprintf(err, err_len, "%s: damaged snapshot file at byte %zu: a record whose check does not match", name,
+               (size_t)(p - bytes));
+      free(strings.data);
+      free(spans);
+      free(last);
+      return false;
+    }
+    unsigned kind = *q++;
+    if (kind == RETAIN_RECORD_STRINGS) {
+      uint64_t k = v2_varint(&q, rend, &bad);
+      string_count += k;
+      put_bytes(&strings, q, (size_t)(rend - q));
+    } else if (kind == RETAIN_RECORD_BEGIN) {
+      v2_varint(&q, rend, &bad);
+      v2_varint(&q, rend, &bad);
+      begin_time = v2_varint(&q, rend, &bad);
+      alloc_count = v2_varint(&q, rend, &bad);
+      span_count = 0;
+      in_snapshot = true;
+    } else if (kind == RETAIN_RECORD_PATHS && in_snapshot) {
+      v2_varint(&q, rend, &bad);
+      uint64_t k = v2_varint(&q, rend, &bad);
+      for (uint64_t i = 0; i < k && !bad; i++) {
+        if (span_count == span_cap) {
+          span_cap = span_cap ? 2 * span_cap : 256;
+          V2Span *grown = realloc(spans, span_cap * sizeof *spans);
+          if (!grown) {
+            bad = true;
+            break;
+          }
+          spans = grown;
+        }
+        V2Span *sp = &spans[span_count++];
+        sp->id = v2_varint(&q, rend, &bad);
+        sp->p = q;
+        v2_skip_path(&q, rend, &bad);
+        sp->n = (size_t)(q - sp->p);
+      }
+    } else if (kind == RETAIN_RECORD_END && in_snapshot) {
+      v2_varint(&q, rend, &bad);
+      for (int i = 0; i < 8; i++) numbers[i] = v2_varint(&q, rend, &bad);
+      reason_len = (size_t)v2_varint(&q, rend, &bad);
+      reason = q;
+      if (reason_len > (size_t)(rend - q)) bad = true;
+      free(last);
+      last = spans;
+      last_count = span_count;
+      spans = NULL;
+      span_count = span_cap = 0;
+      in_snapshot = false;
+      have = true;
+    }
+    p += RETAIN_RECORD_HEADER + n;
+  }
+  if (!bad && !have) {
+    snprintf(err, err_len, "%s: no whole snapshot yet (it ends at byte %zu%s: the run is still writing it, or died)",
+             name, len, p < end ? ", inside a record" : "");
+    free(strings.data);
+    free(spans);
+    free(last);
+    return false;
+  }
+  if (last_count > 1) qsort(last, last_count, sizeof *last, by_span_id);
+  put_bytes(out, MAGIC, sizeof MAGIC);
+  unsigned char v1 = RETAIN_VERSION_1;
+  put_bytes(out, &v1, 1);
+  // numbers: flags, live, paths, marked blocks, words, heap words, pause, paths us
+  const uint64_t header[] = {pid, start, alloc_count, begin_time, numbers[0], numbers[1], numbers[3], numbers[4],
+                             numbers[6] - numbers[7], numbers[7]};
+  for (size_t i = 0; i < sizeof header / sizeof header[0]; i++) put_varint(out, header[i]);
+  put_varint(out, reason_len);
+  if (reason) put_bytes(out, reason, reason_len);
+  put_varint(out, string_count);
+  put_bytes(out, strings.data, strings.len);
+  put_varint(out, last_count);
+  for (uint64_t i = 0; i < last_count; i++) {
+    put_varint(out, last[i].id);
+    put_bytes(out, last[i].p, last[i].n);
+  }
+  free(strings.data);
+  free(spans);
+  free(last);
+  if (bad || out->failed) {
+    snprintf(err, err_len, "%s: damaged snapshot file", name);
+    return false;
+  }
+  return true;
+}
+
 bool retain_read_bytes(const unsigned char *bytes, size_t len, const char *name, RetainFile *out, char *err,
                        size_t err_len) {
   memset(out, 0, sizeof *out);
+  if (len > sizeof MAGIC && memcmp(bytes, MAGIC, sizeof MAGIC) == 0 && bytes[sizeof MAGIC] == RETAIN_VERSION) {
+    Bytes v1 = {0};
+    bool ok = v2_to_v1(bytes, len, name, &v1, err, err_len) &&
+              retain_read_bytes(v1.data, v1.len, name, out, err, err_len);
+    free(v1.data);
+    return ok;
+  }
   Cursor c = {bytes, bytes, bytes + len, name, err, err_len, false};
   if (len < sizeof MAGIC + 1 || memcmp(bytes, MAGIC, sizeof MAGIC) != 0) {
     snprintf(err, err_len, "%s: not an end-state file (no MNRETAIN magic)", name);

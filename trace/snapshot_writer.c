@@ -45,6 +45,7 @@ struct SnapshotWriter {
   bool in_snapshot;
   uint64_t paths;             // paths of the snapshot begun (or the last ended)
   uint64_t snapshots;         // ended
+  bool end_state;             // a snapshot of trigger RETAIN_TRIGGER_END was begun
   char error[256];
 };
 
@@ -276,6 +277,7 @@ bool snapshot_writer_begin(SnapshotWriter *w, RetainTrigger trigger, uint64_t ti
   }
   w->in_snapshot = true;
   w->paths = 0;
+  if (trigger == RETAIN_TRIGGER_END) w->end_state = true;
   size_t at = record_open(w, RETAIN_RECORD_BEGIN);
   put_varint(w, &w->pending, w->number);
   put_varint(w, &w->pending, trigger);
@@ -360,6 +362,8 @@ const char *snapshot_writer_error(const SnapshotWriter *w) { return w->error; }
 uint64_t snapshot_writer_path_count(const SnapshotWriter *w) { return w->paths; }
 
 uint64_t snapshot_writer_snapshots(const SnapshotWriter *w) { return w->snapshots; }
+
+bool snapshot_writer_has_end_state(const SnapshotWriter *w) { return w->end_state; }
 
 void snapshot_writer_close(SnapshotWriter *w) {
   if (!w) return;

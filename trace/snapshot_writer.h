@@ -39,6 +39,8 @@ const char *snapshot_writer_error(const SnapshotWriter *w);
 uint64_t snapshot_writer_path_count(const SnapshotWriter *w);
 // Snapshots whole in the file (ended).
 uint64_t snapshot_writer_snapshots(const SnapshotWriter *w);
+// Whether the end state (a snapshot of trigger RETAIN_TRIGGER_END) was begun.
+bool snapshot_writer_has_end_state(const SnapshotWriter *w);
 // Closes the file; a snapshot begun and not ended stays unfinished in it.
 void snapshot_writer_close(SnapshotWriter *w);
 

@@ -1,11 +1,12 @@
-// memtrace.c - the C half of stdlib/memtrace.mn: Memtrace.start and
-// Memtrace.stop, on the trace writer of memprof/memtrace.c. Contract for
+// memtrace.c - the C half of stdlib/memtrace.mn: Memtrace.start,
+// Memtrace.stop and Memtrace.snapshot, on the trace writer of
+// memprof/memtrace.c and the snapshots of lang/runtime/snapshots.c. Contract for
 // every primitive: primitives.h.
 #include <string.h>
 
 #include "args.h"
 #include "primitives.h"
-#include "../runtime/retention.h"
+#include "../runtime/snapshots.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memtrace.h"
@@ -20,12 +21,21 @@ Value lib_memtrace_start(Vm *vm, Value *args) {
   char err[512];
   if (!memtrace_start(vm, str_bytes(path), rate, TRACE_VERSION_DEFAULT, err, sizeof err))
     gc_raise_error(vm, "Memtrace.start: %s", err);
+  snapshots_arm(vm);
   return VAL_NIL;
 }
 
 Value lib_memtrace_stop(Vm *vm, Value *args) {
   (void)args;
-  retention_end_trace(vm);   // the end state, before the trace closes
+  snapshots_end_trace(vm);   // the end state, before the trace closes
   if (!memtrace_stop(vm)) gc_raise_error(vm, "Memtrace.stop: no trace is being written");
   return VAL_NIL;
+}
+
+Value lib_memtrace_snapshot(Vm *vm, Value *args) {
+  (void)args;
+  const char *why;
+  int64_t n = snapshots_take_now(vm, &why);
+  if (n < 0) gc_raise_error(vm, "Memtrace.snapshot: %s", why);
+  return val_of_int(n);
 }

@@ -27,7 +27,7 @@
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
   X(gc_verify, 0)                                                                    \
   X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)  \
-  X(memtrace_start, 2) X(memtrace_stop, 0)
+  X(memtrace_start, 2) X(memtrace_stop, 0) X(memtrace_snapshot, 0)
 
 #define PRIMITIVE_DECLARE(name, arity) Value lib_##name(Vm *vm, Value *args);
 PRIMITIVE_LIST(PRIMITIVE_DECLARE)

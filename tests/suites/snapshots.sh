@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# snapshots.sh - snapshots of what keeps memory while the program runs
+# (docs/trace-format.md section 12, docs/design.md "Snapshots"): taken by
+# Memtrace.snapshot(), SIGUSR1, --memtrace-snapshot-every and
+# --memtrace-snapshot-peak, and the end state as the last one; appended to
+# T.ctf.retain, read here by an independent reader written from the format's
+# page (tests/trace/snapshots.py), which refuses any damage. Runs that are
+# killed wait on the file's snapshot count, never on a sleep alone.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/suites/lib.sh
+suite_init snapshots
+require_built ./vm ./vm-debug ./vm-asan
+tmp=$(mktemp -d)
+dec() { python3 tests/trace/snapshots.py "$@"; }
+# field VALUE of snapshot line N (0-based) of file F: field F N NAME
+field() { dec "$1" | grep "^number=$2 " | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+count() { dec "$1" 2>/dev/null | grep -c "^number=.* trigger=$2 " || true; }
+
+# ---------------------------------------------------- 1. Memtrace.snapshot()
+for vm in ./vm ./vm-debug ./vm-asan "./vm --gc-verify" "./vm --gc-stress"; do
+  rm -f "$tmp/c.ctf" "$tmp/c.ctf.retain"
+  # shellcheck disable=SC2086
+  $vm --memtrace "$tmp/c.ctf" --memtrace-rate 1 tests/snapshots/calls.mn > "$tmp/c.out" 2> "$tmp/c.err"
+  check "$vm: Memtrace.snapshot() returns 0, 1, 2 and the program goes on" \
+    "[ \"\$(tr '\n' ' ' < '$tmp/c.out')\" = '0 50 1 2 ' ] && [ ! -s '$tmp/c.err' ]"
+  check "$vm: the file holds the three snapshots, then the end state, each whole, every path's id distinct and below its alloc count" \
+    "dec '$tmp/c.ctf.retain' > '$tmp/c.dec' && [ \"\$(grep -c '^number=' '$tmp/c.dec')\" = 4 ] &&
+     [ \"\$(sed -n 's/.* trigger=\([a-z]*\) .*/\1/p' '$tmp/c.dec' | tr '\n' ' ')\" = 'call call call end ' ] &&
+     grep -q '^tail: none' '$tmp/c.dec'"
+  check "$vm: every live sampled block has its path (flags 3, paths = live)" \
+    "! grep '^number=' '$tmp/c.dec' | grep -v ' flags=3 ' | grep -q . &&
+     ! grep '^number=' '$tmp/c.dec' | sed 's/.* live=\([0-9]*\) paths=\([0-9]*\) .*/\1 \2/' | awk '\$1 != \$2' | grep -q ."
+done
+dec --paths "$tmp/c.ctf.retain" > "$tmp/c.paths"
+check "a block kept only by a local of the serving function: its path starts at that local, by name and line" \
+  "grep -q '^path [0-9]* local session of serve (tests/snapshots/calls.mn:10) | field pages | list cell x20 | list element$' '$tmp/c.paths'"
+check "a global list: one run of list cells, then the element" \
+  "grep -q '^path [0-9]* global log | field items | list cell x99 | list element$' '$tmp/c.paths'"
+check "the local's blocks are gone from the snapshot after serve returned, and the list after it was dropped" \
+  "[ \"\$(field '$tmp/c.ctf.retain' 2 live)\" = 1 ] && [ \"\$(field '$tmp/c.ctf.retain' 3 live)\" = 1 ]"
+# The trace agrees: at rate 1, what the end state lists is what the trace never collected.
+tools/memtrace info "$tmp/c.ctf" > "$tmp/info" 2>&1
+read -r allocs collects < <(sed -n 's/^events *[0-9]*: \([0-9]*\) allocations, [0-9]* promotions, \([0-9]*\) collections.*/\1 \2/p' "$tmp/info")
+live=$(field "$tmp/c.ctf.retain" 3 live)
+check "the trace agrees: allocations ($allocs) = collections ($collects) + live at the end ($live)" \
+  "[ -n '$live' ] && [ '$((collects + ${live:-0}))' = '${allocs:-x}' ]"
+
+# ------------------------------------------- 2. nothing alive: no major cycle
+./vm --memtrace "$tmp/d.ctf" --memtrace-rate 1e-2 tests/snapshots/dead.mn > /dev/null
+check "a snapshot whose minor collection leaves no sampled block alive: whole, empty, no major collection" \
+  "dec '$tmp/d.ctf.retain' | grep -q '^number=0 trigger=call .* flags=3 live=0 paths=0 marked=0,0 '"
+
+# ----------------------------------------------- 3. SIGUSR1, the period, SIGKILL
+# Starts serve.mn with the given flags, waits (up to 60 s) until the file
+# holds `want` snapshots of trigger `trig`, sending SIGUSR1 every 0.2 s if
+# asked, then kills it with SIGKILL.
+serve_until() {
+  local file=$1 trig=$2 want=$3 usr1=$4 pid i
+  shift 4
+  ./vm --memtrace "$file" --memtrace-rate 1e-3 "$@" tests/snapshots/serve.mn > /dev/null 2>&1 &
+  pid=$!
+  for i in $(seq 300); do
+    [ "$usr1" = usr1 ] && kill -USR1 "$pid" 2> /dev/null
+    [ "$(count "$file.retain" "$trig")" -ge "$want" ] && break
+    sleep 0.2
+  done
+  kill -KILL "$pid" 2> /dev/null
+  wait "$pid" 2> /dev/null
+}
+serve_until "$tmp/u.ctf" signal 2 usr1
+check "SIGUSR1: a snapshot each, taken at the next allocation, and the program goes on" \
+  "[ \"\$(count '$tmp/u.ctf.retain' signal)\" -ge 2 ]"
+check "killed by SIGKILL: every snapshot finished before is whole and readable, no end state" \
+  "dec '$tmp/u.ctf.retain' > '$tmp/u.dec' && ! grep -q 'trigger=end' '$tmp/u.dec'"
+serve_until "$tmp/e.ctf" period 3 no --memtrace-snapshot-every 0.05
+dec "$tmp/e.ctf.retain" > "$tmp/e.dec"
+check "--memtrace-snapshot-every 0.05: snapshots on the period, numbered in order, times increasing" \
+  "[ \"\$(grep -c 'trigger=period' '$tmp/e.dec')\" -ge 3 ] &&
+   sed -n 's/^number=\([0-9]*\) .* time=\([0-9]*\) .*/\1 \2/p' '$tmp/e.dec' |
+     awk 'NR > 1 && (\$1 != pn + 1 || \$2 <= pt) { bad = 1 } { pn = \$1; pt = \$2 } END { exit bad }'"
+last=$(grep '^number=' "$tmp/e.dec" | tail -1 | sed 's/.* allocs=\([0-9]*\) .*/\1/')
+tools/memtrace dump "$tmp/e.ctf" 2> /dev/null | grep -c ' alloc ' > "$tmp/e.allocs" || true
+check "the trace was flushed at each snapshot: it holds the ${last:-?} allocations the last one counts" \
+  "[ -n '$last' ] && [ \"\$(cat '$tmp/e.allocs')\" -ge '$last' ]"
+check "the live samples of a leaking loop grow from snapshot to snapshot" \
+  "sed -n 's/.* live=\([0-9]*\) .*/\1/p' '$tmp/e.dec' | awk 'NR > 1 && \$1 < prev { bad = 1 } { prev = \$1 } END { exit bad }'"
+
+# ----------------------------------------------------------- 4. new peaks
+./vm --minor-words 32768 --memtrace "$tmp/p.ctf" --memtrace-rate 1e-3 --memtrace-snapshot-peak 2 tests/snapshots/peak.mn > /dev/null
+dec "$tmp/p.ctf.retain" > "$tmp/p.dec"
+check "--memtrace-snapshot-peak 2: a snapshot at each new peak, each at least twice the last one's live words" \
+  "[ \"\$(grep -c 'trigger=peak' '$tmp/p.dec')\" -ge 3 ] &&
+   grep 'trigger=peak' '$tmp/p.dec' | sed 's/.* marked=[0-9]*,\([0-9]*\) .*/\1/' |
+     awk 'NR > 1 && \$1 < 2 * prev { bad = 1 } { prev = \$1 } END { exit bad }'"
+check "--memtrace-snapshot-peak: the end state comes last, after the table was dropped" \
+  "tail -2 '$tmp/p.dec' | head -1 | grep -q 'trigger=end .* live=0 '"
+
+# ------------------------------------------------------------ 5. refusals
+printf 'Memtrace.snapshot()\n' > "$tmp/no.mn"
+./vm "$tmp/no.mn" > /dev/null 2> "$tmp/no.err"
+check "Memtrace.snapshot() without a trace: a runtime error that says so, status 1" \
+  "[ \$? -eq 1 ] || grep -q 'Memtrace.snapshot: no trace is being written' '$tmp/no.err'"
+./vm --memtrace /dev/stdout "$tmp/no.mn" 2> "$tmp/pipe.err" | cat > /dev/null
+check "Memtrace.snapshot() with a trace written to a pipe: refused, it has no snapshot file" \
+  "grep -q 'Memtrace.snapshot: the trace has no snapshot file' '$tmp/pipe.err'"
+for bad in "--memtrace-snapshot-every 0" "--memtrace-snapshot-every -1" "--memtrace-snapshot-every x" \
+           "--memtrace-snapshot-peak 1" "--memtrace-snapshot-peak 0.5" "--memtrace-snapshot-peak inf"; do
+  # shellcheck disable=SC2086
+  ./vm --memtrace "$tmp/o.ctf" $bad tests/snapshots/dead.mn > /dev/null 2> "$tmp/o.err"
+  check "$bad: refused with a message, status 2" "[ \$? -eq 2 ] && grep -q '^vm: --memtrace-snapshot' '$tmp/o.err'"
+done
+./vm --memtrace-snapshot-every 1 tests/snapshots/dead.mn > /dev/null 2> "$tmp/o.err"
+check "--memtrace-snapshot-every without --memtrace: refused, status 2" \
+  "[ \$? -eq 2 ] && grep -q 'go with --memtrace FILE' '$tmp/o.err'"
+
+rm -rf "$tmp"
+suite_end

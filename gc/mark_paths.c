@@ -19,7 +19,8 @@
 //    parent's tag, the field, a record's shape) as its block was replaced
 //    by its last child (`hops` counts them from the root's block): when the
 //    child met at field i is the block's last unmarked field (nothing but
-//    non-pointers and marked blocks after it, looked at for the last
+//    non-pointers and marked blocks after it, a target not yet reached
+//    counting as unmarked, looked at for the last
 //    LOOKAHEAD fields only) and its hop has the frame's key, the child takes
 //    the frame's place instead of a new frame. A list of a million cells is
 //    one frame; the stack is as deep as the paths have runs (and as blocks
@@ -268,12 +269,15 @@ static void give_path(PathMark *m, uint64_t t, Value v, uint32_t field) {
 
 // --- the walk (parts 1 and 2) -----------------------------------------------------
 
-// Whether fields (i, n) of f hold no white block (looked at only when they
-// are few: part 2).
+// Whether fields (i, n) of f hold no unmarked block, WHITE or a target not
+// reached yet (looked at only when they are few: part 2).
 static inline bool last_white(const Value *f, uint64_t i, uint64_t n) {
   if (n - i - 1 > LOOKAHEAD) return false;
-  for (uint64_t k = i + 1; k < n; k++)
-    if (val_is_ptr(f[k]) && hd_color(val_hd(f[k])) == COLOR_WHITE) return false;
+  for (uint64_t k = i + 1; k < n; k++) {
+    if (!val_is_ptr(f[k])) continue;
+    unsigned c = hd_color(val_hd(f[k]));
+    if (c == COLOR_WHITE || c == COLOR_TARGET) return false;
+  }
   return true;
 }
 

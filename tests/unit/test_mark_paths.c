@@ -253,6 +253,34 @@ static void test_wide_array_of_lists(void **state) {
   vm_pop_roots(vm, 1);
 }
 
+// A list of lists whose inner lists' second cells are the targets: an inner
+// list's first cell is reached through field 0 (the key of its own first
+// hop, to its element), and its last field, the next cell, is a target:
+// unmarked though not WHITE, so the run must not replace the cell by its
+// element there (the rest of the list would go unmarked and be swept).
+static void test_target_after_same_key(void **state) {
+  Vm *vm = ts_vm(state);
+  enum { M = 4, LEN = 5 };
+  Value outer = VAL_EMPTY;
+  vm_push_root(vm, &outer);
+  for (int i = 0; i < M; i++) {
+    Value inner = tuple_list(vm, LEN);
+    outer = ts_cons(vm, inner, outer);
+  }
+  gc_minor(vm);
+  Want w = {.n = M};
+  Value c = outer;
+  for (int i = 0; i < M; i++, c = val_field(c, 1)) w.blocks[i] = val_field(val_field(c, 0), 1);
+  GcPathRequest req = request(&w);
+  gc_major_paths(vm, &req);
+  assert_true(gc_verify(vm));
+  assert_int_equal(req.reached_count, M);
+  for (int i = 0; i < M; i++) check_path(path_of(&w, (uint64_t)i), w.blocks[i]);
+  assert_int_equal(vm->gc.stats.live_words, (uint64_t)M * 3 + (uint64_t)M * LEN * 6);
+  assert_true(gc_verify(vm));
+  vm_pop_roots(vm, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_long_list_is_one_run, ts_setup, ts_teardown),
@@ -260,6 +288,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_elided_middle, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_dead_targets_and_roots, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_wide_array_of_lists, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_target_after_same_key, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,9 +50,7 @@ uint32_t bytecode_length(const uint32_t *pc) {
     case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
     case BC_ALLOCN:
     case BC_ALLOCN2: return allocn_length(pc);
-    case BC_CALL:
-    case BC_CALLG: return call_length(pc);
-    default: return fixed_length[pc[0]];
+    default: return bytecode_is_call(pc[0]) ? call_length(pc) : fixed_length[pc[0]];
   }
 }
 

@@ -70,6 +70,20 @@
                                  is at return address + stub */           \
   X(CALLG, 0, 1, "gn*irn")    /* as CALL, the function in global g (a     \
                                  top-level fn, never reassigned) */          \
+  X(CALL0, 0, 1, "rn*irn")    /* CALL of a closure with argc 0 .. 3 (the    \
+                                 compiler's choice): argument copies        \
+                                 unrolled; the arity and frame-size check  \
+                                 one compare (CallTarget.fast_nparams) */ \
+  X(CALL1, 0, 1, "rn*irn")                                                   \
+  X(CALL2, 0, 1, "rn*irn")                                                   \
+  X(CALL3, 0, 1, "rn*irn")                                                   \
+  X(CALLG0, 0, 1, "gn*irn")   /* CALLG with argc 0 .. 3 whose target the   \
+                                 link checked (image_link_calls): a fn of  \
+                                 that arity whose frame fits the headroom: \
+                                 no check but the stack limit's */         \
+  X(CALLG1, 0, 1, "gn*irn")                                                  \
+  X(CALLG2, 0, 1, "gn*irn")                                                  \
+  X(CALLG3, 0, 1, "gn*irn")                                                  \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
   X(RET, 2, 0, "r")                                                          \
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
@@ -150,8 +164,14 @@ uint32_t bytecode_jump_word(Opcode op);
 // falls through, after which a poll may run (core/pending.c), or -1.
 int bytecode_poll_result(const uint32_t *pc);
 
-// CALL and CALLG: { op, fn, argc, arg_reg[argc], stub, dst, caller_step }.
+// CALL, CALLG and their forms by argc (CALL0 .. CALLG3): { op, fn, argc,
+// arg_reg[argc], stub, dst, caller_step }, the same layout whatever the form.
 // The return address is the last word (core/frames.h part 2).
+static inline int bytecode_is_call(uint32_t op) {
+  return op == BC_CALL || op == BC_CALLG || (op >= BC_CALL0 && op <= BC_CALLG3);
+}
+// The most arguments a form by argc takes (CALL3, CALLG3).
+enum { CALL_FORM_MAX_ARGC = 3 };
 static inline uint32_t call_length(const uint32_t *pc) { return 6 + pc[2]; }
 static inline const uint32_t *call_ret(const uint32_t *pc) { return pc + 5 + pc[2]; }
 static inline uint32_t call_dst(const uint32_t *pc) { return call_ret(pc)[-1]; }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytecode.h"
 #include "image.h"
 #include "vm_state.h"
 
@@ -98,21 +99,43 @@ const char *image_capture_name(const Proto *p, uint32_t field) {
   return p && field >= 1 && field <= p->capture_count ? p->captures[field - 1] : NULL;
 }
 
-// Code does not move once compiled, so the pointers stay valid.
+// Code does not move once compiled, so the pointers stay valid: the entries
+// made by an earlier link are kept, and only new protos' code is checked.
+static CallTarget target_of(const Proto *p, Value closure) {
+  bool fits = (uint64_t)p->fsize + 1 <= VM_CALL_HEADROOM;
+  return (CallTarget){.code = p->code, .closure = closure, .nparams = p->nparams,
+                      .fast_nparams = fits ? p->nparams : UINT32_MAX, .fsize = p->fsize};
+}
+
+// A CALLG at pc whose global holds a fn of its arity that fits the headroom
+// becomes CALLG<argc>; its global's target is filled.
+static void link_callg(Vm *vm, uint32_t *pc) {
+  uint32_t g = pc[1], argc = pc[2];
+  Value f = vm->globals[g];
+  if (argc > CALL_FORM_MAX_ARGC || !val_has_tag(f, TAG_CLOSURE)) return;
+  const CallTarget *t = &vm->fn_targets[val_to_int(val_field(f, 0))];
+  if (t->fast_nparams != argc) return;
+  vm->global_targets[g] = target_of(vm->protos[val_to_int(val_field(f, 0))], f);
+  pc[0] = BC_CALLG0 + argc;
+}
+
 void image_link_calls(Vm *vm) {
-  free(vm->fn_targets);
-  free(vm->global_targets);
-  vm->fn_targets = calloc(vm->proto_count ? vm->proto_count : 1, sizeof(CallTarget));
-  vm->global_targets = calloc(vm->global_count ? vm->global_count : 1, sizeof(CallTarget));
-  if (!vm->fn_targets || !vm->global_targets) {
-    vm_out_of_memory(vm, "call targets");
+  uint32_t old_protos = vm->linked_protos, old_globals = vm->linked_globals;
+  CallTarget *fn = realloc(vm->fn_targets, (vm->proto_count ? vm->proto_count : 1) * sizeof(CallTarget));
+  if (fn) vm->fn_targets = fn;
+  CallTarget *gt = realloc(vm->global_targets, (vm->global_count ? vm->global_count : 1) * sizeof(CallTarget));
+  if (gt) vm->global_targets = gt;
+  if (!fn || !gt) vm_out_of_memory(vm, "call targets");
+  for (uint32_t i = old_protos; i < vm->proto_count; i++) vm->fn_targets[i] = target_of(vm->protos[i], 0);
+  for (uint32_t g = old_globals; g < vm->global_count; g++)
+    vm->global_targets[g] = (CallTarget){.nparams = UINT32_MAX, .fast_nparams = UINT32_MAX};
+  for (uint32_t i = old_protos; i < vm->proto_count; i++) {
+    Proto *p = vm->protos[i];
+    for (uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
+      if (pc[0] == BC_CALLG) link_callg(vm, pc);
   }
-  for (uint32_t i = 0; i < vm->proto_count; i++) {
-    const Proto *p = vm->protos[i];
-    vm->fn_targets[i] = (CallTarget){p->code, p->nparams, p->fsize};
-  }
-  for (uint32_t g = 0; g < vm->global_count; g++) vm->global_targets[g].nparams = UINT32_MAX;
   vm->linked_protos = vm->proto_count;
+  vm->linked_globals = vm->global_count;
 }
 
 void image_position(const Proto *proto, const uint32_t *pc, uint32_t *line, uint32_t *col) {
@@ -156,5 +179,5 @@ void image_free(Vm *vm) {
   vm->fn_targets = vm->global_targets = NULL;
   vm->constants = NULL;
   vm->proto_count = vm->proto_cap = vm->global_count = vm->global_cap = 0;
-  vm->constant_count = vm->constant_cap = vm->linked_protos = 0;
+  vm->constant_count = vm->constant_cap = vm->linked_protos = vm->linked_globals = 0;
 }

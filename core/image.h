@@ -67,12 +67,21 @@ struct Primitive {
   PrimFn fn;
 };
 
-// Where a call lands, read by CALL and CALLG without going through the Proto:
+// Where a call lands, read by the calls without going through the Proto:
 // the callee's first instruction, its arity and its frame size.
+// fast_nparams is nparams when the callee's frame fits the stack's headroom
+// (fsize + 1 <= VM_CALL_HEADROOM: vm_state.h), else UINT32_MAX, so that the
+// calls by argc (CALL0 .. CALL3) test arity and frame size in one compare
+// and check the stack against vm->stack_limit alone. closure is, in a
+// global_targets entry, the fn's closure (static: it never moves), which the
+// link-checked CALLG0 .. CALLG3 put in the new frame's slot 0.
 struct CallTarget {
   const uint32_t *code;
+  Value closure;          // global_targets only; else 0
   uint32_t nparams;       // UINT32_MAX in an unresolved global_targets entry
+  uint32_t fast_nparams;
   uint32_t fsize;
+  uint32_t unused;        // 32 bytes an entry: an index is one shift
 };
 
 // A new empty function named `name` (copied) in `file`, appended to
@@ -101,8 +110,14 @@ const char *image_local_name(const Proto *p, const uint32_t *pc, uint32_t reg);
 // The name of closure field `field` (1-based) of a closure of `p`, or NULL.
 const char *image_capture_name(const Proto *p, uint32_t field);
 
-// Makes the call targets of every proto and an unresolved entry for every
-// global (the interpreter runs this when protos were added since the last).
+// Makes the call targets of the protos added since the last link and an
+// unresolved entry for each global added since, then checks each CALLG of
+// those protos: one whose global holds a fn (a static closure) of its
+// arity, with at most CALL_FORM_MAX_ARGC arguments and a frame that fits
+// the headroom, becomes CALLG0 .. CALLG3 and fills the global's target; the
+// others stay CALLG (checked when they run). The interpreter runs this when
+// protos were added since the last link; ./vm --dump-bytecode before its
+// listing.
 void image_link_calls(Vm *vm);
 
 // Source position of the instruction at `pc` in `proto` (line table).

@@ -71,6 +71,10 @@ typedef enum VmSnapshotAsk {
 } VmSnapshotAsk;
 // Largest VM stack, in words (memprof's callstack tables count frames in 32 bits).
 #define VM_MAX_STACK_WORDS ((uint64_t)1 << 31)
+// The words a call may find above its new frame's base when it checks the
+// stack against stack_limit alone (a callee of frame size F needs F + 1).
+// The VM stack has at least 1024 words (lang/main.c).
+enum { VM_CALL_HEADROOM = 256 };
 
 // Counters of Gc.stat, in words, headers included (as OCaml counts them).
 typedef struct GcStats {
@@ -147,6 +151,10 @@ typedef struct Vm {
   const uint32_t **ret_sp; // one past the top frame's return address
   Value *stack_start;
   Value *stack_end;
+  // stack_end - VM_CALL_HEADROOM: a call whose callee's frame fits the
+  // headroom (CallTarget.fast_nparams) checks only that the new base is below
+  // it (lang/runtime/interp.c, "Calls").
+  Value *stack_limit;
   // The frames' return addresses, outermost first (core/frames.h part 1): a
   // frame's is ret_stack[k] for the k-th frame from the bottom of the stack.
   const uint32_t **ret_stack;
@@ -157,11 +165,13 @@ typedef struct Vm {
   Proto **protos;         // function id -> proto
   uint32_t proto_count, proto_cap;
   // Call targets (lang/runtime/interp.c, "Calls"): fn_targets[proto id] for every proto, and
-  // global_targets[g] for the top-level fn in global g, filled by its first
-  // CALLG once the global holds the closure (it is never reassigned after).
+  // global_targets[g] for the top-level fn in global g, filled when the code
+  // calling it is linked (image_link_calls) or by its first CALLG (the global
+  // holds its static closure, never reassigned).
   CallTarget *fn_targets;
   CallTarget *global_targets;
   uint32_t linked_protos; // protos fn_targets covers (interp_call relinks when it grew)
+  uint32_t linked_globals; // globals global_targets covers
   Value *constants;       // strings and floats of the program (static blocks)
   uint32_t constant_count, constant_cap;
   const Primitive *primitives; // the C primitives, by index (lang/lib/primitives.c)

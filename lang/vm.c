@@ -60,6 +60,7 @@ Vm *vm_new(const VmOptions *options) {
     return NULL;
   }
   vm->stack_end = vm->stack_start + options->stack_words;
+  vm->stack_limit = options->stack_words > VM_CALL_HEADROOM ? vm->stack_end - VM_CALL_HEADROOM : vm->stack_start;
   vm->ret_sp = vm->ret_stack;
   init_program_state(vm);
   return vm;
@@ -93,6 +94,7 @@ bool vm_reset(Vm *vm, const VmOptions *options) {
   memset(vm, 0, sizeof *vm);
   vm->stack_start = keep.stack_start;
   vm->stack_end = keep.stack_end;
+  vm->stack_limit = keep.stack_limit;
   vm->ret_stack = vm->ret_sp = keep.ret_stack;
   vm->young_start = keep.young_start;
   vm->young_end = keep.young_end;
@@ -119,6 +121,7 @@ int vm_run_text(Vm *vm, const char *path, char *text, size_t len) {
 static int run_entry(Vm *vm, Proto *entry) {
   if (!entry) return VM_EXIT_USAGE;
   if (vm->options.dump_bytecode) {
+    image_link_calls(vm);   // the listing shows the calls as they run
     disasm_program(vm, stdout);
     return VM_EXIT_OK;
   }

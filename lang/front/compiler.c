@@ -1175,7 +1175,10 @@ static void compile_call(FnState *fs, Expr *e, uint32_t dst) {
       compile_expr(fs, items[i], regs[i]);
     }
   }
-  uint32_t at = emit_op(fs, known ? BC_CALLG : BC_CALL, e->pos);
+  // A closure call of up to three arguments has a form of its own (CALL0 ..
+  // CALL3); a CALLG gets one when the code is linked (image_link_calls).
+  Opcode op = known ? BC_CALLG : argc <= CALL_FORM_MAX_ARGC ? (Opcode)(BC_CALL0 + argc) : BC_CALL;
+  uint32_t at = emit_op(fs, op, e->pos);
   emit(fs, known ? known->global : fn);
   emit(fs, (uint32_t)argc);
   for (int i = 0; i < argc; i++) emit(fs, regs[i]);

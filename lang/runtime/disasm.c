@@ -26,7 +26,7 @@ static void dump_instruction(Vm *vm, FILE *out, const Proto *p, const uint32_t *
   for (uint32_t i = 1; i < len; i++) fprintf(out, " %d", (int32_t)pc[i]);
   if (pc[0] == BC_ALLOCN || pc[0] == BC_ALLOCN2) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
   fprintf(out, "\n");
-  const FrameDesc *d = frames_find(vm->frames, pc[0] == BC_CALL || pc[0] == BC_CALLG ? call_ret(pc) : pc);
+  const FrameDesc *d = frames_find(vm->frames, bytecode_is_call(pc[0]) ? call_ret(pc) : pc);
   if (d) dump_desc(out, d);
 }
 

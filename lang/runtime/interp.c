@@ -353,13 +353,23 @@ static void push_handler(Vm *vm, const uint32_t *handler_pc, Value *base, const 
 // =====================================================================
 // Calls
 // =====================================================================
-// CALL and CALLG read the callee's code, arity and frame size from a
-// CallTarget (vm.h), so that the path to the callee's first instruction is
-// short: CALL loads the closure's proto id and fn_targets[id].code; CALLG
-// loads global_targets[g].code and never the closure or its proto (the new
-// frame's slot 0 still gets the closure, read from the global, which the GC
-// keeps up to date). A global's target is unresolved (nparams UINT32_MAX)
-// until the first CALLG that finds the global holding its closure.
+// The calls read the callee's code, arity and frame size from a CallTarget
+// (core/image.h), so that the path to the callee's first instruction is
+// short: CALL loads the closure's proto id and fn_targets[id]; CALLG loads
+// global_targets[g] and never the closure's proto.
+// Most calls take a form by argc (bytecode.h), whose fast path is the whole
+// cost of a call beyond copying the arguments:
+//   CALLG<n>: the link checked the target (a fn of n parameters whose frame
+//             fits VM_CALL_HEADROOM): load the target, compare the new base
+//             with stack_limit, push the return address, store the closure
+//             (the target's: static) and the arguments, jump.
+//   CALL<n>:  the same after two tests of the closure: its tag, and its
+//             target's fast_nparams == n (arity and frame size in one).
+// CALL and CALLG are the general forms, and where the forms go when their
+// test fails: they find out what is wrong (an arity or type error) or check
+// the stack against the callee's own frame size. A generic CALLG's target is
+// unresolved (nparams UINT32_MAX) until its first run finds the global
+// holding its closure.
 
 // The frame of a CALL/CALLG at pc (layout: frames.h part 1): the return
 // address is the CALL's last word, which holds the caller's frame step in
@@ -413,7 +423,10 @@ static const CallTarget *resolve_callg(Vm *vm, const uint32_t *pc) {
 
 // Runs from pc in the frame at base until EXIT_NESTED; returns the value
 // handed to the trampoline.
-static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
+// Compiled without cross-jumping: GCC would otherwise merge the identical
+// tails of handlers (the call forms' pushes and dispatches) into one, adding a
+// jump to each and sharing one indirect branch among them.
+__attribute__((optimize("no-crossjumping"))) static Value interpret(Vm *vm, const uint32_t *pc, Value *base) {
   static const void *const labels[OPCODE_COUNT] = {
 #define X(name, len, safe, kinds) [BC_##name] = &&op_##name,
       BYTECODE_OPS(X)
@@ -604,6 +617,49 @@ op_CALL: {
   pc = t->code;
   DISPATCH();
 }
+// The forms by argc (bytecode.h). CALL<n> takes its fast path when f is a
+// closure of n parameters whose frame fits the headroom (fast_nparams == n:
+// one compare for arity and frame size), and otherwise goes to CALL, which
+// finds out what is wrong or checks the stack against the callee's frame.
+// CALLG<n>'s target was checked by the link. Both check the stack against
+// stack_limit alone, copy the arguments unrolled and find the return
+// address at a fixed offset.
+#define CALL_FORM_PUSH(n, f, t)                                                \
+  if (FUZZ_FUEL) burn_fuel(vm);                                                \
+  Value *nb = (Value *)((char *)base + pc[5 + (n)]);                           \
+  if (unlikely(nb >= vm->stack_limit)) { SAVE(); interp_raise_stack_overflow(vm); } \
+  *ret_sp++ = pc + 5 + (n);                                                    \
+  nb[0] = (f);                                                                 \
+  if ((n) > 0) nb[1] = base[pc[3]];                                            \
+  if ((n) > 1) nb[2] = base[pc[4]];                                            \
+  if ((n) > 2) nb[3] = base[pc[5]];                                            \
+  base = nb;                                                                   \
+  pc = (t)->code;                                                              \
+  DISPATCH();
+#define CALL_FORM(n)                                                           \
+  op_CALL##n: {                                                                \
+    Value f = R(1);                                                            \
+    if (unlikely(!val_has_tag(f, TAG_CLOSURE))) goto op_CALL;                  \
+    const CallTarget *t = &vm->fn_targets[val_to_int(val_field(f, 0))];        \
+    if (unlikely(t->fast_nparams != (n))) goto op_CALL;                        \
+    CALL_FORM_PUSH(n, f, t)                                                    \
+  }
+#define CALLG_FORM(n)                                                          \
+  op_CALLG##n: {                                                               \
+    const CallTarget *t = &vm->global_targets[pc[1]];                          \
+    CALL_FORM_PUSH(n, t->closure, t)                                           \
+  }
+CALL_FORM(0)
+CALL_FORM(1)
+CALL_FORM(2)
+CALL_FORM(3)
+CALLG_FORM(0)
+CALLG_FORM(1)
+CALLG_FORM(2)
+CALLG_FORM(3)
+#undef CALL_FORM
+#undef CALLG_FORM
+#undef CALL_FORM_PUSH
 op_CALLPRIM: {
   SAVE();
   Value r = prims[pc[1]].fn(vm, base + pc[2]);

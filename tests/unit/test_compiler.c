@@ -166,7 +166,7 @@ static Edges edges_of(const uint32_t *pc) {
     e.jump = rel(pc, pc[2]);
   } else if (!strcmp(n, "JMP") || !strcmp(n, "LOOP")) {
     e.jump = rel(pc, pc[1]);
-  } else if (!strcmp(n, "CALL") || !strcmp(n, "CALLG") || !strcmp(n, "CALLPRIM")) {
+  } else if (ts_is_call(pc[0]) || !strcmp(n, "CALLPRIM")) {
     e.fall = true;
     e.fall_w[e.nfall++] = strcmp(n, "CALLPRIM") ? call_dst(pc) : pc[4];   // dst
   } else if (!strcmp(n, "FORLOOP")) {
@@ -587,7 +587,8 @@ static void test_dump_shows_combined_and_call_descriptors(void **state) {
     const char *end = strchr(line, '\n');
     assert_non_null(end);
     if (end - line < 16) continue;
-    if (strncmp(line + 9, "CALL ", 5) == 0 || strncmp(line + 9, "CALLG ", 6) == 0) {
+    // CALL, CALLG and their forms by argc (CALL1, CALLG2, ...), not CALLPRIM
+    if (strncmp(line + 9, "CALL", 4) == 0 && strncmp(line + 9, "CALLPRIM", 8) != 0) {
       call_lines++;
       assert_true(strncmp(end + 1, "        ; frame ", 16) == 0);
     }
@@ -647,6 +648,57 @@ static void test_loops_and_pair_patterns(void **state) {
   free(firsts);
 }
 
+// --- calls: the forms by argc and what the link checks ------------------------------
+
+// The first call instruction of the function `name`.
+static const uint32_t *first_call(void **state, const char *name) {
+  const Proto *p = ts_proto(state, name);
+  for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
+    if (ts_is_call(pc[0])) return pc;
+  fail_msg("%s has no call", name);
+  return NULL;
+}
+
+// A closure call of up to three arguments compiles to its form (CALL0 ..
+// CALL3), a top-level fn's call to CALLG; the link turns a CALLG into
+// CALLG<argc> when its global holds a fn of that arity whose frame fits the
+// headroom, and leaves a wrong arity, four arguments or a big frame to
+// CALLG, which checks when it runs. The names follow bytecode_is_call.
+static void test_link_gives_calls_their_forms(void **state) {
+  for (uint32_t op = 0; op < OPCODE_COUNT; op++) assert_int_equal(ts_is_call(op), bytecode_is_call(op));
+  char big[16384];
+  int n = snprintf(big, sizeof big, "fn big(x) {\n");
+  for (int i = 0; i < VM_CALL_HEADROOM; i++) n += snprintf(big + n, sizeof big - (size_t)n, "  let v%d = x + %d\n", i, i);
+  snprintf(big + n, sizeof big - (size_t)n,
+           "  v0 + v%d\n}\n"
+           "fn one(x) { x }\n"
+           "fn four(a, b, c, d) { a }\n"
+           "fn calls_one() { one(1) }\n"
+           "fn calls_four() { four(1, 2, 3, 4) }\n"
+           "fn calls_big() { big(1) }\n"
+           "fn calls_wrong() { one(1, 2) }\n"
+           "let f = one\n"
+           "fn calls_closure() { f(2) }\n"
+           "fn calls_closure4() { f(1, 2, 3, 4) }\n",
+           VM_CALL_HEADROOM - 1);
+  Vm *vm = ts_vm(state);
+  ts_compile(state, big);
+  assert_true(ts_proto(state, "big")->fsize + 1 > VM_CALL_HEADROOM);
+  assert_int_equal(first_call(state, "calls_one")[0], BC_CALLG);   // not linked yet
+  image_link_calls(vm);
+  assert_int_equal(first_call(state, "calls_one")[0], BC_CALLG1);
+  assert_int_equal(first_call(state, "calls_four")[0], BC_CALLG);
+  assert_int_equal(first_call(state, "calls_big")[0], BC_CALLG);
+  assert_int_equal(first_call(state, "calls_wrong")[0], BC_CALLG);
+  assert_int_equal(first_call(state, "calls_closure")[0], BC_CALL1);
+  assert_int_equal(first_call(state, "calls_closure4")[0], BC_CALL);
+  const CallTarget *t = &vm->fn_targets[ts_proto(state, "big")->id];
+  assert_int_equal(t->nparams, 1);
+  assert_int_equal(t->fast_nparams, UINT32_MAX);   // its frame does not fit the headroom
+  t = &vm->fn_targets[ts_proto(state, "one")->id];
+  assert_int_equal(t->fast_nparams, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_loops_and_pair_patterns, ts_setup, ts_teardown),
@@ -663,6 +715,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_combining_limits, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_debug_entry_spanning_two_lines, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_dump_shows_combined_and_call_descriptors, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_link_gives_calls_their_forms, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,11 +241,15 @@ TS_HELPER uint32_t ts_global(Vm *vm, const char *name) {
 }
 
 // Instructions that call Minnow code (their descriptor is keyed by the return
-// address, their last word holds the caller's frame size). By name, so that
-// the test follows the instruction set.
+// address, their last word holds the caller's frame size): CALL, CALLG and
+// their forms by argc (CALL0 .. CALLG3). By name, so that the test follows
+// the instruction set.
 TS_HELPER bool ts_is_call(uint32_t op) {
-  return op < OPCODE_COUNT && (strcmp(bytecode_names[op], "CALL") == 0 ||
-                               strcmp(bytecode_names[op], "CALLG") == 0);
+  if (op >= OPCODE_COUNT) return false;
+  const char *n = bytecode_names[op];
+  if (strncmp(n, "CALL", 4) != 0) return false;
+  size_t i = n[4] == 'G' ? 5 : 4;
+  return n[i] == '\0' || (n[i] >= '0' && n[i] <= '9' && n[i + 1] == '\0');
 }
 
 // An ALLOCN or its two-pair form ALLOCN2 (same layout).

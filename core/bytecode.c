@@ -47,6 +47,7 @@ uint32_t bytecode_length(const uint32_t *pc) {
   switch (pc[0]) {
     case BC_CLOSURE: return 4 + pc[3];
     case BC_ALLOC1:
+    case BC_ALLOC2:
     case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
     case BC_ALLOCN:
     case BC_ALLOCN2: return allocn_length(pc);

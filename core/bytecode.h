@@ -54,6 +54,10 @@
   X(JNGE, 4, 0, "rro")        /* jump unless a >= b */                       \
   X(JNEQ, 4, 0, "rro")        /* jump unless a == b */                       \
   X(JNNE, 4, 0, "rro")        /* jump unless a != b */                       \
+  X(JNLTI, 4, 0, "rio")       /* jump unless a < imm (an int: fast if a is) */ \
+  X(JNLEI, 4, 0, "rio")       /* jump unless a <= imm */                     \
+  X(JNGTI, 4, 0, "rio")       /* jump unless a > imm */                      \
+  X(JNGEI, 4, 0, "rio")       /* jump unless a >= imm */                     \
   X(JNEQK, 4, 0, "rko")       /* jump unless a == constant k */              \
   X(JNNEK, 4, 0, "rko")       /* jump unless a != constant k */              \
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
@@ -86,9 +90,14 @@
   X(CALLG3, 0, 1, "gn*irn")                                                  \
   X(CALLPRIM, 5, 1, "prnr")   /* prim first_arg argc dst */                  \
   X(RET, 2, 0, "r")                                                          \
+  X(RETK, 2, 0, "k")          /* return constant k (compiler.c, fold_returns) */ \
+  X(RETI, 2, 0, "i")          /* return the small int imm */                 \
   X(CLOSURE, 0, 1, "rpn*")    /* dst fn_id ncap cap_regs...                  \
                                  (a cap of 0xffffffff is the closure itself) */ \
   X(ALLOC1, 0, 1, "rnn*")     /* dst tag nfields field_regs... */            \
+  X(ALLOC2, 6, 1, "rnnrr")    /* an ALLOC1 (same layout) of two fields, not  \
+                                 a record: a pair or a cons cell          \
+                                 (compiler.c, retag_alloc2) */           \
   X(ALLOCBIG, 0, 1, "rnn*")   /* as ALLOC1, more than 256 fields: major heap */ \
   X(ALLOCN, 0, 1, "nn*")      /* total_whsize nsub, per sub-block:           \
                                  dst tag nfields fields (a field with bit 31 \

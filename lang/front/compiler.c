@@ -30,7 +30,16 @@
 //    names a register an earlier sub-block writes is rewritten to refer to
 //    that sub-block directly.
 //
-// 5. Modules. Each file is a module; its top-level names are globals
+// 5. Short forms, for the interpreter's sake (finish_function and the
+//    emitters): a comparison with a small int literal jumps on an immediate
+//    (JNLTI .. JNGEI); a return of a local, an int literal or a constant is
+//    one instruction (fold_returns: RET src, RETI, RETK); a pair or cons cell
+//    is ALLOC2, an ALLOCN of two pairs ALLOCN2 (retag_*: the same layouts as
+//    ALLOC1 and ALLOCN); a closure call of up to three arguments is CALL0 ..
+//    CALL3. A top-level fn's CALLG gets its form by argc when the code is
+//    linked (core/image.c), which knows its target.
+//
+// 6. Modules. Each file is a module; its top-level names are globals
 //    ("List.map"). Top-level functions and externals are static closures made
 //    at compile time, so code may call a function defined further down.
 //    Module top-level code runs in dependency order (a module finishes
@@ -1312,6 +1321,15 @@ static const Opcode jump_unless[] = {
     [OP_EQ] = BC_JNEQ, [OP_NE] = BC_JNNE, [OP_LT] = BC_JNLT,
     [OP_LE] = BC_JNLE, [OP_GT] = BC_JNGT, [OP_GE] = BC_JNGE,
 };
+// The same against a small int literal on the right (an immediate operand).
+static const Opcode jump_unless_imm[] = {
+    [OP_LT] = BC_JNLTI, [OP_LE] = BC_JNLEI, [OP_GT] = BC_JNGTI, [OP_GE] = BC_JNGEI,
+};
+
+// Whether e is an int literal that an immediate operand holds.
+static bool small_int(const Expr *e) {
+  return e->kind == EX_INT && e->u.int_val > -(1 << 30) && e->u.int_val < (1 << 30);
+}
 
 static bool is_comparison(BinOp op) { return op >= OP_EQ && op <= OP_GE; }
 
@@ -1337,6 +1355,11 @@ static uint32_t compile_condition(FnState *fs, Expr *cond) {
     // x == literal: the literal's constant is an operand (no register load).
     uint32_t a = compile_to_reg(fs, cond->u.binary.left);
     j = emit_jump(fs, cond->u.binary.op == OP_EQ ? BC_JNEQK : BC_JNNEK, cond->pos, a, (uint32_t)k, 2);
+  } else if (cond->kind == EX_BINARY && cond->u.binary.op >= OP_LT && cond->u.binary.op <= OP_GE &&
+             small_int(cond->u.binary.right)) {
+    // x < literal: the literal is an immediate (no register load).
+    uint32_t a = compile_to_reg(fs, cond->u.binary.left);
+    j = emit_jump(fs, jump_unless_imm[cond->u.binary.op], cond->pos, a, (uint32_t)(int32_t)cond->u.binary.right->u.int_val, 2);
   } else if (cond->kind == EX_BINARY && is_comparison(cond->u.binary.op)) {
     uint32_t a = compile_to_reg(fs, cond->u.binary.left);
     uint32_t b = compile_to_reg(fs, cond->u.binary.right);
@@ -1969,6 +1992,36 @@ static void thread_jumps(Proto *p) {
   }
 }
 
+// A return of a local or a constant: MOVE r, s or LOADK r, k or LOADI r, i
+// followed by RET r (a branch or a function whose value is a local or a
+// literal: thread_jumps copies the RET to the end of each branch) becomes
+// RET s, RETK k or RETI i when no jump lands on the RET: one instruction
+// fewer a return. The old three-word instruction stays after the new
+// two-word one, unreachable, so that every offset (jumps, descriptors,
+// lines) stays where it was; a jump to it lands on the new return, which
+// does both.
+static void fold_returns(Proto *p) {
+  uint8_t *target = xrealloc(NULL, p->code_len + 1);
+  memset(target, 0, p->code_len + 1);
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t k = bytecode_jump_word((Opcode)p->code[at]);
+    int64_t to = k ? (int64_t)at + (int32_t)p->code[at + k] : -1;
+    if (to >= 0 && to <= p->code_len) target[to] = 1;
+  }
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *ins = p->code + at;
+    Opcode ret = ins[0] == BC_MOVE ? BC_RET : ins[0] == BC_LOADK ? BC_RETK : ins[0] == BC_LOADI ? BC_RETI : OPCODE_COUNT;
+    if (ret == OPCODE_COUNT || at + 5 > p->code_len || ins[3] != BC_RET || ins[4] != ins[1] || target[at + 3]) continue;
+    uint32_t op = ins[0], r = ins[1], x = ins[2];
+    ins[0] = ret;
+    ins[1] = x;
+    ins[2] = op;
+    ins[3] = r;
+    ins[4] = x;
+  }
+  free(target);
+}
+
 // Whether the ALLOCN sub-block at s is a pair or cons cell (two fields, not
 // a record) whose fields are registers or, if `may_ref_first`, sub-block 0.
 static bool is_pair_sub(const uint32_t *s, bool may_ref_first) {
@@ -1990,6 +2043,16 @@ static void retag_allocn2(Proto *p) {
   }
 }
 
+// Retags as ALLOC2 the ALLOC1s of two fields that are not records (pairs and
+// cons cells, most allocations): the interpreter fills those without the
+// record and length tests. The layout stays the ALLOC1's.
+static void retag_alloc2(Proto *p) {
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *pc = p->code + at;
+    if (pc[0] == BC_ALLOC1 && pc[3] == 2 && hd_tag(pc[2]) != TAG_RECORD) pc[0] = BC_ALLOC2;
+  }
+}
+
 static void finish_function(FnState *fs) {
   Proto *p = fs->proto;
   for (uint32_t i = 0; i < fs->let_fail_count; i++) {
@@ -2003,7 +2066,9 @@ static void finish_function(FnState *fs) {
   }
   free(fs->let_fails);
   thread_jumps(p);
+  fold_returns(p);
   retag_allocn2(p);
+  retag_alloc2(p);
   // The names retaining paths give a closure's fields (field i + 1: caps[i]).
   if (fs->cap_count) {
     const char **names = xrealloc(NULL, fs->cap_count * sizeof *names);

@@ -4,7 +4,8 @@
 // 1. The loop keeps pc, base and the return stack's top in locals and writes
 //    them to vm->pc/vm->base/vm->ret_sp (SAVE) before anything that may
 //    collect, raise or walk the stack: the walker starts from there.
-// 2. Allocation fast path (ALLOC1), the whole cost of an unsampled minor
+// 2. Allocation fast path (ALLOC1; ALLOC2 the same with the size and fields
+//    known by the opcode), the whole cost of an unsampled minor
 //    allocation beyond filling the block:
 //        p = vm->young_ptr - whsize        load, subtract
 //        if (p < vm->young_limit) slow     load, compare, branch
@@ -551,6 +552,21 @@ COMPARE_JUMP(JNLE, <=)
 COMPARE_JUMP(JNGT, >)
 COMPARE_JUMP(JNGE, >=)
 #undef COMPARE_JUMP
+// The same against an immediate int (pc[2]).
+#define COMPARE_JUMP_IMM(name, cmp)                                            \
+  op_##name: {                                                                 \
+    Value a = R(1), b = val_of_int((int32_t)pc[2]);                            \
+    bool holds;                                                                \
+    if (likely(val_is_int(a))) holds = (int64_t)a cmp (int64_t)b;              \
+    else { SAVE(); holds = ops_compare(vm, a, b) cmp 0; }                      \
+    JUMP(holds ? 4 : (int32_t)pc[3]);                                          \
+    DISPATCH();                                                                \
+  }
+COMPARE_JUMP_IMM(JNLTI, <)
+COMPARE_JUMP_IMM(JNLEI, <=)
+COMPARE_JUMP_IMM(JNGTI, >)
+COMPARE_JUMP_IMM(JNGEI, >=)
+#undef COMPARE_JUMP_IMM
 op_JNEQ: { Value a = R(1), b = R(2); JUMP(EQUAL(a, b) ? 4 : (int32_t)pc[3]); DISPATCH(); }
 // The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
 op_JNEQK: JUMP(R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]); DISPATCH();
@@ -667,14 +683,22 @@ op_CALLPRIM: {
   pc += 5;
   DISPATCH();
 }
-op_RET: {
-  Value v = R(1);
-  const uint32_t *ret = *--ret_sp;
-  base = (Value *)((char *)base - ret[0]);
-  base[ret[-1]] = v;
-  pc = ret + 1;
-  DISPATCH();
-}
+// RET and its forms for a constant: the return address off the return
+// stack, the caller's base one subtraction away (frames.h part 2), the value
+// into the call's destination register.
+#define RETURN(v)                                                              \
+  {                                                                            \
+    Value v_ = (v);                                                            \
+    const uint32_t *ret = *--ret_sp;                                           \
+    base = (Value *)((char *)base - ret[0]);                                   \
+    base[ret[-1]] = v_;                                                        \
+    pc = ret + 1;                                                              \
+    DISPATCH();                                                                \
+  }
+op_RET: RETURN(R(1))
+op_RETK: RETURN(vm->constants[pc[1]])
+op_RETI: RETURN(val_of_int((int32_t)pc[1]))
+#undef RETURN
 op_CLOSURE: SAVE(); pc = make_closure(vm, pc, base); DISPATCH();
 
 op_ALLOC1: {
@@ -695,6 +719,21 @@ op_ALLOC1: {
   fill_fields(f, src, n, base);
   R(1) = val_of_ptr(p + 1);
   pc = src + n;
+  DISPATCH();
+}
+op_ALLOC2: {   // retag_alloc2 (compiler.c): a pair or a cons cell, 3 words
+  Value *p = vm->young_ptr - 3;
+  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
+    SAVE();
+    pc = alloc1_slow(vm, pc, base);
+    DISPATCH();
+  }
+  vm->young_ptr = p;
+  p[0] = pc[2];
+  p[1] = base[pc[4]];
+  p[2] = base[pc[5]];
+  R(1) = val_of_ptr(p + 1);
+  pc += 6;
   DISPATCH();
 }
 op_ALLOCBIG: SAVE(); pc = alloc1_slow(vm, pc, base); DISPATCH();

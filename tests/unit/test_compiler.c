@@ -139,7 +139,7 @@ static Edges edges_of(const uint32_t *pc) {
   const char *n = bytecode_names[pc[0]];
   static const char *const dst1[] = {"MOVE", "LOADK", "LOADI", "GETGLOBAL", "GETUPVAL", "ADD", "SUB",
                                      "MUL", "DIV", "MOD", "CONCAT", "NEG", "NOT", "EQ", "NE", "LT",
-                                     "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "MULI", "DIVI", "MODI", "EQK", "NEK", "CLOSURE", "ALLOC1",
+                                     "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "MULI", "DIVI", "MODI", "EQK", "NEK", "CLOSURE", "ALLOC1", "ALLOC2",
                                      "ALLOCBIG", "GETFIELD", "INDEX", "GETF"};
   for (size_t i = 0; i < sizeof dst1 / sizeof dst1[0]; i++)
     if (strcmp(n, dst1[i]) == 0) {
@@ -153,8 +153,8 @@ static Edges edges_of(const uint32_t *pc) {
       e.fall = true;
       return e;
     }
-  static const char *const branch3[] = {"JNLT", "JNLE", "JNGT", "JNGE", "JNEQ", "JNNE", "JNEQK",
-                                        "JNNEK", "TESTTUPLE", "TESTEQ", "FORPREP"};
+  static const char *const branch3[] = {"JNLT", "JNLE", "JNGT", "JNGE", "JNLTI", "JNLEI", "JNGTI", "JNGEI",
+                                        "JNEQ", "JNNE", "JNEQK", "JNNEK", "TESTTUPLE", "TESTEQ", "FORPREP"};
   for (size_t i = 0; i < sizeof branch3 / sizeof branch3[0]; i++)
     if (strcmp(n, branch3[i]) == 0) {
       e.fall = true;
@@ -197,7 +197,8 @@ static Edges edges_of(const uint32_t *pc) {
       if (sub[0] != OPERAND_NONE) e.fall_w[e.nfall++] = sub[0];
       sub += 3 + ((sub[1] & 0xff) == TAG_RECORD) + sub[2];
     }
-  } else if (strcmp(n, "RET") && strcmp(n, "MATCHFAIL") && strcmp(n, "HALT") && strcmp(n, "EXIT_NESTED")) {
+  } else if (strcmp(n, "RET") && strcmp(n, "RETK") && strcmp(n, "RETI") && strcmp(n, "MATCHFAIL") && strcmp(n, "HALT") &&
+             strcmp(n, "EXIT_NESTED")) {
     fail_msg("the liveness check does not know opcode %s: teach edges_of()", n);
   }
   return e;
@@ -446,8 +447,8 @@ static void test_no_merge_across_a_join(void **state) {
   // branch jumps to the join between them: three separate allocations.
   assert_null(ts_find_allocn(h, 0));
   assert_int_equal(ts_count_ops(h, ts_is_alloc), 3);
-  const uint32_t *third = ts_find_op(h, BC_ALLOC1, 2);
-  const uint32_t *second = ts_find_op(h, BC_ALLOC1, 1);
+  const uint32_t *third = ts_find_alloc1(h, 2);
+  const uint32_t *second = ts_find_alloc1(h, 1);
   assert_true(second + bytecode_length(second) == third);   // adjacent, yet not merged
 }
 
@@ -497,7 +498,7 @@ static void test_combining_limits(void **state) {
   uint32_t cells = 0;
   const Proto *big = ts_proto(state, "big");
   for (const uint32_t *pc = big->code; pc < big->code + big->code_len; pc += bytecode_length(pc)) {
-    if (pc[0] == BC_ALLOC1) cells++;
+    if (ts_is_alloc1(pc[0])) cells++;
     if (ts_is_allocn(pc[0])) cells += pc[2];
   }
   assert_int_equal(cells, 20);
@@ -520,7 +521,7 @@ static void test_combining_limits(void **state) {
   // and the 3-word outer one (204 words) do.
   const Proto *wide = ts_proto(state, "wide");
   assert_int_equal(ts_count_ops(wide, ts_is_alloc), 2);
-  const uint32_t *first = ts_find_op(wide, BC_ALLOC1, 0), *second = ts_find_allocn(wide, 0);
+  const uint32_t *first = ts_find_alloc1(wide, 0), *second = ts_find_allocn(wide, 0);
   assert_non_null(first);
   assert_non_null(second);
   assert_int_equal(hd_wosize(first[2]), 200);
@@ -536,7 +537,7 @@ static void test_debug_entry_spanning_two_lines(void **state) {
              "  (a,\n"
              "   b)\n"
              "}\n");
-  const uint32_t *pc = ts_find_op(ts_proto(state, "m"), BC_ALLOC1, 0);
+  const uint32_t *pc = ts_find_alloc1(ts_proto(state, "m"), 0);
   assert_non_null(pc);
   const FrameDesc *d = frames_find(vm->frames, pc);
   assert_int_equal(d->debug_count, 1);
@@ -648,6 +649,35 @@ static void test_loops_and_pair_patterns(void **state) {
   free(firsts);
 }
 
+// Pairs and cons cells take the two-field form ALLOC2, records and other
+// sizes stay ALLOC1; a comparison with a small int literal jumps on an
+// immediate; a return of a local, a literal int or a constant is one
+// instruction (fold_returns).
+static void test_short_forms(void **state) {
+  ts_compile(state,
+             "fn pair(a, b) { let t = (a, b); t }\n"
+             "fn rec(a, b) { let r = {x: a, y: b}; r }\n"
+             "fn tri(a, b) { let t = (a, b, a); t }\n"
+             "fn small(n) { if n < 2 { n } else if n >= 100 { 1 } else { nil } }\n");
+  const Proto *pair = ts_proto(state, "pair"), *rec = ts_proto(state, "rec"), *tri = ts_proto(state, "tri");
+  assert_int_equal(ts_find_alloc1(pair, 0)[0], BC_ALLOC2);
+  assert_int_equal(ts_find_alloc1(rec, 0)[0], BC_ALLOC1);
+  assert_int_equal(ts_find_alloc1(tri, 0)[0], BC_ALLOC1);
+  const Proto *small = ts_proto(state, "small");
+  assert_non_null(ts_find_op(small, BC_JNLTI, 0));
+  assert_non_null(ts_find_op(small, BC_JNGEI, 0));
+  assert_null(ts_find_op(small, BC_JNLT, 0));
+  const uint32_t *ret = ts_find_op(small, BC_RET, 0);
+  assert_non_null(ret);
+  assert_int_equal(ret[1], 1);   // n's own register
+  const uint32_t *reti = ts_find_op(small, BC_RETI, 0);
+  assert_non_null(reti);
+  assert_int_equal((int32_t)reti[1], 1);
+  assert_non_null(ts_find_op(small, BC_RETK, 0));   // nil
+  // pair: the value of t is returned from t's register.
+  assert_int_equal(ts_find_op(pair, BC_RET, 0)[1], ts_find_alloc1(pair, 0)[1]);
+}
+
 // --- calls: the forms by argc and what the link checks ------------------------------
 
 // The first call instruction of the function `name`.
@@ -716,6 +746,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_debug_entry_spanning_two_lines, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_dump_shows_combined_and_call_descriptors, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_link_gives_calls_their_forms, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_short_forms, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

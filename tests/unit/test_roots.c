@@ -212,10 +212,10 @@ static void test_scan_during_a_run(void **state) {
   assert_true(p.seen);
   // The top frame is probe's, stopped at the tuple's allocation.
   const Proto *probe = ts_proto(state, "probe"), *outer = ts_proto(state, "outer");
-  assert_true(p.pc[0] == BC_ALLOC1 || ts_is_allocn(p.pc[0]));
+  assert_true(ts_is_alloc1(p.pc[0]) || ts_is_allocn(p.pc[0]));
   assert_true(p.pc >= probe->code && p.pc < probe->code + probe->code_len);
   for (uint32_t s = 0; s <= probe->nparams; s++) assert_int_equal(times_visited(&p.visits, &p.base[s]), 1);
-  uint32_t keep_reg = p.pc[0] == BC_ALLOC1 ? p.pc[1] : p.pc[3];
+  uint32_t keep_reg = ts_is_alloc1(p.pc[0]) ? p.pc[1] : p.pc[3];
   assert_int_equal(times_visited(&p.visits, &p.base[keep_reg]), 0);   // not yet written
   // The caller's frame sits right below (core/frames.h part 1): its closure,
   // x and y are roots, the argument registers of the call (copied into
@@ -225,7 +225,7 @@ static void test_scan_during_a_run(void **state) {
   for (const uint32_t *pc = outer->code; pc < outer->code + outer->code_len; pc += bytecode_length(pc))
     if (ts_is_call(pc[0])) call = pc;
   assert_non_null(call);
-  const uint32_t *alloc = ts_find_op(outer, BC_ALLOC1, 0);
+  const uint32_t *alloc = ts_find_alloc1(outer, 0);
   assert_non_null(alloc);
   uint32_t y_reg = alloc[1];
   assert_int_equal(times_visited(&p.visits, &ob[0]), 1);

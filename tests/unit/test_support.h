@@ -255,8 +255,11 @@ TS_HELPER bool ts_is_call(uint32_t op) {
 // An ALLOCN or its two-pair form ALLOCN2 (same layout).
 TS_HELPER bool ts_is_allocn(uint32_t op) { return op == BC_ALLOCN || op == BC_ALLOCN2; }
 
+// An ALLOC1 or its two-field form ALLOC2 (same layout).
+TS_HELPER bool ts_is_alloc1(uint32_t op) { return op == BC_ALLOC1 || op == BC_ALLOC2; }
+
 TS_HELPER bool ts_is_alloc(uint32_t op) {
-  return op == BC_ALLOC1 || ts_is_allocn(op) || op == BC_ALLOCBIG;
+  return ts_is_alloc1(op) || ts_is_allocn(op) || op == BC_ALLOCBIG;
 }
 
 // The descriptor of the instruction at pc (return-address key for calls).
@@ -274,6 +277,13 @@ TS_HELPER bool ts_lists(const FrameDesc *d, uint32_t slot) {
 TS_HELPER const uint32_t *ts_find_op(const Proto *p, uint32_t op, int n) {
   for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
     if (pc[0] == op && n-- == 0) return pc;
+  return NULL;
+}
+
+// The n-th (0-based) ALLOC1 or ALLOC2 of `p`, or NULL.
+TS_HELPER const uint32_t *ts_find_alloc1(const Proto *p, int n) {
+  for (const uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
+    if (ts_is_alloc1(pc[0]) && n-- == 0) return pc;
   return NULL;
 }
 

@@ -49,3 +49,10 @@ callgrind-memprof: vm vm-noprof
 .PHONY: bench-memprof-deep
 bench-memprof-deep: vm
 	bash $(BENCH_MP_DIR)/memprof_deep.sh
+
+# make bench-memprof-module: the Memprof module's callbacks on a 100,000-frame
+# recursion against the profiler off and the C counting tracker (issue 33's
+# floors; bench/memprof_module.sh, results/memprof_module.*).
+.PHONY: bench-memprof-module
+bench-memprof-module: vm build/bench/runstat
+	bash $(BENCH_MP_DIR)/memprof_module.sh

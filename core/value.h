@@ -73,9 +73,13 @@ enum {
   TAG_RECORD = 3,   // field 0: shape id (int); fields 1..n: values, mutable
   TAG_CLOSURE = 4,  // field 0: function id (int); fields 1..: captured values
   TAG_BUFFER = 5,   // Buffer.t: field 0 the storage (TAG_BYTES), field 1 the length (int)
-  TAG_CALLSTACK = 6, // a memprof callstack node (lang/lib/memprof_module.c): 3 fields, its
-                     // caller's node or nil, a debug-entry id (int), the frames
-                     // Memprof.frames shows from it (int, 0: all)
+  TAG_CALLSTACK = 6, // a sample's callstack, the Memprof module's (lang/lib/memprof_module.c):
+                     // 4 fields, its callers' innermost TAG_CALLERS node or nil, its
+                     // site's debug-entry id (int), the frames Memprof.frames shows
+                     // (int, 0: all), the profile's records (array)
+  TAG_CALLERS = 7,   // a run of callers of memprof callstacks (memprof_module.c): 4 fields,
+                     // the node of the run below or nil, the return address (int), the
+                     // callers up to and including the run (int), its frames (list) or nil
   TAG_NO_SCAN = 250,  // tags >= this hold no Values; the GC does not look inside
   TAG_BYTES = 250,  // mutable bytes owned by one C structure (a buffer's storage);
                     // never handed to Minnow code, never read as a string

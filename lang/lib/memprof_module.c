@@ -6,20 +6,40 @@
 // info = {n_samples, size, source, callstack}; Memprof.frames turns a
 // callstack into records.
 //
-// Callstacks share their frames (a sample costs its new frames, as its
-// capture does, however deep the stack): a callstack is a node of a tree of
-// frames rooted at the outermost caller (TAG_CALLSTACK, core/value.h: its
-// caller's node, a debug-entry id, how many frames to show). `path` keeps
-// the nodes of the previous sample's callers: the sample's first
-// `unchanged` callers (tracker.h) reuse them, and only the callers past
-// them, then the site, get new nodes. callstack_size limits the frames
-// Memprof.frames shows, not the nodes made.
+// 1. A sample's callstack costs nothing per frame. memprof keeps the callers
+//    on its side stack as runs of one return address (memprof/callstack.h: a
+//    recursion is one run, whatever its depth) and hands a sample the runs
+//    its capture walked (tracker.h, MemprofSample.runs). The module keeps
+//    one node per run (TAG_CALLERS, core/value.h: the node of the run below
+//    it, the return address, the callers up to and including the run, and
+//    the run's frames as a list once read), shared by every sample whose
+//    callers include it: `path` holds the nodes of the previous sample's
+//    callers, whose first `valid` callers are still right, and a sample makes
+//    nodes only for the runs past its `unchanged` callers (a node that
+//    straddles that point is cut: one node). The callstack the callback gets
+//    (TAG_CALLSTACK) names the innermost run's node, the site's debug entry,
+//    the frames Memprof.frames shows and the profile's records.
+// 2. Frames become Minnow values only when Memprof.frames reads them: one
+//    record per debug entry (a call site), made the first time it is read and
+//    kept in `records` (an array by debug-entry id, held by the profile and
+//    by its callstacks: the records are shared). A whole callstack (no
+//    callstack_size) is its site's record on the list of its callers' frames,
+//    which each node makes once, on the list of the nodes below it, and
+//    keeps: each caller frame becomes a list cell once, however many samples
+//    share it and however often they are read. A callstack cut by
+//    callstack_size gets fresh cells for the frames it shows. Reading a
+//    sample's frames thus costs the frames no earlier read made, and a
+//    callback that does not read them pays nothing for them.
+// 3. Per sample, besides its new runs: the callstack (4 fields) and the info
+//    record (its shape found once, `info_shape`; its source a string made
+//    once).
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "primitives.h"
 #include "../runtime/ops.h"
+#include "../runtime/shapes.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../core/frames.h"
@@ -31,13 +51,26 @@ enum { CB_ALLOC_MINOR, CB_ALLOC_MAJOR, CB_PROMOTE, CB_DEALLOC_MINOR, CB_DEALLOC_
 static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major", "promote",
                                                      "dealloc_minor", "dealloc_major"};
 
+// Fields of a callers node (TAG_CALLERS) and of a callstack (TAG_CALLSTACK).
+enum { RUN_BELOW, RUN_FRAME, RUN_END, RUN_LIST, RUN_FIELDS };
+enum { CS_CALLERS, CS_SITE, CS_SHOWN, CS_RECORDS, CS_FIELDS };
+// The longest inlining chain a frame is shown with (DebugInfo.inlined_into).
+enum { MAX_CHAIN = 64 };
+static const char *const info_names[] = {"n_samples", "size", "source", "callstack"};
+static const char *const frame_names[] = {"file", "line", "start_col", "end_col", "function"};
+
 typedef struct ClosureTracker {
   Value callbacks[CB_COUNT];   // closures or nil; GC roots (scan_roots)
   uint32_t callstack_size;     // 0: no limit
-  // path[i] is the node of caller i of the previous sample delivered, for i
-  // < path_len (an array, or nil before the first sample; a GC root).
+  // path[i] is the node of the previous sample's i-th run of callers (an
+  // array, or nil before the first sample; a GC root); path_end[i] the
+  // callers up to and including it; the first `valid` callers are right.
   Value path;
-  uint32_t path_len;
+  uint32_t *path_end;
+  uint32_t path_len, path_cap, valid;
+  Value records;               // by debug-entry id: a frame's record or nil (part 2)
+  Value normal;                // the string "normal" (info.source)
+  uint32_t info_shape;
 } ClosureTracker;
 
 // Calls callback `which` with one argument; a raise forgets the block and
@@ -49,50 +82,101 @@ static Value call(Vm *vm, ClosureTracker *t, int which, Value arg) {
   return result;
 }
 
-// A node below `parent` for each entry of d's inlining chain, the code it
-// was inlined into first; returns the last (parent if d is NULL). May GC:
-// `parent` is read before each allocation from a root.
-static Value chain_nodes(Vm *vm, Value parent, const DebugInfo *d, uint32_t shown) {
-  const DebugInfo *chain[64];
-  uint32_t n = 0;
-  for (; d && n < 64; d = d->inlined_into) chain[n++] = d;
-  vm_push_root(vm, &parent);
-  while (n > 0) {
-    Value node = gc_alloc(vm, 3, TAG_CALLSTACK);
-    Value *f = val_fields(node);
-    f[0] = parent;
-    f[1] = val_of_int(chain[--n]->id);
-    f[2] = val_of_int(n == 0 ? shown : 0);
-    parent = node;
-  }
+// A return address as a node field: an int (code is 4-byte aligned, far below 2^62).
+static Value frame_value(MemprofFrame f) { return val_of_int((int64_t)(uintptr_t)f); }
+static MemprofFrame frame_of(Value v) { return (MemprofFrame)(uintptr_t)val_to_int(v); }
+static uint32_t run_end(Value node) { return node == VAL_NIL ? 0 : (uint32_t)val_to_int(val_field(node, RUN_END)); }
+
+// A node for `frame` as the callers up to `end`, on `below`. May GC.
+static Value new_run(Vm *vm, Value below, MemprofFrame frame, uint32_t end) {
+  vm_push_root(vm, &below);
+  Value node = gc_alloc(vm, RUN_FIELDS, TAG_CALLERS);
   vm_pop_roots(vm, 1);
-  return parent;
+  Value *f = val_fields(node);
+  f[RUN_BELOW] = below;
+  f[RUN_FRAME] = frame_value(frame);
+  f[RUN_END] = val_of_int(end);
+  f[RUN_LIST] = VAL_NIL;
+  return node;
 }
 
-// Room for `depth` nodes in t->path, its first t->path_len kept. May GC.
-static void reserve_path(Vm *vm, ClosureTracker *t, uint32_t depth) {
-  uint64_t cap = t->path == VAL_NIL ? 0 : val_wosize(t->path);
-  if (depth <= cap) return;
-  uint64_t want = cap ? cap : 64;
-  while (want < depth) want *= 2;
+// The list of a node cut from `node` by dropping its innermost `dropped`
+// callers: node's list without their cells (each caller is as many cells as
+// its debug entry's inlining chain is long), or nil when node has none yet.
+static Value list_suffix(Vm *vm, Value node, uint32_t dropped) {
+  Value list = val_field(node, RUN_LIST);
+  if (list == VAL_NIL) return VAL_NIL;
+  uint64_t per = 0;
+  for (const DebugInfo *d = memprof_frame_debug(vm, frame_of(val_field(node, RUN_FRAME))); d && per < MAX_CHAIN;
+       d = d->inlined_into)
+    per++;
+  for (uint64_t k = per * dropped; k > 0; k--) list = val_field(list, 1);
+  return list;
+}
+
+// Room for `n` nodes in t->path, its first t->path_len kept. May GC.
+static void reserve_path(Vm *vm, ClosureTracker *t, uint32_t n) {
+  if (n > t->path_cap) {
+    uint32_t cap = t->path_cap ? t->path_cap : 64;
+    while (cap < n) cap *= 2;
+    uint32_t *ends = realloc(t->path_end, cap * sizeof *ends);
+    if (!ends) vm_raise_out_of_memory(vm);
+    t->path_end = ends;
+    t->path_cap = cap;
+  }
+  uint64_t have = t->path == VAL_NIL ? 0 : val_wosize(t->path);
+  if (n <= have) return;
+  uint64_t want = t->path_cap;
   Value bigger = gc_alloc(vm, want, TAG_ARRAY);
   for (uint64_t i = 0; i < want; i++) gc_init_field(vm, bigger, i, i < t->path_len ? val_field(t->path, i) : VAL_NIL);
   t->path = bigger;
 }
 
-// The callstack of sample s: new nodes for its callers past the ones it
-// shares with the previous sample, then for its site.
-static Value make_callstack(Vm *vm, ClosureTracker *t, const MemprofSample *s) {
-  if (s->unchanged < t->path_len) t->path_len = s->unchanged;
-  reserve_path(vm, t, s->caller_count);
-  for (uint32_t i = t->path_len; i < s->caller_count; i++) {
-    Value parent = i > 0 ? val_field(t->path, i - 1) : VAL_NIL;
-    Value node = chain_nodes(vm, parent, memprof_frame_debug(vm, s->callers[i]), 0);
-    gc_write(vm, t->path, i, node);
-    t->path_len = i + 1;   // valid so far, should the next allocation raise
+// Appends a run of `count` callers returning to `frame` to the path. May GC;
+// the path stays whole if it raises.
+static void push_run(Vm *vm, ClosureTracker *t, MemprofFrame frame, uint32_t count) {
+  reserve_path(vm, t, t->path_len + 1);
+  Value below = t->path_len ? val_field(t->path, t->path_len - 1) : VAL_NIL;
+  uint32_t end = t->valid + count;
+  Value node = new_run(vm, below, frame, end);
+  gc_write(vm, t->path, t->path_len, node);
+  t->path_end[t->path_len++] = end;
+  t->valid = end;
+}
+
+// The node of the innermost run of sample s's callers (nil: none). The path
+// keeps its first `unchanged` callers (a node straddling that point is cut);
+// the callers past them become nodes: those the capture walked from its runs,
+// the others (a capture of another profile walked them) listed one by one.
+static Value sample_callers(Vm *vm, ClosureTracker *t, const MemprofSample *s) {
+  uint32_t u = s->unchanged < t->valid ? s->unchanged : t->valid;
+  uint32_t n = t->path_len;
+  while (n > 0 && (n > 1 ? t->path_end[n - 2] : 0) >= u) n--;
+  t->path_len = n;
+  t->valid = n ? t->path_end[n - 1] : 0;
+  if (t->valid > u) {   // node n - 1 runs past u: its first callers, as a node of their own
+    Value old = val_field(t->path, n - 1);
+    Value node = new_run(vm, val_field(old, RUN_BELOW), frame_of(val_field(old, RUN_FRAME)), u);
+    old = val_field(t->path, n - 1);
+    gc_write(vm, node, RUN_LIST, list_suffix(vm, old, t->valid - u));
+    gc_write(vm, t->path, n - 1, node);
+    t->path_end[n - 1] = u;
+    t->valid = u;
   }
-  Value parent = s->caller_count > 0 ? val_field(t->path, s->caller_count - 1) : VAL_NIL;
-  return chain_nodes(vm, parent, s->site, t->callstack_size);
+  uint32_t listed_to = s->runs ? s->runs_from : s->caller_count;
+  if (u < listed_to) {
+    const MemprofFrame *callers = memprof_callers(vm, s);
+    for (uint32_t i = u; i < listed_to;) {
+      uint32_t j = i + 1;
+      while (j < listed_to && callers[j] == callers[i]) j++;
+      push_run(vm, t, callers[i], j - i);
+      i = j;
+    }
+  }
+  if (s->runs)
+    for (uint32_t r = 0; r < s->run_count; r++) push_run(vm, t, s->runs[r].frame, s->runs[r].count);
+  ASSERT(t->valid == s->caller_count, "the path holds the sample's callers");
+  return t->path_len ? val_field(t->path, t->path_len - 1) : VAL_NIL;
 }
 
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
@@ -100,18 +184,31 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
   int which = s->major ? CB_ALLOC_MAJOR : CB_ALLOC_MINOR;
   if (t->callbacks[which] == VAL_NIL) {
     // Received all the same: the next sample's `unchanged` counts from this
-    // one, whose callers past the common part `path` does not hold.
-    if (s->unchanged < t->path_len) t->path_len = s->unchanged;
+    // one, whose callers past the common part the path does not hold.
+    if (s->unchanged < t->valid) t->valid = s->unchanged;
     return false;
   }
-  static const char *const names[] = {"n_samples", "size", "source", "callstack"};
-  Value vals[4] = {val_of_int(s->n_samples), val_of_int((int64_t)s->wosize), VAL_NIL, VAL_NIL};
-  const char *source = s->external ? "external" : "normal";
-  vals[2] = ops_string(vm, source, strlen(source));
-  vm_push_root(vm, &vals[2]);
-  vals[3] = make_callstack(vm, t, s);
+  Value callers = sample_callers(vm, t, s);
+  vm_push_root(vm, &callers);
+  Value cs = gc_alloc(vm, CS_FIELDS, TAG_CALLSTACK);
   vm_pop_roots(vm, 1);
-  Value info = ops_record(vm, names, vals, 4);
+  Value *f = val_fields(cs);
+  f[CS_CALLERS] = callers;
+  f[CS_SITE] = val_of_int(s->site->id);
+  f[CS_SHOWN] = val_of_int(t->callstack_size);
+  f[CS_RECORDS] = t->records;
+  vm_push_root(vm, &cs);
+  Value source = t->normal;
+  if (s->external) source = ops_string(vm, "external", strlen("external"));
+  vm_push_root(vm, &source);
+  Value info = gc_alloc(vm, 5, TAG_RECORD);
+  vm_pop_roots(vm, 2);
+  f = val_fields(info);
+  f[0] = val_of_int(t->info_shape);
+  f[1] = val_of_int(s->n_samples);
+  f[2] = val_of_int((int64_t)s->wosize);
+  f[3] = source;
+  f[4] = cs;
   Value state = call(vm, t, which, info);
   block->state = state;
   return state != VAL_NIL;
@@ -132,13 +229,17 @@ static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
 
 static void on_release(Vm *vm, void *data) {
   (void)vm;
-  free(data);
+  ClosureTracker *t = data;
+  free(t->path_end);
+  free(t);
 }
 
 static void on_scan(Vm *vm, void *data, void (*visit)(Vm *, Value *, void *), void *visit_data) {
   ClosureTracker *t = data;
   for (int i = 0; i < CB_COUNT; i++) visit(vm, &t->callbacks[i], visit_data);
   visit(vm, &t->path, visit_data);
+  visit(vm, &t->records, visit_data);
+  visit(vm, &t->normal, visit_data);
 }
 
 static double rate_of(Vm *vm, Value params) {
@@ -171,21 +272,39 @@ static void read_callbacks(Vm *vm, Value params, ClosureTracker *t) {
   }
 }
 
+// The record shape of `names` (n of them).
+static uint32_t shape_of(Vm *vm, const char *const *names, uint32_t n) {
+  uint32_t syms[8];
+  for (uint32_t i = 0; i < n; i++) syms[i] = shapes_symbol(vm->shapes, names[i]);
+  return shapes_intern(vm->shapes, syms, n);
+}
+
 Value lib_memprof_start(Vm *vm, Value *args) {
   static const char *const fields[] = {"sampling_rate", "callstack_size", "tracker"};
   if (!vm->memprof) gc_raise_error(vm, "Memprof.start: this build has no profiler (vm-boehm or vm-noprof)");
   ops_check_options(vm, args[0], fields, 3, "Memprof.start");
   double rate = rate_of(vm, args[0]);
-  ClosureTracker tmp = {.path = VAL_NIL, .path_len = 0};
+  ClosureTracker tmp = {.path = VAL_NIL, .records = VAL_NIL, .normal = VAL_NIL};
   tmp.callstack_size = callstack_size_of(vm, args[0]);
   read_callbacks(vm, args[0], &tmp);
   if (vm->memprof_module >= 0) gc_raise_error(vm, "Memprof.start: a profile is already running");
-  Value handle = gc_alloc(vm, 1, TAG_PROFILE);   // before the profile: no sample of it
+  // Before the profile: none of these is sampled.
+  Value handle = gc_alloc(vm, 1, TAG_PROFILE);
+  vm_push_root(vm, &handle);
+  Value normal = ops_string(vm, "normal", strlen("normal"));
+  vm_push_root(vm, &normal);
+  uint32_t entries = frames_debug_count(vm->frames);
+  Value records = gc_alloc(vm, entries ? entries : 1, TAG_ARRAY);
+  for (uint32_t i = 0; i < (entries ? entries : 1); i++) gc_init_field(vm, records, i, VAL_NIL);
+  vm_pop_roots(vm, 2);
   ClosureTracker *t = malloc(sizeof *t);
   if (!t) vm_raise_out_of_memory(vm);
   *t = tmp;
-  read_callbacks(vm, args[0], t);   // again: the allocation may have moved them
-  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false};
+  t->records = records;
+  t->normal = normal;
+  t->info_shape = shape_of(vm, info_names, 4);
+  read_callbacks(vm, args[0], t);   // again: the allocations may have moved them
+  MemprofTracker tr = {on_alloc, on_promote, on_dealloc, on_release, on_scan, t, .native = false, .reads_runs = true};
   int id = memprof_start_profile(vm, rate, t->callstack_size, &tr);
   if (id < 0) {
     free(t);
@@ -212,37 +331,89 @@ Value lib_memprof_discard(Vm *vm, Value *args) {
   return VAL_NIL;
 }
 
-// Memprof.frames(cs): the callstack as a list of records, innermost first:
-// the node's frame and its callers', as many as the node says to show. The
-// debug-entry ids are read first (ints: a collection cannot move them),
-// then the records are made, outermost first, onto the list's front.
-Value lib_memprof_frames(Vm *vm, Value *args) {
-  Value cs = args[0];
-  if (!val_has_tag(cs, TAG_CALLSTACK))
-    gc_raise_error(vm, "type error: Memprof.frames expects a callstack, got %s", ops_type_name(cs));
-  static const char *const names[] = {"file", "line", "start_col", "end_col", "function"};
-  int64_t shown = val_to_int(val_field(cs, 2));
-  uint64_t n = 0;
-  for (Value c = cs; c != VAL_NIL && (shown == 0 || (int64_t)n < shown); c = val_field(c, 0)) n++;
-  uint32_t *ids = malloc(n * sizeof *ids);
-  if (!ids) gc_raise_error(vm, "out of memory");
-  uint64_t k = 0;
-  for (Value c = cs; k < n; c = val_field(c, 0)) ids[k++] = (uint32_t)val_to_int(val_field(c, 1));
-  Value list = VAL_EMPTY;
-  Value vals[5];
-  vm_push_root(vm, &list);
-  for (; k > 0; k--) {
-    const DebugInfo *d = frames_debug_by_id(vm->frames, ids[k - 1]);
-    if (!d) continue;
-    for (int i = 0; i < 5; i++) vals[i] = VAL_NIL;
-    vals[0] = ops_string(vm, d->file, strlen(d->file));
-    vm_push_root(vm, &vals[0]);
-    vals[4] = ops_string(vm, d->function, strlen(d->function));
+// The record of debug entry d, made the first time (part 2) and kept in
+// `records` when d's id is in it (code compiled after the profile started
+// is not). May GC: *records is a root of the caller's.
+static Value frame_record(Vm *vm, Value *records, const DebugInfo *d) {
+  bool kept = d->id < val_wosize(*records);
+  if (kept && val_field(*records, d->id) != VAL_NIL) return val_field(*records, d->id);
+  Value vals[5] = {VAL_NIL, val_of_int(d->line), val_of_int(d->start_col), val_of_int(d->end_col), VAL_NIL};
+  vals[0] = ops_string(vm, d->file, strlen(d->file));
+  vm_push_root(vm, &vals[0]);
+  vals[4] = ops_string(vm, d->function, strlen(d->function));
+  vm_pop_roots(vm, 1);
+  Value rec = ops_record(vm, frame_names, vals, 5);
+  if (kept) gc_write(vm, *records, d->id, rec);
+  return rec;
+}
+
+// `list` with d's records (its inlining chain, innermost first) in front,
+// `times` times. May GC: *list and *records are roots of the caller's.
+static void push_frames(Vm *vm, Value *list, Value *records, const DebugInfo *d, uint64_t times) {
+  const DebugInfo *chain[MAX_CHAIN];
+  uint32_t n = 0;
+  for (; d && n < MAX_CHAIN; d = d->inlined_into) chain[n++] = d;
+  while (n > 0) {
+    Value rec = frame_record(vm, records, chain[--n]);
+    vm_push_root(vm, &rec);
+    for (uint64_t k = 0; k < times; k++) {
+      Value cell = gc_alloc(vm, 2, TAG_CONS);
+      val_fields(cell)[0] = rec;
+      val_fields(cell)[1] = *list;
+      *list = cell;
+    }
     vm_pop_roots(vm, 1);
-    vals[1] = val_of_int(d->line);
-    vals[2] = val_of_int(d->start_col);
-    vals[3] = val_of_int(d->end_col);
-    Value rec = ops_record(vm, names, vals, 5);
+  }
+}
+
+// The frames of `node` and of the callers below it, innermost first: the
+// list each node makes once and keeps (part 2). The nodes without one are
+// made theirs outermost first, each on the list of the node below it.
+static Value callers_list(Vm *vm, Value node, Value *records) {
+  if (node == VAL_NIL) return VAL_EMPTY;
+  if (val_field(node, RUN_LIST) != VAL_NIL) return val_field(node, RUN_LIST);
+  uint64_t k = 0;
+  for (Value n = node; n != VAL_NIL && val_field(n, RUN_LIST) == VAL_NIL; n = val_field(n, RUN_BELOW)) k++;
+  vm_push_root(vm, &node);
+  Value chain = gc_alloc(vm, k, TAG_ARRAY);   // innermost first; a root while lists are made
+  Value n = node;
+  for (uint64_t i = 0; i < k; i++, n = val_field(n, RUN_BELOW)) gc_init_field(vm, chain, i, n);
+  vm_pop_roots(vm, 1);
+  vm_push_root(vm, &chain);
+  Value below = val_field(val_field(chain, k - 1), RUN_BELOW);
+  Value list = below == VAL_NIL ? VAL_EMPTY : val_field(below, RUN_LIST);
+  vm_push_root(vm, &list);
+  for (uint64_t i = k; i-- > 0;) {
+    Value run = val_field(chain, i);
+    uint64_t times = run_end(run) - run_end(val_field(run, RUN_BELOW));
+    push_frames(vm, &list, records, memprof_frame_debug(vm, frame_of(val_field(run, RUN_FRAME))), times);
+    gc_write(vm, val_field(chain, i), RUN_LIST, list);
+  }
+  vm_pop_roots(vm, 2);
+  return list;
+}
+
+// A fresh list of the first `shown` frames of callstack cs, innermost first:
+// the frames are gathered innermost first (debug entries: they do not move),
+// then consed outermost first.
+static Value cut_list(Vm *vm, Value cs, Value *records, uint64_t shown) {
+  const DebugInfo **ds = malloc(shown * sizeof *ds);
+  if (!ds) vm_raise_out_of_memory(vm);
+  uint64_t n = 0;
+  const DebugInfo *site = frames_debug_by_id(vm->frames, (uint32_t)val_to_int(val_field(cs, CS_SITE)));
+  uint32_t c = 0;
+  for (const DebugInfo *d = site; d && n < shown && c < MAX_CHAIN; d = d->inlined_into, c++) ds[n++] = d;
+  for (Value run = val_field(cs, CS_CALLERS); run != VAL_NIL && n < shown; run = val_field(run, RUN_BELOW)) {
+    const DebugInfo *d0 = memprof_frame_debug(vm, frame_of(val_field(run, RUN_FRAME)));
+    for (uint64_t k = run_end(run) - run_end(val_field(run, RUN_BELOW)); k > 0 && n < shown; k--) {
+      c = 0;
+      for (const DebugInfo *d = d0; d && n < shown && c < MAX_CHAIN; d = d->inlined_into, c++) ds[n++] = d;
+    }
+  }
+  Value list = VAL_EMPTY;
+  vm_push_root(vm, &list);
+  while (n > 0) {
+    Value rec = frame_record(vm, records, ds[--n]);
     vm_push_root(vm, &rec);
     Value cell = gc_alloc(vm, 2, TAG_CONS);
     vm_pop_roots(vm, 1);
@@ -251,6 +422,30 @@ Value lib_memprof_frames(Vm *vm, Value *args) {
     list = cell;
   }
   vm_pop_roots(vm, 1);
-  free(ids);
+  free(ds);
+  return list;
+}
+
+// Memprof.frames(cs): the callstack as a list of records, innermost first:
+// the site, then the callers outwards, as many as callstack_size shows
+// (part 2).
+Value lib_memprof_frames(Vm *vm, Value *args) {
+  Value cs = args[0];
+  if (!val_has_tag(cs, TAG_CALLSTACK))
+    gc_raise_error(vm, "type error: Memprof.frames expects a callstack, got %s", ops_type_name(cs));
+  Value records = val_field(cs, CS_RECORDS);
+  int64_t shown = val_to_int(val_field(cs, CS_SHOWN));
+  vm_push_root(vm, &cs);
+  vm_push_root(vm, &records);
+  Value list;
+  if (shown > 0) {
+    list = cut_list(vm, cs, &records, (uint64_t)shown);
+  } else {
+    list = callers_list(vm, val_field(cs, CS_CALLERS), &records);
+    vm_push_root(vm, &list);
+    push_frames(vm, &list, &records, frames_debug_by_id(vm->frames, (uint32_t)val_to_int(val_field(cs, CS_SITE))), 1);
+    vm_pop_roots(vm, 1);
+  }
+  vm_pop_roots(vm, 2);
   return list;
 }

@@ -171,7 +171,8 @@ static bool equal_step(PairStack *st, Value a, Value b) {
   if (!same_shape(ha, hb)) return false;
   if (tag == TAG_FLOAT) return float_of_val(a) == float_of_val(b);
   if (tag == TAG_STRING) return string_words_equal(a, b, n);
-  if (tag == TAG_CLOSURE || tag == TAG_BUFFER || tag == TAG_CALLSTACK || tag >= TAG_NO_SCAN) return false;   // compared by identity
+  if (tag == TAG_CLOSURE || tag == TAG_BUFFER || tag == TAG_CALLSTACK || tag == TAG_CALLERS || tag >= TAG_NO_SCAN)
+    return false;   // compared by identity
   if ((tag == TAG_ARRAY || tag == TAG_RECORD) && seen_before(st, a, b)) return true;
   if (tag == TAG_RECORD) return push_record_fields(st, a, b, n);
   for (uint64_t i = n; i > 0; i--) pair_push(st, val_field(a, i - 1), val_field(b, i - 1));

@@ -137,6 +137,7 @@ clean:
 -include bench/hostile.mk
 -include bench/hashtbl.mk
 -include bench/peers.mk
+-include bench/calls.mk
 -include bench/leaks.mk
 -include bench/tools.mk
 -include tests/fuzz/vm.mk

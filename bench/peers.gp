@@ -3,6 +3,7 @@
 # Input: results/peers.dat from bench/peers_bench.sh: a header line (case, then one
 # implementation a column), then "label" and one value a column, ? for a missing value.
 # Run: gnuplot -e "datafile='bench/results/peers.dat'; outfile='bench/results/peers.png'; nimpls=5" bench/peers.gp
+# (plottitle='...' for another title: make bench-calls).
 if (!exists("datafile")) datafile = 'bench/results/peers.dat'
 if (!exists("outfile")) outfile = 'bench/results/peers.png'
 if (!exists("nimpls")) nimpls = 5
@@ -13,7 +14,8 @@ if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) {
   set terminal png size 1500,620 noenhanced
 }
 set output outfile
-set title "Minnow against other runtimes: median CPU time a run (lower is better; the last two groups are start-up rows)"
+if (!exists("plottitle")) plottitle = "Minnow against other runtimes: median CPU time a run (lower is better; the last two groups are start-up rows)"
+set title plottitle
 set ylabel "CPU seconds (log scale)"
 set logscale y
 set format y "%g"

@@ -35,6 +35,12 @@
 #   BENCH_PEERS_VM=./vm  BENCH_PEERS_VM_BOEHM=./vm-boehm  BENCH_PEERS_LUA=lua5.4
 #   BENCH_PEERS_OCAMLRUN=ocamlrun  BENCH_PEERS_OCAML_DIR=build/ocaml
 #   BENCH_PEERS_RUNSTAT=build/bench/runstat
+#   BENCH_PEERS_PROGRAMS=bench/programs  where part 1's Minnow programs are (NAME.mn), and
+#   BENCH_PEERS_LUA_TWINS=bench/lua/idiomatic   their Lua twins (NAME.lua); the OCaml twins
+#                                      are BENCH_PEERS_OCAML_DIR's NAME.byte, NAME.native
+#   BENCH_PEERS_NAME=peers             part 1's files: NAME.csv, NAME_checksums.csv, NAME.dat,
+#   BENCH_PEERS_TITLE="..."            NAME.png (titled so): make bench-calls (bench/calls.mk)
+#                                      runs part 1 on the call micro-benchmarks this way
 # Exit status: 0 if every run succeeded and every checksum agreed, 1 otherwise.
 set -u -o pipefail
 
@@ -60,6 +66,10 @@ lua=${BENCH_PEERS_LUA:-lua5.4}
 ocamlrun=${BENCH_PEERS_OCAMLRUN:-ocamlrun}
 ocaml_dir=${BENCH_PEERS_OCAML_DIR:-build/ocaml}
 runstat=${BENCH_PEERS_RUNSTAT:-build/bench/runstat}
+programs_dir=${BENCH_PEERS_PROGRAMS:-bench/programs}
+lua_twins=${BENCH_PEERS_LUA_TWINS:-bench/lua/idiomatic}
+name=${BENCH_PEERS_NAME:-peers}
+title=${BENCH_PEERS_TITLE:-Minnow against other runtimes: median CPU time a run (lower is better; the last two groups are start-up rows)}
 
 # shellcheck source=bench/common.sh
 source "$here/common.sh"
@@ -92,7 +102,7 @@ impl_label() {
 }
 
 # The idiomatic Lua twin of program $1.
-lua_twin() { echo "bench/lua/idiomatic/$1.lua"; }
+lua_twin() { echo "$lua_twins/$1.lua"; }
 
 # Copies of the binaries, so that a rebuild during the run cannot mix two versions.
 bin=$tmp/bin
@@ -129,7 +139,7 @@ impl_cmd() {
   case $impl:$prog in
     vm:empty | boehm:empty) src=$tmp/empty.mn ;;
     lua*:empty) src=$tmp/empty.lua ;;
-    vm:* | boehm:*) src=bench/programs/$prog.mn ;;
+    vm:* | boehm:*) src=$programs_dir/$prog.mn ;;
     lua:*) src=$(lua_twin "$prog") ;;
     lua-same:*) src=bench/lua/$prog.lua ;;
   esac
@@ -147,7 +157,7 @@ impl_cmd() {
 # Checks that every twin program $1 needs is there; dies otherwise.
 check_twins() {
   local prog=$1 impl
-  [ -f "bench/programs/$prog.mn" ] || die "no bench/programs/$prog.mn"
+  [ -f "$programs_dir/$prog.mn" ] || die "no $programs_dir/$prog.mn"
   for impl in $available $mp_available; do
     case $impl in
       lua) [ -f "$(lua_twin "$prog")" ] || die "no Lua twin of $prog" ;;
@@ -275,7 +285,7 @@ if has_part startup; then
   run_rounds small 1 "$startup_runs" "$small_reps" $small_case
   check_checksums small <<<"$small_case"
 fi
-cp "$tmp/checksums.csv" "$out/peers_checksums.csv"
+cp "$tmp/checksums.csv" "$out/${name}_checksums.csv"
 
 # peers.csv: one row per part, case and implementation (medians over the successful
 # runs; CPU seconds a run), with vm's time over this implementation's: the ratio of the
@@ -325,9 +335,9 @@ cp "$tmp/checksums.csv" "$out/peers_checksums.csv"
           }'
     done <<<"$list"
   done
-} >"$out/peers.csv"
+} >"$out/$name.csv"
 
-# peers.dat for bench/peers.gp: one row per case, median CPU seconds per implementation.
+# NAME.dat for bench/peers.gp: one row per case, median CPU seconds per implementation.
 awk -F, -v order="$available" -v labels="$label_map" '
   BEGIN { n = split(labels, l, " "); for (i = 1; i < n; i += 2) label[l[i]] = l[i + 1]; ni = split(order, impl, " ") }
   NR == 1 { next }
@@ -341,7 +351,7 @@ awk -F, -v order="$available" -v labels="$label_map" '
       for (i = 1; i <= ni; i++) { v = t[keys[k], label[impl[i]]]; printf " %s", (v == "") ? "?" : v }
       printf "\n"
     }
-  }' "$out/peers.csv" >"$out/peers.dat"
+  }' "$out/$name.csv" >"$out/$name.dat"
 
 # =====================================================================================
 # Part 3: memprof against Gc.Memprof
@@ -463,9 +473,9 @@ fi
 # Charts and the readable tables
 # =====================================================================================
 if command -v gnuplot >/dev/null 2>&1; then
-  if [ -s "$out/peers.dat" ] && [ "$(wc -l <"$out/peers.dat")" -gt 1 ]; then
-    gnuplot -e "datafile='$out/peers.dat'; outfile='$out/peers.png'; nimpls=$nimpls" bench/peers.gp ||
-      warn "gnuplot failed, no $out/peers.png"
+  if [ -s "$out/$name.dat" ] && [ "$(wc -l <"$out/$name.dat")" -gt 1 ]; then
+    gnuplot -e "datafile='$out/$name.dat'; outfile='$out/$name.png'; nimpls=$nimpls; plottitle='$title'" bench/peers.gp ||
+      warn "gnuplot failed, no $out/$name.png"
   fi
   if has_part memprof && [ -s "$out/peers_memprof.dat" ]; then
     # One y range for every panel: up to the largest overhead (x 1.3, room for its label).
@@ -501,7 +511,7 @@ awk -F, -v order="$available" -v labels="$label_map" '
       for (i = 1; i <= ni; i++) if (impl[i] != "vm") printf " %-15s", ratio[keys[k], label[impl[i]]]
       printf "\n"
     }
-  }' "$out/peers.csv" "$tmp/bad"
+  }' "$out/$name.csv" "$tmp/bad"
 if has_part memprof && [ -s "$out/peers_memprof.csv" ]; then
   echo
   awk -F, -v rates="$mp_rates" '
@@ -521,7 +531,7 @@ if has_part memprof && [ -s "$out/peers_memprof.csv" ]; then
     }' "$out/peers_memprof.csv"
 fi
 echo
-echo "peers_bench: wrote $(cd "$out" && ls peers*.csv peers*.png 2>/dev/null | tr '\n' ' ')in $out"
+echo "peers_bench: wrote $(cd "$out" && ls "$name".csv "$name"_checksums.csv "$name".png peers_memprof*.csv peers_memprof*.png 2>/dev/null | tr '\n' ' ')in $out"
 echo "peers_bench: load average at the end $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 if [ "$failed" -ne 0 ]; then
   echo "peers_bench: some runs failed or disagreed (see above):" >&2

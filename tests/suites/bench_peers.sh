@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_peers.sh - the twins of the bench programs, and the bench-peers machinery:
-#   1. every program of bench/programs, at a small size, prints exactly ./vm's output
+#   1. every program of bench/programs (and of bench/calls), at a small size, prints exactly ./vm's output
 #      when run as its idiomatic Lua twin, its identical-work Lua twin (bench/lua), its
 #      OCaml twin under ocamlrun and ocamlopt, and the OCaml twin under Gc.Memprof
 #      (BENCH_MEMPROF_COUNT, which must also print a memprof line with samples);
@@ -26,7 +26,7 @@ command -v ocamlopt >/dev/null 2>&1 && command -v ocamlc >/dev/null 2>&1 && comm
 [ "$have_ocaml" = 1 ] || skip "ocamlopt, ocamlc or ocamlrun not found: the OCaml twins are not checked (not counted)"
 
 targets=build/bench/runstat
-[ "$have_ocaml" = 1 ] && targets="$targets ocaml-twins"
+[ "$have_ocaml" = 1 ] && targets="$targets ocaml-twins calls-twins"
 # shellcheck disable=SC2086
 if ! MAKEFLAGS= make -s --no-print-directory $targets >/tmp/bench_peers_make.$$ 2>&1; then
   cat /tmp/bench_peers_make.$$
@@ -88,6 +88,20 @@ if [ "$have_ocaml" = 1 ]; then
   grep -q 'is not a rate' "$tmp/err" && ok || bad "memprof_count.ml: no message for a bad rate"
 fi
 
+# The call micro-benchmarks (make bench-calls): the same for each of bench/calls.
+for src in bench/calls/*.mn; do
+  prog=$(basename "$src" .mn)
+  case $prog in calls_fib) args=20 ;; *) args=1000 ;; esac
+  ./vm "$src" $args >"$tmp/ref" 2>/dev/null </dev/null || bad "$prog: ./vm failed"
+  grep -q '^checksum: ' "$tmp/ref" || bad "$prog: ./vm printed no checksum line"
+  [ -f "bench/calls/$prog.ml" ] || bad "$prog: no OCaml twin bench/calls/$prog.ml"
+  [ -f "bench/calls/$prog.lua" ] || bad "$prog: no Lua twin bench/calls/$prog.lua"
+  [ "$have_lua" = 1 ] && same_output "$prog (Lua)" "$tmp/ref" lua5.4 "bench/calls/$prog.lua" $args
+  [ "$have_ocaml" = 1 ] || continue
+  same_output "$prog (ocamlopt)" "$tmp/ref" "build/calls/$prog.native" $args
+  same_output "$prog (ocamlrun)" "$tmp/ref" ocamlrun "build/calls/$prog.byte" $args
+done
+
 # ----------------------------------------------------------------- 2. runstat
 rs=build/bench/runstat
 $rs -o "$tmp/st" -- sh -c 'exit 3'
@@ -127,6 +141,13 @@ mp_rows=$(tail -n +2 "$tmp/res/peers_memprof.csv" | wc -l)
 check_eq "$mp_rows" $((2 * (1 + have_ocaml))) "peers_memprof.csv rows"
 awk -F, 'NR > 1 && $4 == "1e-2" { exit !($13 > 0) }' "$tmp/res/peers_memprof.csv" && ok || bad "peers_memprof.csv: no samples at 1e-2"
 if [ "$fail" -gt 0 ]; then tail -n 30 "$tmp/log"; fi
+# Part 1 on other programs under another name, as make bench-calls runs it.
+env BENCH_PEERS_RUNS=2 BENCH_PEERS_PARTS=programs BENCH_PEERS_IMPLS="$impls" BENCH_PEERS_CASES="calls_fib 12;calls_loop 100" \
+  BENCH_PEERS_PROGRAMS=bench/calls BENCH_PEERS_LUA_TWINS=bench/calls BENCH_PEERS_OCAML_DIR=build/calls \
+  BENCH_PEERS_NAME=calls BENCH_PEERS_OUT="$tmp/res3" bash bench/peers_bench.sh >"$tmp/log3" 2>&1
+check_eq "$?" 0 "peers_bench.sh on bench/calls: exit status"
+check_eq "$(tail -n +2 "$tmp/res3/calls.csv" 2>/dev/null | wc -l)" $((2 * nimpls)) "calls.csv rows"
+[ -e "$tmp/res3/peers.csv" ] && bad "peers_bench.sh with BENCH_PEERS_NAME=calls wrote peers.csv" || ok
 if [ "$have_lua" = 1 ]; then
   # A "Lua" that prints a wrong checksum must make the run fail and say so.
   printf '#!/bin/sh\necho "checksum: 1"\n' >"$tmp/badlua"

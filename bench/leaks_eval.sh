@@ -26,7 +26,8 @@
 # row with outcome "error", never dropped.
 # Knobs: SEEDS, RATES, MODES, SNAP_EVERY (1), SNAPS (3), PROGRAMS (names,
 # default all), VM (./vm), MEMTRACE_TOOL (tools/memtrace), OUT_DIR
-# (bench/results), RUN_TIMEOUT (seconds a run may take, 300).
+# (bench/results), RUN_TIMEOUT (seconds a run may take, 300), SUMMARY_ONLY=1
+# (no runs: the tables and the figure again from the CSVs of MODES).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 seeds=${SEEDS:-10}
@@ -118,6 +119,7 @@ serve_and_stop() {
 
 # ------------------------------------------------------------------ modes
 for mode in $modes; do
+  [ "${SUMMARY_ONLY:-0}" = 1 ] && break
   case $mode in
     series|term|end) ;;
     *) echo "leaks_eval: unknown mode $mode (series, end, term)" >&2; exit 2 ;;
@@ -196,6 +198,7 @@ for mode in modes:
         lr = " ".join(r["line_rank"] + "/" + r["line_rank_strict"] for r in rs) if lk == "leak" else "-"
         bad = c["fail"] + c["flagged"]
         print(f"| {p} | {lk} | {rate} | {c['pass']}/{n} | {bad} | {c['cannot']} | {c['error']} | {hr} | {lr} |")
+        p = p + ("*" if lk == "leak" else "")
         dat.setdefault(p, {})[mode] = dat.setdefault(p, {}).get(mode, 0) + c["pass"]
         dat[p].setdefault(mode + "_n", 0)
         dat[p][mode + "_n"] += n

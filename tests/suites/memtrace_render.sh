@@ -12,7 +12,8 @@
 # (analysis/collapse.h), and unfolding its "f ×N" and "(f → g) ×N" frames must
 # give the whole stacks back, line for line. Outside tools, used when installed and
 # skipped with a message (not counted) when not:
-#   go (golang-go): go tool pprof -raw/-top/-traces read the profiles;
+#   go (golang-go): go tool pprof -raw/-top/-traces read the profiles, and
+#   -weblist and -list show their source lines (the mapping is virtual);
 #   gnuplot (gnuplot-nox): timeline's PNG and SVG charts;
 #   chromium: the flame graph's script runs, zooms and resets (the check
 #     tests/trace/flame_zoom_check.svgfrag is put into the SVG).
@@ -203,6 +204,18 @@ if command -v go >/dev/null; then
   if go tool pprof -traces -sample_index=inuse_space "$tmp/leak2.pb.gz" 2>"$tmp/err" >"$tmp/traces" &&
      grep -q "^-----------+" "$tmp/traces" && grep -q "<top>" "$tmp/traces"; then ok
   else bad "go tool pprof -traces: $(head -3 "$tmp/err")"; fi
+  # The source views (issue 34): with ./vm at its recorded path, -weblist and
+  # -list (what -http's Source view shows) list leaky_cache.mn's lines; the
+  # mapping is a virtual "[vm]" that pprof does not try to disassemble.
+  if go tool pprof -raw "$tmp/leak2.pb.gz" 2>/dev/null | grep -A1 '^Mappings' | grep -qF ' [vm] ' &&
+     [ -x "$(sed -n 's/^executable *//p' <("$tool" info "$tmp/leak2.ctf"))" ]; then ok
+  else bad "pprof: the mapping is not the virtual [vm], or the trace's executable is not at its path"; fi
+  if go tool pprof -weblist=. -output="$tmp/web.html" "$tmp/leak2.pb.gz" >/dev/null 2>"$tmp/err" &&
+     grep -q 'fn render(id)' "$tmp/web.html"; then ok
+  else bad "go tool pprof -weblist=. on a profile of ./vm: $(grep -m1 -E 'panic|error' "$tmp/err")"; fi
+  if go tool pprof -list='^render$' "$tmp/leak2.pb.gz" 2>"$tmp/err" >"$tmp/list" &&
+     grep -q '^ROUTINE =* render in .*leaky_cache.mn' "$tmp/list" && grep -qE '^ +[0-9.]+[kMG]?B .* 3:fn render' "$tmp/list"; then ok
+  else bad "go tool pprof -list=render: no source line of leaky_cache.mn: $(head -3 "$tmp/err")"; fi
   # A trace merged with itself: every value doubles, stack by stack.
   "$tool" merge "$tmp/leak2.ctf" "$tmp/leak2.ctf" -o "$tmp/twice.pb.gz"
   go tool pprof -raw "$tmp/leak2.pb.gz" | awk '/^Samples:/ {on = 1; next} /^Locations/ {on = 0} on && /:/' >"$tmp/once.raw"

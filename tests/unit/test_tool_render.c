@@ -1,5 +1,6 @@
 // test_tool_render.c - cmocka tests of the trace tool's output modules
-// (tools/memtrace_cli): the pprof encoder (pprof_writer.c), read back by a
+// (tools/memtrace_cli): the pprof encoder (trace/pprof_writer.c, gzipped by
+// render/pprof_file.c; its labels, its sink's failures), read back by a
 // protobuf decoder written here from the wire format's description (varints,
 // length-delimited fields, packed repeated fields); the flame graph SVG
 // (flame_svg.c): layout, pruning, escaping, its HTML form; the report's own
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,7 @@
 
 #include "render/flame_svg.h"
 #include "render/gnuplot.h"
-#include "render/pprof_writer.h"
+#include "render/pprof_file.h"
 #include "render/svg_chart.h"
 #include "base/text.h"
 
@@ -168,7 +171,7 @@ static char *temp_path(const char *suffix) {
 // frame) and two samples.
 static void write_example(const char *path) {
   char err[256];
-  PprofWriter *w = pprof_writer_open(path, err, sizeof err);
+  PprofWriter *w = pprof_file_open(path, err, sizeof err);
   assert_non_null(w);
   pprof_writer_sample_type(w, "alloc_objects", "count");
   pprof_writer_sample_type(w, "alloc_space", "bytes");
@@ -189,7 +192,7 @@ static void write_example(const char *path) {
   pprof_writer_sample(w, stack1, 2, values1, 2);
   pprof_writer_sample(w, stack2, 1, values2, 2);
   pprof_writer_default_sample_type(w, "alloc_space");
-  assert_int_equal(pprof_writer_close(w, err, sizeof err), 0);
+  assert_int_equal(pprof_file_close(w, err, sizeof err), 0);
 }
 
 static void test_pprof_header_fields(void **state) {
@@ -303,10 +306,79 @@ static void test_pprof_functions_locations_mapping(void **state) {
   free(path);
 }
 
+// The encoder alone (trace/pprof_writer.c, as the VM uses it): uncompressed
+// bytes through a file descriptor; a sample's labels, a string and a number
+// with its unit; a sink that refuses makes every later call a no-op and
+// the failure is reported.
+static void test_pprof_labels_uncompressed(void **state) {
+  (void)state;
+  char *path = temp_path(".pb");
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  assert_true(fd >= 0);
+  PprofWriter *w = pprof_writer_new(pprof_sink_fd, &fd);
+  assert_non_null(w);
+  pprof_writer_sample_type(w, "inuse_space", "bytes");
+  uint64_t m = pprof_writer_mapping(w, "[vm]");
+  PprofLine line = {pprof_writer_function(w, "main", "a.mn", 0), 3};
+  uint64_t loc = pprof_writer_location(w, m, &line, 1);
+  int64_t value = 4096;
+  PprofLabel labels[] = {{"holder", "global log -> list cell xn", 0, NULL}, {"snapshot", NULL, 7, "count"}};
+  pprof_writer_sample_labels(w, &loc, 1, &value, 1, labels, 2);
+  assert_string_equal(pprof_writer_error(w), "");
+  assert_int_equal(pprof_writer_free(w), 0);
+  close(fd);
+  Profile p;
+  read_profile(path, &p);   // gzread reads a plain file as it is
+  assert_int_equal(p.n_samples, 1);
+  Bytes b = p.samples[0];
+  Field f;
+  uint64_t label[2][5] = {{0}};
+  size_t n_labels = 0;
+  while (next_field(&b, &f)) {
+    if (f.number != 3) continue;
+    Field lf;
+    Bytes lb = f.bytes;
+    while (next_field(&lb, &lf)) label[n_labels][lf.number] = lf.value;
+    n_labels++;
+  }
+  assert_int_equal(n_labels, 2);
+  assert_string_equal(str(&p, label[0][1]), "holder");
+  assert_string_equal(str(&p, label[0][2]), "global log -> list cell xn");
+  assert_int_equal(label[0][3], 0);
+  assert_string_equal(str(&p, label[1][1]), "snapshot");
+  assert_int_equal(label[1][2], 0);
+  assert_int_equal(label[1][3], 7);
+  assert_string_equal(str(&p, label[1][4]), "count");
+  free_profile(&p);
+  unlink(path);
+  free(path);
+}
+
+static bool refusing_sink(void *ctx, const void *bytes, size_t n) {
+  (void)bytes;
+  size_t *calls = ctx;
+  (*calls)++;
+  errno = ENOSPC;
+  return n == 0;
+}
+
+static void test_pprof_sink_refuses(void **state) {
+  (void)state;
+  size_t calls = 0;
+  PprofWriter *w = pprof_writer_new(refusing_sink, &calls);
+  assert_non_null(w);   // the first string was refused already
+  assert_int_equal(calls, 1);
+  assert_non_null(strstr(pprof_writer_error(w), "write failed"));
+  pprof_writer_sample_type(w, "x", "y");
+  assert_int_equal(pprof_writer_function(w, "f", "g", 0), 0);
+  assert_int_equal(calls, 1);   // nothing more handed over
+  assert_int_equal(pprof_writer_free(w), -1);
+}
+
 static void test_pprof_open_failure(void **state) {
   (void)state;
   char err[256];
-  assert_null(pprof_writer_open("/nonexistent-dir/x.pb.gz", err, sizeof err));
+  assert_null(pprof_file_open("/nonexistent-dir/x.pb.gz", err, sizeof err));
   assert_non_null(strstr(err, "/nonexistent-dir/x.pb.gz"));
 }
 
@@ -317,14 +389,14 @@ static void test_pprof_write_failure(void **state) {
     return;
   }
   char err[256];
-  PprofWriter *w = pprof_writer_open("/dev/full", err, sizeof err);
+  PprofWriter *w = pprof_file_open("/dev/full", err, sizeof err);
   assert_non_null(w);
   char name[64];
   for (int i = 0; i < 20000; i++) {  // more than zlib buffers
     snprintf(name, sizeof name, "function number %d", i);
     pprof_writer_function(w, name, "f.mn", 0);
   }
-  assert_int_equal(pprof_writer_close(w, err, sizeof err), -1);
+  assert_int_equal(pprof_file_close(w, err, sizeof err), -1);
   assert_true(strstr(err, "No space") != NULL);
 }
 
@@ -548,6 +620,8 @@ int main(void) {
       cmocka_unit_test(test_pprof_header_fields),
       cmocka_unit_test(test_pprof_samples_packed_leaf_first),
       cmocka_unit_test(test_pprof_functions_locations_mapping),
+      cmocka_unit_test(test_pprof_labels_uncompressed),
+      cmocka_unit_test(test_pprof_sink_refuses),
       cmocka_unit_test(test_pprof_open_failure),
       cmocka_unit_test(test_pprof_write_failure),
       cmocka_unit_test(test_flame_layout),

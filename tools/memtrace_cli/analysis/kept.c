@@ -59,28 +59,6 @@ double kept_floor(const Profile *p) {
   return clock ? fmin(1, (double)KEPT_MIN_SAMPLES / (double)clock) : 1;
 }
 
-static bool container(RetainHopKind k) {
-  return k == RETAIN_HOP_LIST_CELL || k == RETAIN_HOP_ARRAY || k == RETAIN_HOP_HASHTBL_VALUE ||
-         k == RETAIN_HOP_HASHTBL_KEY || k == RETAIN_HOP_HASHTBL_ENTRY || k == RETAIN_HOP_HASHTBL_STORAGE;
-}
-
-// The holder's hops (kept.h) and the depth below it, in hop runs.
-static uint32_t cut_of(const RetainPath *path, uint32_t *depth) {
-  for (uint32_t i = 0; i < path->hop_count; i++) {
-    RetainHopKind k = path->hops[i].kind;
-    if (container(k)) {
-      // A list cell run and a Hashtbl entry end at the container's own
-      // cells; an array or Hashtbl value or key hop at an element.
-      bool to_element = k == RETAIN_HOP_ARRAY || k == RETAIN_HOP_HASHTBL_VALUE || k == RETAIN_HOP_HASHTBL_KEY;
-      *depth = path->hop_count - i - 1 + to_element;
-      return i + 1;
-    }
-  }
-  uint32_t cut = path->hop_count ? path->hop_count - 1 : 0;
-  *depth = path->hop_count - cut;
-  return cut;
-}
-
 // The holder's text (retain_text.h, erased: Hashtbl hops read the same
 // whatever their kind), hashed.
 static uint64_t holder_key(const RetainPath *path, uint32_t cut) {
@@ -88,7 +66,7 @@ static uint64_t holder_key(const RetainPath *path, uint32_t cut) {
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) xalloc_fail();
-  retain_text_path(f, path, cut, true);
+  retain_holder_text(f, path, cut);
   fclose(f);
   uint64_t h = hash_memory(text, len);
   free(text);
@@ -166,7 +144,7 @@ void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
     Member *x = &m[i];
     *x = (Member){0, s, path, 0, 0, site};
     if (path) {
-      x->cut = cut_of(path, &x->depth);
+      x->cut = retain_holder_cut(path, &x->depth);
       x->key = holder_key(path, x->cut);
     } else {
       x->key = hash_combine(0x6e6f2070617468ull, profile_site(p, site)->key_site);  // "no path"

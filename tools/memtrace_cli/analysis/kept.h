@@ -5,7 +5,7 @@
 // Survivors are the sampled blocks without a collect event: with an end
 // state present, exactly the sampled blocks reachable when the run ended.
 //
-// Holders. A survivor's path (retain.h) is cut after its first container
+// Holders. A survivor's path is cut (trace/snapshot_holder.h) after its first container
 // hop (a run of list cells, an array element, a Hashtbl value, key or
 // entry); a path without one is cut before its last hop. The root and hops
 // up to the cut, with counts, array indices and frame lines erased, are the

@@ -1,5 +1,5 @@
-// retain_text.c - text and JSON of end-state paths, folded callstacks
-// (retain_text.h).
+// retain_text.c - JSON of snapshot paths (their text is
+// trace/snapshot_holder.c's), folded callstacks (retain_text.h).
 #include "retain_text.h"
 
 #include <stdlib.h>
@@ -11,72 +11,12 @@
 #include "collapse.h"
 #include "stack_budget.h"
 
-// A name from the end state, control characters shown as '?'.
-static void put_name(FILE *f, const char *s) {
-  for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
-}
-
-void retain_text_root(FILE *f, const RetainRoot *r, bool erase) {
-  switch (r->kind) {
-    case RETAIN_ROOT_GLOBAL: fputs("global ", f), put_name(f, r->name); break;
-    case RETAIN_ROOT_STACK:
-      fputs("local ", f);
-      if (*r->local) put_name(f, r->local);
-      else fprintf(f, "#%llu", (unsigned long long)r->index);
-      fputs(" of ", f), put_name(f, r->name), fputs(" (", f), put_name(f, r->file);
-      if (!erase) fprintf(f, ":%u", r->line);
-      fputc(')', f);
-      break;
-    case RETAIN_ROOT_C: fprintf(f, "C root #%llu", (unsigned long long)r->index); break;
-    case RETAIN_ROOT_EXCEPTION: fputs("the exception being raised", f); break;
-    default: fputs("Memprof callback state", f); break;
-  }
-}
-
-void retain_text_hop(FILE *f, const RetainHop *h, bool erase) {
-  unsigned long long i = (unsigned long long)h->index, n = (unsigned long long)h->count;
-  switch (h->kind) {
-    case RETAIN_HOP_FIELD: fputs("field ", f), put_name(f, h->name); break;
-    case RETAIN_HOP_TUPLE: fprintf(f, "tuple .%llu", i); break;
-    case RETAIN_HOP_ARRAY:
-      if (erase) fputs("array [*]", f);
-      else fprintf(f, "array [%llu]", i);
-      break;
-    case RETAIN_HOP_LIST_CELL:
-      if (erase) fputs("list cell xn", f);
-      else fprintf(f, "list cell x%llu", n);
-      return;
-    case RETAIN_HOP_LIST_ELEMENT: fputs("list element", f); break;
-    case RETAIN_HOP_CAPTURE:
-      fputs("capture ", f);
-      if (*h->name) put_name(f, h->name);
-      else fprintf(f, "#%llu", i);
-      break;
-    case RETAIN_HOP_HASHTBL_VALUE: fputs(erase ? "Hashtbl" : "Hashtbl value", f); break;
-    case RETAIN_HOP_HASHTBL_KEY: fputs(erase ? "Hashtbl" : "Hashtbl key", f); break;
-    case RETAIN_HOP_HASHTBL_ENTRY: fputs(erase ? "Hashtbl" : "Hashtbl entry", f); break;
-    case RETAIN_HOP_HASHTBL_STORAGE: fputs(erase ? "Hashtbl" : "Hashtbl storage", f); break;
-    case RETAIN_HOP_BUFFER: fputs("Buffer storage", f); break;
-    case RETAIN_HOP_ELIDED: fprintf(f, "(%llu hops elided)", n); return;
-    default: fprintf(f, "field #%llu", i); break;
-  }
-  if (n > 1) fprintf(f, " x%llu", n);
-}
-
-void retain_text_path(FILE *f, const RetainPath *path, uint32_t hops, bool erase) {
-  retain_text_root(f, &path->root, erase);
-  for (uint32_t i = 0; i < hops && i < path->hop_count; i++) {
-    fputs(" -> ", f);
-    retain_text_hop(f, &path->hops[i], erase);
-  }
-}
-
 char *retain_path_string(const RetainPath *path, uint32_t hops, bool erase) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) xalloc_fail();
-  retain_text_path(f, path, hops, erase);
+  retain_path_text(f, path, hops, erase);
   if (fclose(f) != 0 || !text) xalloc_fail();
   return text;
 }

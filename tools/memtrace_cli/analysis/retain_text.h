@@ -1,19 +1,7 @@
-// retain_text.h - how the tools show an end state's paths and the
-// callstacks of the sites they keep: text and JSON of a root, a hop, a path
-// and a holder (a path's prefix with counts and indices erased), and
-// callstacks with repeated frames collapsed.
-//
-// Text forms (tools/memtrace_cli/README.md, "Reading a path"):
-//   root   "global log", "local rows of serve (request_log.mn:13, slot 2)",
-//          "C root #3", "the exception being raised", "Memprof callback state"
-//   hops   "field items", "tuple .1", "array [4]", "list cell x18", "list element",
-//          "capture samples", "Hashtbl value", "Hashtbl key", "Hashtbl entry",
-//          "Buffer storage", "field #2", "(37 hops elided)"
-//   path   root, then " -> " and each hop.
-// In a holder (erase = true) an array index is "[*]", a run of list cells
-// "list cell xn", a Hashtbl hop "Hashtbl" (keys, values and entries of one
-// table together), a frame's line is left out: every block of one container
-// reads the same.
+// retain_text.h - how the tools show a snapshot's paths and the callstacks
+// of the sites they keep: paths as a string and as JSON (their text and
+// their holders: trace/snapshot_holder.h), and callstacks with repeated
+// frames collapsed.
 //
 // Folded callstacks: the callers go through collapse.h, the one recursion
 // folding of every stack the tools show, with out_fold_period() (so
@@ -30,15 +18,12 @@
 #include <stdio.h>
 
 #include "../../../trace/retain.h"
+#include "../../../trace/snapshot_holder.h"
 #include "output.h"
 #include "profile.h"
 
-void retain_text_root(FILE *f, const RetainRoot *r, bool erase);
-void retain_text_hop(FILE *f, const RetainHop *h, bool erase);
-// The root and the first `hops` hops of a path (hops <= path->hop_count).
-void retain_text_path(FILE *f, const RetainPath *path, uint32_t hops, bool erase);
-
-// The same as a string the caller frees (out of memory: xalloc_fail).
+// retain_path_text (trace/snapshot_holder.h) as a string the caller frees
+// (out of memory: xalloc_fail).
 char *retain_path_string(const RetainPath *path, uint32_t hops, bool erase);
 
 // JSON: {"root": {...}, "hops": [{kind, count, index?, name?}, ...]} as

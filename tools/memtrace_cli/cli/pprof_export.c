@@ -26,7 +26,7 @@
 #include "../base/ocaml_int.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"
-#include "../render/pprof_writer.h"
+#include "../render/pprof_file.h"
 #include "load.h"
 #include "outfile.h"
 
@@ -312,9 +312,10 @@ static void add_stacks(Export *e, const Profile *p) {
 static void add_comment(Export *e, const Loaded *l) {
   const Profile *p = l->profile;
   char text[512 + TRACE_READER_ERROR_MAX];
+  const char *exe = trace_reader_info(profile_reader(p))->executable;
   int n = snprintf(text, sizeof text, "memtrace trace %s: rate %g, %u-byte words, %" PRIu64 " samples of %" PRIu64
-                   " allocations", l->path, profile_rate(p), profile_word_bytes(p), profile_totals(p)->samples,
-                   profile_summary(p)->allocs);
+                   " allocations; executable %s", l->path, profile_rate(p), profile_word_bytes(p),
+                   profile_totals(p)->samples, profile_summary(p)->allocs, *exe ? exe : "(not recorded)");
   if (l->partial && n > 0 && (size_t)n < sizeof text)
     snprintf(text + n, sizeof text - (size_t)n, "; PARTIAL: the trace is damaged (%s)", l->error);
   pprof_writer_comment(e->w, cleaned(e, text));
@@ -328,10 +329,24 @@ static void note_times(Export *e, const Profile *p) {
   e->any_time = true;
 }
 
+// The mapping's file: the program's name as a virtual object ("[vm]"), never
+// a path pprof could open: its source and disassembly views would read the
+// program's machine code at addresses the profile does not have (pprof
+// 1.19's -weblist and -http's Source view panicked when ./vm existed at the
+// mapping's path). The executable's path is in the comments.
+static const char *mapping_name(Export *e, const char *executable) {
+  const char *slash = strrchr(executable, '/'), *base = slash && slash[1] ? slash + 1 : executable;
+  char *name = NULL;
+  if (asprintf(&name, "[%s]", *base ? base : "program") < 0) xalloc_fail();
+  const char *clean = cleaned(e, name);
+  free(name);
+  return clean;
+}
+
 static void add_trace(Export *e, const Loaded *l, bool first) {
   const Profile *p = l->profile;
   if (first) {
-    e->mapping = pprof_writer_mapping(e->w, cleaned(e, trace_reader_info(profile_reader(p))->executable));
+    e->mapping = pprof_writer_mapping(e->w, mapping_name(e, trace_reader_info(profile_reader(p))->executable));
     pprof_writer_period(e->w, "space", "bytes", llround(profile_sample_bytes(p)));
   }
   add_comment(e, l);
@@ -432,7 +447,7 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
   }
   int fd = strcmp(name, "-") == 0 ? dup(1) : outfile_fd(name);
   if (fd < 0) snprintf(err, sizeof err, "cannot create %s: %s", out, strerror(errno));
-  if (fd < 0 || !(e.w = pprof_writer_open_fd(fd, out, err, sizeof err))) {
+  if (fd < 0 || !(e.w = pprof_file_open_fd(fd, out, err, sizeof err))) {
     outfile_discard();
     fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
     free_export(&e);
@@ -444,7 +459,7 @@ int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, con
     write_samples(&e);
     pprof_writer_times(e.w, (int64_t)e.first_us * 1000, (int64_t)(e.last_us - e.first_us) * 1000);
   }
-  int status = pprof_writer_close(e.w, err, sizeof err);
+  int status = pprof_file_close(e.w, err, sizeof err);
   free_export(&e);
   if (status != 0) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, out, err);
   if (!ok || status != 0) outfile_discard();

@@ -70,7 +70,7 @@ static void print_figures(const Profile *p, const KeptHolder *h, const char *ind
 static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank, bool detail) {
   char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
   printf("%3u. Kept by ", rank);
-  if (h->example) retain_text_path(stdout, h->example, h->cut, true);
+  if (h->example) retain_path_text(stdout, h->example, h->cut, true);
   else printf("(no path: the end state has none) at "), out_site(stdout, profile_site(p, h->unknown_site));
   if (h->verdict != KEPT_LEAK) printf("  [%s]", kept_verdict_name(h->verdict));
   putchar('\n');
@@ -78,7 +78,7 @@ static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank, b
   if (!detail) return;
   if (h->example) {
     printf("     e.g. ");
-    retain_text_path(stdout, h->example, h->example->hop_count, false);
+    retain_path_text(stdout, h->example, h->example->hop_count, false);
     putchar('\n');
   }
   printf("     sites, most directly held first:\n");

@@ -42,7 +42,7 @@ static void print_paths(const Profile *p, const EndState *es, uint32_t rows) {
     printf("%" PRIu64 "  ", path->alloc_id);
     out_site(stdout, profile_site(p, profile_stack(p, s->stack)->site));
     printf("\n    ");
-    retain_text_path(stdout, path, path->hop_count, false);
+    retain_path_text(stdout, path, path->hop_count, false);
     putchar('\n');
   }
   if (shown < es->retain.path_count) printf("(%" PRIu64 " more: -n 0 shows all)\n", es->retain.path_count - shown);
@@ -51,7 +51,7 @@ static void print_paths(const Profile *p, const EndState *es, uint32_t rows) {
 static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank) {
   char a[OUT_TEXT_MAX];
   printf("%3u. ", rank);
-  if (h->example) retain_text_path(stdout, h->example, h->cut, true);
+  if (h->example) retain_path_text(stdout, h->example, h->cut, true);
   else fputs("(no path)", stdout);
   printf("\n     %" PRIu64 " blocks, %" PRIu64 " samples, ~%s\n", h->blocks, h->samples,
          out_bytes(a, kept_bytes(p, h->samples)));

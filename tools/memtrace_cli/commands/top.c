@@ -409,7 +409,7 @@ static void holders_text(const Loaded *l, const EndState *es, const TopOptions *
     printf("%4u %10s [%10s, %10s] %5.1f%% %7llu  %-15s ", i + 1, out_bytes(a, kept_bytes(p, h->samples)),
            out_bytes(b, iv.lo), out_bytes(c, iv.hi), total > 0 ? 100 * kept_bytes(p, h->samples) / total : 0,
            (unsigned long long)h->samples, kept_verdict_name(h->verdict));
-    if (h->example) retain_text_path(stdout, h->example, h->cut, true);
+    if (h->example) retain_path_text(stdout, h->example, h->cut, true);
     else printf("(no path) "), out_site(stdout, profile_site(p, h->unknown_site));
     putchar('\n');
   }

@@ -1,28 +1,39 @@
-// pprof_writer.h - writes a gzipped pprof profile (google/pprof's
+// pprof_writer.h - writes a pprof profile (google/pprof's
 // proto/profile.proto, package perftools.profiles) as it is built, with its
-// own protobuf encoder; knows nothing of traces.
+// own protobuf encoder, to a sink the caller gives (a file, a gzip stream,
+// memory): the bytes are the uncompressed protobuf, which pprof reads as it
+// reads gzipped ones. Knows nothing of traces or of the VM, needs no zlib
+// (the VM writes profiles with it too; the trace tool gzips them).
 //
 // Contract
-// 1. Streaming. Every call appends its message to the gzip stream at once:
+// 1. Streaming. Every call hands its message to the sink at once:
 //    protobuf lets a message's fields come in any order and repeated fields
 //    accumulate, so samples, locations, functions and strings are written as
 //    they come. The writer keeps only what deduplication needs: the strings
 //    and the (name, file) pairs of functions written so far.
-// 2. Ids and indexes. String index 0 is "" (written at open). Function ids
+// 2. Ids and indexes. String index 0 is "" (written at creation). Function ids
 //    count from 1 and are shared by equal (name, file, start_line); mapping
 //    and location ids count from 1, one per call.
 // 3. A sample names locations leaf first (innermost frame first), as pprof
 //    wants, and carries one value per sample type declared before it; its
 //    locations may be written before or after it.
-// 4. Errors. Out of memory exits (status 1, message on stderr). Write errors
-//    are remembered; pprof_writer_close reports the first one.
-#ifndef MINNOW_PPROF_WRITER_H
-#define MINNOW_PPROF_WRITER_H
+// 4. Errors. The first failure (the sink refusing bytes, memory) is kept:
+//    later calls write nothing and return 0; pprof_writer_error says what.
+//    Nothing aborts.
+// 5. Labels. A sample may carry labels (key and string value, or key and
+//    number with its unit): how Pyroscope and Parca tag a profile's samples
+//    (here, what holds the blocks).
+#ifndef MINNOW_TRACE_PPROF_WRITER_H
+#define MINNOW_TRACE_PPROF_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct PprofWriter PprofWriter;
+
+// Takes n bytes of the profile; false on failure (errno says why, or 0).
+typedef bool (*PprofSink)(void *ctx, const void *bytes, size_t n);
 
 // One line of a location: a function (id from pprof_writer_function) and a
 // line number in its file (0: unknown).
@@ -31,12 +42,17 @@ typedef struct PprofLine {
   int64_t line;
 } PprofLine;
 
-// Creates `path` ("-": stdout) and starts the gzip stream. NULL on failure,
-// with the reason in err[0 .. err_size).
-PprofWriter *pprof_writer_open(const char *path, char *err, size_t err_size);
-// The same on an open descriptor, which the writer owns from then on (also
-// on failure: closed); `name` is for messages.
-PprofWriter *pprof_writer_open_fd(int fd, const char *name, char *err, size_t err_size);
+// A writer handing its bytes to sink(ctx, ...). NULL when memory is short.
+PprofWriter *pprof_writer_new(PprofSink sink, void *ctx);
+// The first failure ("" if none): "write failed: REASON", "out of memory".
+const char *pprof_writer_error(const PprofWriter *w);
+// Frees w (the sink is the caller's to close). Returns 0, or -1 if a
+// failure was met.
+int pprof_writer_free(PprofWriter *w);
+
+// A sink writing to a file descriptor (ctx: a pointer to the int), retried
+// on short writes and EINTR.
+bool pprof_sink_fd(void *ctx, const void *bytes, size_t n);
 
 // The string table index of `s`: equal strings get the same index. Bytes
 // are written as given (pprof expects UTF-8: the caller sanitizes).
@@ -51,8 +67,12 @@ void pprof_writer_times(PprofWriter *w, int64_t time_nanos, int64_t duration_nan
 void pprof_writer_comment(PprofWriter *w, const char *text);
 void pprof_writer_default_sample_type(PprofWriter *w, const char *type);
 
-// A mapping for `file` (the program), saying that functions, file names,
-// line numbers and inlined frames are already resolved (no symbolization).
+// A mapping for `file`, saying that functions, file names, line numbers and
+// inlined frames are already resolved (no symbolization). Its address range
+// is empty and locations carry no address: `file` should name no object
+// file pprof could open (a virtual name such as "[vm]"), or pprof's source
+// and disassembly views take the object's code at addresses that are not
+// its own (go tool pprof 1.19 panics on -weblist).
 uint64_t pprof_writer_mapping(PprofWriter *w, const char *file);
 
 // The id of function (name, file, start_line), written on first use, with
@@ -68,8 +88,18 @@ uint64_t pprof_writer_location(PprofWriter *w, uint64_t mapping_id, const PprofL
 void pprof_writer_sample(PprofWriter *w, const uint64_t *location_ids, size_t n_locations, const int64_t *values,
                          size_t n_values);
 
-// Ends the gzip stream and frees `w`. Returns 0, or -1 with the first error
-// met (writing or closing) in err[0 .. err_size).
-int pprof_writer_close(PprofWriter *w, char *err, size_t err_size);
+// A label of a sample: key = str, or key = num (num_unit: its unit, or NULL).
+typedef struct PprofLabel {
+  const char *key;
+  const char *str;           // NULL: a numeric label
+  int64_t num;
+  const char *num_unit;
+} PprofLabel;
+
+enum { PPROF_MAX_LABELS = 16 };
+
+// A sample with labels (at most PPROF_MAX_LABELS: more is a failure).
+void pprof_writer_sample_labels(PprofWriter *w, const uint64_t *location_ids, size_t n_locations,
+                                const int64_t *values, size_t n_values, const PprofLabel *labels, size_t n_labels);
 
 #endif

@@ -1,21 +1,20 @@
-// pprof_writer.c - gzipped pprof profiles, streamed (pprof_writer.h). The
-// protobuf wire format used here: a field is a key varint (field number << 3
-// | wire type) then its value: wire type 0 a varint (int64 as its 64-bit
-// two's complement, so negatives take 10 bytes), wire type 2 a length varint
-// then that many bytes (strings, sub-messages, packed repeated varints).
+// pprof_writer.c - pprof profiles, streamed to a sink (pprof_writer.h).
+//
+// 1. The protobuf wire format used here: a field is a key varint (field
+//    number << 3 | wire type) then its value: wire type 0 a varint (int64 as
+//    its 64-bit two's complement, so negatives take 10 bytes), wire type 2 a
+//    length varint then that many bytes (strings, sub-messages, packed
+//    repeated varints).
+// 2. Failure is sticky (w->error): the scratch buffers and tables fail
+//    softly (a flag, nothing written after), so no call aborts and the sink
+//    never receives a message whose bytes were not all meant.
 #include "pprof_writer.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
-
-#include "../base/hash.h"
-#include "../base/xalloc.h"
 
 // Field numbers of profile.proto.
 enum {
@@ -23,7 +22,8 @@ enum {
   PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
   PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
   VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
-  SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
+  SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+  LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4,
   MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
   MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
   LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
@@ -38,16 +38,25 @@ enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 typedef struct PbBuf {
   uint8_t *data;
   size_t len, cap;
+  bool failed;       // memory: nothing more is added
 } PbBuf;
 
-static void pb_reserve(PbBuf *b, size_t n) {
-  if (b->cap - b->len >= n) return;
-  b->cap = 2 * b->cap + n + 64;
-  b->data = xrealloc(b->data, b->cap);
+static bool pb_reserve(PbBuf *b, size_t n) {
+  if (b->failed) return false;
+  if (b->cap - b->len >= n) return true;
+  size_t cap = 2 * b->cap + n + 64;
+  uint8_t *data = cap > b->cap ? realloc(b->data, cap) : NULL;
+  if (!data) {
+    b->failed = true;
+    return false;
+  }
+  b->data = data;
+  b->cap = cap;
+  return true;
 }
 
 static void pb_varint(PbBuf *b, uint64_t v) {
-  pb_reserve(b, 10);
+  if (!pb_reserve(b, 10)) return;
   while (v >= 0x80) {
     b->data[b->len++] = (uint8_t)(v | 0x80);
     v >>= 7;
@@ -69,7 +78,7 @@ static void pb_int(PbBuf *b, unsigned field, int64_t v) { pb_uint(b, field, (uin
 static void pb_bytes(PbBuf *b, unsigned field, const void *data, size_t n) {
   pb_key(b, field, WIRE_LEN);
   pb_varint(b, n);
-  pb_reserve(b, n);
+  if (!pb_reserve(b, n)) return;
   if (n) memcpy(b->data + b->len, data, n);
   b->len += n;
 }
@@ -88,6 +97,20 @@ static void pb_packed(PbBuf *b, unsigned field, const uint64_t *v, size_t n) {
 
 // ---------------------------------------------------------------- interning
 
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+  uint64_t h = n;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x9e3779b97f4a7c15ull;
+  return mix(h);
+}
+
 // Open addressing, linear probing. Invariant: n_slots is a power of two and
 // at most half the slots are used; a slot with id 0 is free.
 typedef struct Slot {
@@ -101,10 +124,10 @@ typedef struct Table {
   size_t n_slots, n_used;
 } Table;
 
-static void table_grow(Table *t) {
+static bool table_grow(Table *t) {
   size_t n_slots = t->n_slots ? 2 * t->n_slots : 256;
-  Slot *slots = xrealloc(NULL, n_slots * sizeof *slots);
-  memset(slots, 0, n_slots * sizeof *slots);
+  Slot *slots = calloc(n_slots, sizeof *slots);
+  if (!slots) return false;
   for (size_t i = 0; i < t->n_slots; i++) {
     if (!t->slots[i].id) continue;
     size_t j = t->slots[i].hash & (n_slots - 1);
@@ -114,13 +137,15 @@ static void table_grow(Table *t) {
   free(t->slots);
   t->slots = slots;
   t->n_slots = n_slots;
+  return true;
 }
 
 // ---------------------------------------------------------------- the writer
 
 struct PprofWriter {
-  gzFile gz;
-  char error[256];   // the first write error; "" if none
+  PprofSink sink;
+  void *ctx;
+  char error[256];   // the first failure; "" if none
   PbBuf msg, sub;    // scratch: the message being built, a sub-message of it
   PbBuf top;         // scratch: one top-level field (key, length, message)
   Table strings;     // key: offset and length in `pool`; id: index + 1
@@ -131,16 +156,20 @@ struct PprofWriter {
   uint64_t n_functions, n_mappings, n_locations;
 };
 
-static void fail(PprofWriter *w, const char *what) {
-  if (w->error[0]) return;
-  int errnum;
-  const char *text = gzerror(w->gz, &errnum);
-  snprintf(w->error, sizeof w->error, "%s: %s", what, errnum == Z_ERRNO ? strerror(errno) : text);
+static void out_of_memory(PprofWriter *w) {
+  if (!w->error[0]) snprintf(w->error, sizeof w->error, "out of memory");
+}
+
+static bool failed(PprofWriter *w) {
+  if (!w->error[0] && (w->msg.failed || w->sub.failed || w->top.failed)) out_of_memory(w);
+  return w->error[0] != 0;
 }
 
 static void write_top(PprofWriter *w) {
-  if (w->error[0]) return;
-  if (gzwrite(w->gz, w->top.data, (unsigned)w->top.len) != (int)w->top.len) fail(w, "write failed");
+  if (failed(w)) return;
+  errno = 0;
+  if (!w->sink(w->ctx, w->top.data, w->top.len))
+    snprintf(w->error, sizeof w->error, "write failed: %s", errno ? strerror(errno) : "the sink refused it");
 }
 
 // Appends top-level field `field` holding the bytes data[0 .. n) (a string
@@ -160,41 +189,50 @@ static void emit_varint(PprofWriter *w, unsigned field, uint64_t v) {
   write_top(w);
 }
 
-PprofWriter *pprof_writer_open(const char *path, char *err, size_t err_size) {
-  bool is_stdout = strcmp(path, "-") == 0;
-  int fd = is_stdout ? dup(1) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
-    return NULL;
-  }
-  return pprof_writer_open_fd(fd, path, err, err_size);
-}
-
-PprofWriter *pprof_writer_open_fd(int fd, const char *name, char *err, size_t err_size) {
-  errno = 0;
-  gzFile gz = gzdopen(fd, "wb");
-  if (!gz) {
-    snprintf(err, err_size, "cannot write %s: %s", name, errno ? strerror(errno) : "out of memory");
-    close(fd);
-    return NULL;
-  }
-  PprofWriter *w = xrealloc(NULL, sizeof *w);
-  memset(w, 0, sizeof *w);
-  w->gz = gz;
+PprofWriter *pprof_writer_new(PprofSink sink, void *ctx) {
+  PprofWriter *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->sink = sink;
+  w->ctx = ctx;
   pprof_writer_string(w, "");
   return w;
 }
 
+const char *pprof_writer_error(const PprofWriter *w) { return w->error; }
+
+bool pprof_sink_fd(void *ctx, const void *bytes, size_t n) {
+  int fd = *(const int *)ctx;
+  const char *p = bytes;
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
 int64_t pprof_writer_string(PprofWriter *w, const char *s) {
+  if (failed(w)) return 0;
   size_t n = strlen(s);
-  uint64_t h = hash_memory(s, n);
-  if (2 * (w->strings.n_used + 1) > w->strings.n_slots) table_grow(&w->strings);
+  uint64_t h = hash_bytes(s, n);
+  if (2 * (w->strings.n_used + 1) > w->strings.n_slots && !table_grow(&w->strings)) {
+    out_of_memory(w);
+    return 0;
+  }
   size_t mask = w->strings.n_slots - 1, j = h & mask;
   for (Slot *e; (e = &w->strings.slots[j])->id; j = (j + 1) & mask)
     if (e->hash == h && e->b == n && (n == 0 || memcmp(w->pool + e->a, s, n) == 0)) return (int64_t)e->id - 1;
   if (w->pool_cap - w->pool_len < n) {
-    w->pool_cap = 2 * w->pool_cap + n + 4096;
-    w->pool = xrealloc(w->pool, w->pool_cap);
+    size_t cap = 2 * w->pool_cap + n + 4096;
+    char *pool = realloc(w->pool, cap);
+    if (!pool) {
+      out_of_memory(w);
+      return 0;
+    }
+    w->pool = pool;
+    w->pool_cap = cap;
   }
   if (n) memcpy(w->pool + w->pool_len, s, n);
   w->strings.slots[j] = (Slot){h, w->pool_len, n, 0, (uint64_t)++w->n_strings};
@@ -237,6 +275,7 @@ void pprof_writer_default_sample_type(PprofWriter *w, const char *type) {
 
 uint64_t pprof_writer_mapping(PprofWriter *w, const char *file) {
   int64_t name = pprof_writer_string(w, file);
+  if (failed(w)) return 0;
   uint64_t id = ++w->n_mappings;
   w->msg.len = 0;
   pb_uint(&w->msg, MAPPING_ID, id);
@@ -251,8 +290,12 @@ uint64_t pprof_writer_mapping(PprofWriter *w, const char *file) {
 
 uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *file, int64_t start_line) {
   uint64_t a = (uint64_t)pprof_writer_string(w, name), b = (uint64_t)pprof_writer_string(w, file);
-  uint64_t c = (uint64_t)start_line, h = hash_combine(hash_combine(hash_mix(a), b), c);
-  if (2 * (w->functions.n_used + 1) > w->functions.n_slots) table_grow(&w->functions);
+  uint64_t c = (uint64_t)start_line, h = mix(mix(mix(a) + b) + c);
+  if (failed(w)) return 0;
+  if (2 * (w->functions.n_used + 1) > w->functions.n_slots && !table_grow(&w->functions)) {
+    out_of_memory(w);
+    return 0;
+  }
   size_t mask = w->functions.n_slots - 1, j = h & mask;
   for (Slot *e; (e = &w->functions.slots[j])->id; j = (j + 1) & mask)
     if (e->hash == h && e->a == a && e->b == b && e->c == c) return e->id;
@@ -271,6 +314,7 @@ uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *fil
 }
 
 uint64_t pprof_writer_location(PprofWriter *w, uint64_t mapping_id, const PprofLine *lines, size_t n) {
+  if (failed(w)) return 0;
   uint64_t id = ++w->n_locations;
   w->msg.len = 0;
   pb_uint(&w->msg, LOCATION_ID, id);
@@ -287,21 +331,43 @@ uint64_t pprof_writer_location(PprofWriter *w, uint64_t mapping_id, const PprofL
 
 void pprof_writer_sample(PprofWriter *w, const uint64_t *location_ids, size_t n_locations, const int64_t *values,
                          size_t n_values) {
+  pprof_writer_sample_labels(w, location_ids, n_locations, values, n_values, NULL, 0);
+}
+
+void pprof_writer_sample_labels(PprofWriter *w, const uint64_t *location_ids, size_t n_locations,
+                                const int64_t *values, size_t n_values, const PprofLabel *labels, size_t n_labels) {
+  if (failed(w)) return;
+  if (n_labels > PPROF_MAX_LABELS) {
+    snprintf(w->error, sizeof w->error, "a sample of %zu labels (at most %d)", n_labels, PPROF_MAX_LABELS);
+    return;
+  }
+  // The labels' strings first: interning writes to the stream.
+  int64_t keys[PPROF_MAX_LABELS], strs[PPROF_MAX_LABELS], units[PPROF_MAX_LABELS];
+  for (size_t i = 0; i < n_labels; i++) {
+    keys[i] = pprof_writer_string(w, labels[i].key);
+    strs[i] = labels[i].str ? pprof_writer_string(w, labels[i].str) : 0;
+    units[i] = labels[i].num_unit ? pprof_writer_string(w, labels[i].num_unit) : 0;
+  }
+  if (failed(w)) return;
   w->msg.len = 0;
   pb_packed(&w->msg, SAMPLE_LOCATION_ID, location_ids, n_locations);
   // int64 values are packed as their two's complement bits.
   w->sub.len = 0;
   for (size_t i = 0; i < n_values; i++) pb_varint(&w->sub, (uint64_t)values[i]);
   if (n_values) pb_bytes(&w->msg, SAMPLE_VALUE, w->sub.data, w->sub.len);
+  for (size_t i = 0; i < n_labels; i++) {
+    w->sub.len = 0;
+    pb_int(&w->sub, LABEL_KEY, keys[i]);
+    pb_int(&w->sub, LABEL_STR, strs[i]);
+    if (!labels[i].str) pb_int(&w->sub, LABEL_NUM, labels[i].num);
+    pb_int(&w->sub, LABEL_NUM_UNIT, units[i]);
+    pb_bytes(&w->msg, SAMPLE_LABEL, w->sub.data, w->sub.len);
+  }
   emit(w, PROFILE_SAMPLE, &w->msg);
 }
 
-int pprof_writer_close(PprofWriter *w, char *err, size_t err_size) {
-  int status = gzclose(w->gz);
-  if (status != Z_OK && !w->error[0])
-    snprintf(w->error, sizeof w->error, "closing failed: %s", status == Z_ERRNO ? strerror(errno) : "zlib error");
-  int result = w->error[0] ? -1 : 0;
-  if (result) snprintf(err, err_size, "%s", w->error);
+int pprof_writer_free(PprofWriter *w) {
+  int result = failed(w) ? -1 : 0;
   free(w->msg.data);
   free(w->sub.data);
   free(w->top.data);

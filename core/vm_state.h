@@ -131,6 +131,7 @@ typedef struct VmOptions {
   double memtrace_snapshot_every; // --memtrace-snapshot-every: seconds between snapshots (0: none)
   double memtrace_snapshot_peak;  // --memtrace-snapshot-peak: growth factor of the live
                                   // heap between peak snapshots (0: none)
+  const char *memtrace_pprof_dir; // --memtrace-pprof-dir: a pprof profile per snapshot (NULL: none)
 } VmOptions;
 
 typedef struct Vm {

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/checked.h"
 #include "vm.h"
@@ -25,6 +27,8 @@ static void usage(FILE *out) {
           "                       (appended to FILE.retain; also SIGUSR1, Memtrace.snapshot())\n"
           "  --memtrace-snapshot-peak F  a snapshot whenever the live heap has grown F times\n"
           "                       (F > 1) since the last peak snapshot (first: F x the minor heap)\n"
+          "  --memtrace-pprof-dir DIR  also a pprof profile of the live heap per snapshot, in DIR\n"
+          "                       (each sample labelled with its holder; docs/snapshots.md)\n"
           "  --memprof-count R    sample every word with probability R; a C tracker counts\n"
           "                       samples, promotions and deallocations and prints totals\n"
           "  --dump-bytecode      print every function's code and frame descriptors, run nothing\n"
@@ -131,7 +135,8 @@ int main(int argc, char **argv) {
     else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
               strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
               strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0 ||
-              strcmp(a, "--memtrace-snapshot-every") == 0 || strcmp(a, "--memtrace-snapshot-peak") == 0) && !next) {
+              strcmp(a, "--memtrace-snapshot-every") == 0 || strcmp(a, "--memtrace-snapshot-peak") == 0 ||
+              strcmp(a, "--memtrace-pprof-dir") == 0) && !next) {
       fprintf(stderr, "vm: %s expects an argument\n", a);
       return 2;
     }
@@ -145,6 +150,16 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--memtrace-snapshot-peak") == 0) {
       if (!parse_number(a, next, 1, 1e6, "a growth factor in (1, 1000000]", &opt.memtrace_snapshot_peak))
         return VM_EXIT_USAGE;
+      i++;
+    }
+    else if (strcmp(a, "--memtrace-pprof-dir") == 0) {
+      struct stat st;
+      if (stat(next, &st) != 0 || !S_ISDIR(st.st_mode) || access(next, W_OK | X_OK) != 0) {
+        fprintf(stderr, "vm: --memtrace-pprof-dir %s: %s\n", next,
+                stat(next, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
+        return VM_EXIT_USAGE;
+      }
+      opt.memtrace_pprof_dir = next;
       i++;
     }
     else if (strcmp(a, "--memtrace-format") == 0) {
@@ -170,8 +185,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (trace_option && !opt.memtrace_path) {
-    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state and --memtrace-snapshot-*"
-                    " go with --memtrace FILE"
+    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state, --memtrace-snapshot-*"
+                    " and --memtrace-pprof-dir go with --memtrace FILE"
                     " (or MEMTRACE=FILE)\n");
     return VM_EXIT_USAGE;
   }

@@ -45,6 +45,15 @@
 //    writer keeps times monotonic). The tracker is immediate (tracker.h):
 //    memprof hands it an event as it happens unless other events wait
 //    before it, when it comes at the next safe point with them.
+// 8. Callstacks of live blocks, for --memtrace-pprof-dir only: the trie
+//    node of each run of `runs` is kept beside it (run_nodes), updated from
+//    the first run a sample changed, so a sample costs its new runs here
+//    too; each live sampled block's id maps to its callstack's node, its
+//    samples and its size (an open-addressing table, 24 bytes an entry at
+//    load at most one half, entries removed at the block's
+//    collect event: memory follows the live samples and the distinct
+//    callstacks). Memory short, or memtrace_stop_stacks: one message, no
+//    more profiles (lang/runtime/snapshot_pprof.c reads all this).
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -57,11 +66,20 @@
 
 #include "memprof_internal.h"
 #include "memtrace.h"
+#include "stack_trie.h"
 #include "../core/frames.h"
 #include "../core/image.h"
 #include "../core/vm_state.h"
 #include "../trace/snapshot_writer.h"
 #include "../trace/writer.h"
+
+// A live sampled block's callstack (part 8): slot empty when id == EMPTY_ID.
+typedef struct LiveStack {
+  uint64_t id;
+  uint32_t node, samples;
+  uint64_t wosize;
+} LiveStack;
+enum { EMPTY_ID = UINT64_MAX };
 
 typedef struct Tracer {
   TraceWriter *writer;
@@ -73,8 +91,16 @@ typedef struct Tracer {
   int profile;                 // memprof profile id
   bool failed;                 // a write error stopped it (reported once)
   uint64_t pid, start_time_us; // as the trace info says
+  double rate;                 // the sampling rate
   uint64_t clock_batch, clock_us;  // the delivery batch the clock was read in, and its time
   SnapshotWriter *snapshots;   // FILE.retain (part 5), NULL when none
+  // Part 8, kept only for --memtrace-pprof-dir (stacks != NULL):
+  StackTrie *stacks;           // every callstack sampled, as a trie of runs
+  uint32_t *run_nodes;         // the trie node ending each of `runs`
+  uint32_t run_nodes_cap;
+  LiveStack *live;             // allocation id -> its callstack's node, for live blocks
+  uint64_t live_count, live_mask;
+  bool stacks_failed;          // memory ran short: no more stacks kept
 } Tracer;
 
 static uint64_t now_us(void) {
@@ -99,8 +125,7 @@ static uint64_t site_code(const DebugInfo *site) { return 2 * (uint64_t)site->id
 // first ("caller first", as memtrace writes inlined frames).
 static uint32_t locate(void *data, uint64_t code, TraceLocation *out, uint32_t max) {
   const Vm *vm = data;
-  const DebugInfo *d = code & 1 ? frames_debug_by_id(vm->frames, (uint32_t)(code >> 1))
-                                : memprof_frame_debug(vm, (MemprofFrame)(uintptr_t)code);
+  const DebugInfo *d = memtrace_code_debug(vm, code);
   uint32_t n = 0;
   for (const DebugInfo *e = d; e; e = e->inlined_into) n++;
   if (n > max) n = max;
@@ -145,14 +170,17 @@ static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
 // the sample's callers are the previous sample's (no new piece, and the
 // previous callstack was those u callers and its site), only that run's
 // code changes.
-static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uint32_t np, uint64_t site) {
+static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uint32_t np, uint64_t site,
+                            uint32_t *changed_from) {
   TraceRun *runs = t->runs;
   uint32_t old_n = t->run_count, w = 0, o = 0, oend = old_n ? runs[0].end : 0, common = UINT32_MAX;
   if (np == 0 && old_n > 0 && runs[old_n - 1].end == u + 1) {
     common = runs[old_n - 1].code == site ? u + 1 : u;
     runs[old_n - 1].code = site;
+    *changed_from = old_n - 1;
     return common;
   }
+  *changed_from = 0;
   if (u > 0) {
     // r: the run holding frame u - 1; the runs before it stay as they are.
     uint32_t r = 0, hi = old_n - 1;
@@ -164,6 +192,7 @@ static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uin
     uint32_t rend = runs[r].end;
     runs[r].end = u;
     w = r + 1;
+    *changed_from = r;
     o = rend > u ? r : r + 1;   // the old run holding frame u
     oend = rend > u ? rend : o < old_n ? runs[o].end : 0;
   }
@@ -187,6 +216,82 @@ static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uin
   }
   t->run_count = w;
   return common == UINT32_MAX ? pos : common;
+}
+
+// --- part 8: the callstacks of live blocks ------------------------------------
+
+static uint64_t id_hash(uint64_t id) {
+  id *= 0x9e3779b97f4a7c15u;
+  return id ^ (id >> 32);
+}
+
+static void stacks_off(Tracer *t, const char *why) {
+  if (!t->stacks_failed) fprintf(stderr, "vm: --memtrace-pprof-dir: %s; no more profiles\n", why);
+  t->stacks_failed = true;
+  stack_trie_free(t->stacks);
+  t->stacks = NULL;
+}
+
+static bool live_grow(Tracer *t) {
+  uint64_t cap = t->live ? 2 * (t->live_mask + 1) : 4096;
+  LiveStack *slots = malloc(cap * sizeof *slots);
+  if (!slots) return false;
+  for (uint64_t i = 0; i < cap; i++) slots[i].id = EMPTY_ID;
+  for (uint64_t i = 0; t->live && i <= t->live_mask; i++) {
+    if (t->live[i].id == EMPTY_ID) continue;
+    uint64_t h = id_hash(t->live[i].id) & (cap - 1);
+    while (slots[h].id != EMPTY_ID) h = (h + 1) & (cap - 1);
+    slots[h] = t->live[i];
+  }
+  free(t->live);
+  t->live = slots;
+  t->live_mask = cap - 1;
+  return true;
+}
+
+// The trie nodes of runs [from, run_count), then id's entry.
+static void keep_stack(Tracer *t, uint32_t from, uint64_t id, uint32_t samples, uint64_t wosize) {
+  if (!grow((void **)&t->run_nodes, &t->run_nodes_cap, t->run_count, sizeof *t->run_nodes) ||
+      ((t->live_count + 1) * 2 > (t->live ? t->live_mask + 1 : 0) && !live_grow(t))) {
+    stacks_off(t, "out of memory keeping callstacks");
+    return;
+  }
+  for (uint32_t i = from; i < t->run_count; i++) {
+    uint32_t parent = i ? t->run_nodes[i - 1] : 0, prev_end = i ? t->runs[i - 1].end : 0;
+    uint32_t node = stack_trie_child(t->stacks, parent, t->runs[i].code, t->runs[i].end - prev_end);
+    if (node == UINT32_MAX) {
+      stacks_off(t, "out of memory keeping callstacks");
+      return;
+    }
+    t->run_nodes[i] = node;
+  }
+  uint64_t h = id_hash(id) & t->live_mask;
+  while (t->live[h].id != EMPTY_ID) h = (h + 1) & t->live_mask;
+  t->live[h] = (LiveStack){id, t->run_count ? t->run_nodes[t->run_count - 1] : 0, samples, wosize};
+  t->live_count++;
+}
+
+// Removes id's entry (backward-shift deletion: no tombstones).
+static void forget_stack(Tracer *t, uint64_t id) {
+  uint64_t h = id_hash(id) & t->live_mask;
+  while (t->live[h].id != id) {
+    if (t->live[h].id == EMPTY_ID) return;
+    h = (h + 1) & t->live_mask;
+  }
+  for (uint64_t hole = h, j = h;;) {
+    j = (j + 1) & t->live_mask;
+    if (t->live[j].id == EMPTY_ID) {
+      t->live[hole].id = EMPTY_ID;
+      break;
+    }
+    uint64_t home = id_hash(t->live[j].id) & t->live_mask;
+    // j's entry may move to the hole iff its home is not in (hole, j].
+    if (((j - home) & t->live_mask) >= ((j - hole) & t->live_mask)) {
+      t->live[hole] = t->live[j];
+      hole = j;
+    }
+  }
+  t->live_count--;
 }
 
 static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSample *s) {
@@ -217,11 +322,13 @@ static bool on_alloc(Vm *vm, void *data, MemprofBlock *block, const MemprofSampl
   }
   if (!grow((void **)&t->runs, &t->run_cap, t->run_count + np + 2, sizeof *t->runs))
     vm_out_of_memory(vm, "memtrace callstack");
-  uint32_t common = update_runs(t, u, pieces, np, site_code(s->site));
+  uint32_t changed_from;
+  uint32_t common = update_runs(t, u, pieces, np, site_code(s->site), &changed_from);
   TraceSource source = s->external ? TRACE_SOURCE_EXTERNAL : s->major ? TRACE_SOURCE_MAJOR : TRACE_SOURCE_MINOR;
   if (!trace_writer_alloc_runs(t->writer, event_time(vm, t), s->wosize, s->n_samples, source, t->runs, t->run_count,
                                common, &block->user))
     check_writer(vm, t);
+  if (t->stacks && !t->failed) keep_stack(t, changed_from, block->user, s->n_samples, s->wosize);
   return !t->failed;
 }
 
@@ -237,6 +344,7 @@ static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
   Tracer *t = data;
   if (t->failed) return;
   if (!trace_writer_collect(t->writer, event_time(vm, t), block->user)) check_writer(vm, t);
+  if (t->stacks) forget_stack(t, block->user);
 }
 
 static void on_release(Vm *vm, void *data) {
@@ -246,6 +354,9 @@ static void on_release(Vm *vm, void *data) {
     fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
   if (vm->memtrace == t) vm->memtrace = NULL;
   snapshot_writer_close(t->snapshots);
+  stack_trie_free(t->stacks);
+  free(t->run_nodes);
+  free(t->live);
   free(t->path);
   free(t->runs);
   free(t->tail);
@@ -382,8 +493,15 @@ bool memtrace_start(Vm *vm, const char *path, double rate, int version, char *er
   t->pid = info.pid;
   t->clock_batch = UINT64_MAX;
   t->start_time_us = info.start_time_us;
+  t->rate = rate;
   vm->memtrace = t;
   open_snapshots(t, path);
+  if (vm->options.memtrace_pprof_dir && !t->snapshots)
+    stacks_off(t, "the trace takes no snapshot (it is not a regular file)");
+  else if (vm->options.memtrace_pprof_dir) {
+    t->stacks = stack_trie_new();
+    if (!t->stacks || !live_grow(t)) stacks_off(t, "out of memory keeping callstacks");
+  }
   return true;
 }
 
@@ -403,7 +521,7 @@ bool memtrace_identity(const Vm *vm, MemtraceIdentity *out) {
   if (!t || t->failed) return false;
   TraceWriterStats stats;
   trace_writer_stats(t->writer, &stats);
-  *out = (MemtraceIdentity){t->path, t->pid, t->start_time_us, stats.allocs};
+  *out = (MemtraceIdentity){t->path, t->pid, t->start_time_us, stats.allocs, t->rate};
   return true;
 }
 
@@ -418,6 +536,34 @@ bool memtrace_flush(Vm *vm) {
   trace_writer_flush(t->writer);
   check_writer(vm, t);
   return !t->failed;
+}
+
+bool memtrace_stack_of(const Vm *vm, uint64_t id, uint32_t *node, uint32_t *samples, uint64_t *wosize) {
+  const Tracer *t = vm->memtrace;
+  if (!t || !t->stacks) return false;
+  uint64_t h = id_hash(id) & t->live_mask;
+  for (; t->live[h].id != EMPTY_ID; h = (h + 1) & t->live_mask)
+    if (t->live[h].id == id) {
+      *node = t->live[h].node;
+      *samples = t->live[h].samples;
+      *wosize = t->live[h].wosize;
+      return true;
+    }
+  return false;
+}
+
+void memtrace_stop_stacks(Vm *vm, const char *why) {
+  if (vm->memtrace && vm->memtrace->stacks) stacks_off(vm->memtrace, why);
+}
+
+const struct StackTrie *memtrace_stacks(const Vm *vm) {
+  const Tracer *t = vm->memtrace;
+  return t ? t->stacks : NULL;
+}
+
+const DebugInfo *memtrace_code_debug(const Vm *vm, uint64_t code) {
+  return code & 1 ? frames_debug_by_id(vm->frames, (uint32_t)(code >> 1))
+                  : memprof_frame_debug(vm, (MemprofFrame)(uintptr_t)code);
 }
 
 void memtrace_stop_sampling(Vm *vm) {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../core/frames.h"
 #include "../core/value.h"
 
 typedef struct Vm Vm;
@@ -31,6 +32,7 @@ typedef struct MemtraceIdentity {
   const char *path;
   uint64_t pid, start_time_us;
   uint64_t alloc_count;     // allocations written so far
+  double rate;              // the sampling rate
 } MemtraceIdentity;
 bool memtrace_identity(const Vm *vm, MemtraceIdentity *out);
 // The snapshot file beside the running trace (FILE.retain, created when the
@@ -40,6 +42,17 @@ struct SnapshotWriter *memtrace_snapshots(const Vm *vm);
 // Writes the events so far to the trace (its packet, whole). False if no
 // trace runs or a write error stopped it.
 bool memtrace_flush(Vm *vm);
+// With --memtrace-pprof-dir (memtrace.c part 8): the callstack of the live
+// sampled block `id` (a node of memtrace_stacks), its samples and size;
+// false if none is kept (no such option, the block is dead, memory ran
+// short, memtrace_stop_stacks).
+bool memtrace_stack_of(const Vm *vm, uint64_t id, uint32_t *node, uint32_t *samples, uint64_t *wosize);
+// The trie of every callstack sampled, NULL when none is kept.
+const struct StackTrie *memtrace_stacks(const Vm *vm);
+// Keeps no more callstacks (no more profiles), saying why once on stderr.
+void memtrace_stop_stacks(Vm *vm, const char *why);
+// The debug entry of a callstack code (part 1: a site or a caller).
+const DebugInfo *memtrace_code_debug(const Vm *vm, uint64_t code);
 // Stops the trace's sampling (its tracked blocks keep reporting).
 void memtrace_stop_sampling(Vm *vm);
 // Visits each block the trace tracks that is alive, with its allocation id.

@@ -28,6 +28,7 @@
 
 #include "snapshots.h"
 #include "path_names.h"
+#include "snapshot_pprof.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memprof.h"
@@ -36,6 +37,7 @@
 
 typedef struct Taking {
   SnapshotWriter *w;
+  SnapshotPprof *pprof;   // --memtrace-pprof-dir: this snapshot's profile, or NULL
   RetainHop hops[PATH_NAMES_MAX_HOPS];
   uint64_t paths_ns;   // time naming and writing paths
 } Taking;
@@ -74,6 +76,7 @@ static void reached(Vm *vm, GcPathRequest *req, uint64_t id, const GcRetainPath 
   RetainPath path = {.alloc_id = id, .root = path_names_root(vm, &p->root), .hops = tk->hops};
   path.hop_count = path_names_path(vm, p, tk->hops);
   snapshot_writer_path(tk->w, &path);
+  snapshot_pprof_block(vm, tk->pprof, id, &path);
   tk->paths_ns += monotonic_ns() - t0;
 }
 
@@ -83,9 +86,10 @@ static void take(Vm *vm, SnapshotWriter *w, RetainTrigger trigger, const char *r
   uint64_t t0 = monotonic_ns();
   MemtraceIdentity id;
   if (!memtrace_identity(vm, &id)) return;
-  snapshot_writer_begin(w, trigger, wall_us(), id.alloc_count);
+  uint64_t number = snapshot_writer_snapshots(w), time_us = wall_us();
+  snapshot_writer_begin(w, trigger, time_us, id.alloc_count);
   RetainSnapshotEnd e = {.reason = reason};
-  Taking tk = {.w = w};
+  Taking tk = {.w = w, .pprof = reason[0] ? NULL : snapshot_pprof_begin(vm, number, trigger, time_us)};
   if (!reason[0]) {
     gc_minor(vm);
     if (trigger == RETAIN_TRIGGER_END) memprof_deliver_native(vm);
@@ -114,6 +118,7 @@ static void take(Vm *vm, SnapshotWriter *w, RetainTrigger trigger, const char *r
   e.paths_us = tk.paths_ns / 1000;
   e.pause_us = (monotonic_ns() - t0) / 1000;
   if (!snapshot_writer_end(w, &e)) fprintf(stderr, "vm: --memtrace: %s; no more snapshots\n", snapshot_writer_error(w));
+  snapshot_pprof_end(vm, tk.pprof, e.flags & RETAIN_PATHS);
 }
 
 static const char *cannot_take(const Vm *vm) {

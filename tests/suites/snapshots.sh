@@ -98,8 +98,9 @@ check "--memtrace-snapshot-peak: the end state comes last, after the table was d
 # ------------------------------------------------------------ 5. refusals
 printf 'Memtrace.snapshot()\n' > "$tmp/no.mn"
 ./vm "$tmp/no.mn" > /dev/null 2> "$tmp/no.err"
+st=$?
 check "Memtrace.snapshot() without a trace: a runtime error that says so, status 1" \
-  "[ \$? -eq 1 ] || grep -q 'Memtrace.snapshot: no trace is being written' '$tmp/no.err'"
+  "[ $st -eq 1 ] && grep -q 'Memtrace.snapshot: no trace is being written' '$tmp/no.err'"
 ./vm --memtrace /dev/stdout "$tmp/no.mn" 2> "$tmp/pipe.err" | cat > /dev/null
 check "Memtrace.snapshot() with a trace written to a pipe: refused, it has no snapshot file" \
   "grep -q 'Memtrace.snapshot: the trace has no snapshot file' '$tmp/pipe.err'"
@@ -112,6 +113,85 @@ done
 ./vm --memtrace-snapshot-every 1 tests/snapshots/dead.mn > /dev/null 2> "$tmp/o.err"
 check "--memtrace-snapshot-every without --memtrace: refused, status 2" \
   "[ \$? -eq 2 ] && grep -q 'go with --memtrace FILE' '$tmp/o.err'"
+
+# ------------------------------------------- 6. --memtrace-pprof-dir DIR
+# A profile per whole snapshot, read by an independent decoder written from
+# profile.proto (tests/trace/pprof_read.py): its samples are exactly the
+# samples of the blocks the snapshot lists (the trace's alloc events say
+# each block's), its space their samples x 8 / rate, each sample labelled
+# with its holder; a run killed by SIGKILL leaves no partial profile.
+pp() { python3 tests/trace/pprof_read.py "$@"; }
+# samples_of TRACE RETAIN N: the samples the trace gives the blocks snapshot N lists
+samples_of() {
+  tools/memtrace dump "$1" 2> /dev/null | awk '$3 == "alloc" || $3 == "alloc_major" { print $2 + 0, $4 }' > "$tmp/samples"
+  dec --paths "$2" | awk -v n="$3" '/^number=/ { cur = $1 } /^path / && cur == "number=" n { print $2 }' > "$tmp/ids"
+  awk 'NR == FNR { s[$1] = $2; next } { t += s[$1] } END { print t + 0 }' "$tmp/samples" "$tmp/ids"
+}
+# blocks_of RETAIN N: the number of blocks snapshot N lists
+blocks_of() { dec --paths "$1" | awk -v n="$2" '/^number=/ { cur = $1 } /^path / && cur == "number=" n { k++ } END { print k + 0 }'; }
+mkdir -p "$tmp/pc"
+rm -f "$tmp/c.ctf" "$tmp/c.ctf.retain"
+./vm --memtrace "$tmp/c.ctf" --memtrace-rate 1 --memtrace-pprof-dir "$tmp/pc" tests/snapshots/calls.mn > /dev/null 2> "$tmp/pc.err"
+ls "$tmp/pc" > "$tmp/pc.ls"
+check "--memtrace-pprof-dir: one profile per snapshot (three calls, the end state), named by UTC time, pid, number and trigger" \
+  "[ \"\$(sed -n 's/^minnow-[0-9]\\{8\\}T[0-9]\\{6\\}\\.[0-9]\\{6\\}Z-[0-9]*-\\([0-9]*-[a-z]*\\)\\.pb$/\\1/p' '$tmp/pc.ls' | tr '\\n' ' ')\" = '0-call 1-call 2-call 3-end ' ] &&
+   [ ! -s '$tmp/pc.err' ]"
+for n in 0 1 2 3; do
+  f=$(grep -- "-$n-[a-z]*\.pb$" "$tmp/pc.ls")
+  pp "$tmp/pc/$f" > "$tmp/pc.$n" 2> "$tmp/pc.$n.err"
+  want=$(samples_of "$tmp/c.ctf" "$tmp/c.ctf.retain" "$n")
+  blocks=$(blocks_of "$tmp/c.ctf.retain" "$n")
+  check "profile $n decodes; its samples are the $want of the $blocks blocks its snapshot lists, at rate 1 one object a block and 8 bytes a sample" \
+    "[ ! -s '$tmp/pc.$n.err' ] && grep -q '^types samples/count inuse_objects/count inuse_space/bytes$' '$tmp/pc.$n' &&
+     grep -q '^default inuse_space$' '$tmp/pc.$n' && grep -q '^total $want,$blocks,$((want * 8))$' '$tmp/pc.$n'"
+done
+check "profile 1: the blocks of the serving function's local by its holder, the allocating line leaf first" \
+  "grep -q '^sample [0-9,]* holder=local session of serve (tests/snapshots/calls.mn) -> field pages -> list cell xn | .* < List.init stdlib/list.mn:[0-9]* < serve tests/snapshots/calls.mn:9 < <top> tests/snapshots/calls.mn:17$' '$tmp/pc.1' &&
+   grep -q '^sample [0-9,]* holder=global log -> field items -> list cell xn | keep tests/snapshots/calls.mn:6 < <top> tests/snapshots/calls.mn:16$' '$tmp/pc.1'"
+check "profile 3 (the end state, after the list was dropped): one block, the session's string gone" \
+  "[ \"\$(grep -c '^sample ' '$tmp/pc.3')\" = 1 ]"
+if command -v go > /dev/null; then
+  check "go tool pprof reads every profile, with the holder as a tag" \
+    "( for f in '$tmp'/pc/*.pb; do go tool pprof -raw \"\$f\" > '$tmp/go.raw' 2>&1 || exit 1; done ) &&
+     go tool pprof -tags '$tmp'/pc/*-1-call.pb 2> /dev/null | grep -q 'global log -> field items -> list cell xn'"
+else
+  skip "go tool pprof (golang-go not installed)"
+fi
+for vm in ./vm-asan ./vm-debug "./vm --gc-stress"; do
+  rm -rf "$tmp/pa" && mkdir -p "$tmp/pa"
+  # shellcheck disable=SC2086
+  $vm --memtrace "$tmp/a.ctf" --memtrace-rate 1 --memtrace-pprof-dir "$tmp/pa" tests/snapshots/calls.mn > /dev/null 2> "$tmp/pa.err"
+  check "$vm: the same four profiles, the same samples as ./vm's, nothing on stderr" \
+    "[ ! -s '$tmp/pa.err' ] && ( for n in 0 1 2 3; do
+       pp '$tmp'/pa/minnow-*-\$n-*.pb | grep '^sample' | sort > '$tmp/pa.s' &&
+       grep '^sample' '$tmp/pc.'\$n | sort | cmp -s - '$tmp/pa.s' || exit 1; done )"
+done
+# Killed while serving: every profile is of a whole snapshot, none partial.
+mkdir -p "$tmp/pk"
+serve_until "$tmp/k.ctf" period 3 no --memtrace-snapshot-every 0.05 --memtrace-pprof-dir "$tmp/pk"
+dec "$tmp/k.ctf.retain" > "$tmp/k.dec"
+whole=$(grep -c '^number=' "$tmp/k.dec")
+ls "$tmp/pk" | sed -n 's/^minnow-.*-\([0-9]*\)-period\.pb$/\1/p' | sort -n > "$tmp/pk.n"
+check "killed by SIGKILL while serving: profiles 0, 1, ... of whole snapshots ($whole), at most the last missing, no partial file seen" \
+  "[ \"\$(wc -l < '$tmp/pk.n')\" -ge \$((whole - 1)) ] && [ \"\$(wc -l < '$tmp/pk.n')\" -le $whole ] &&
+   seq 0 \$((\$(wc -l < '$tmp/pk.n') - 1)) | cmp -s - '$tmp/pk.n' && ! ls '$tmp/pk' | grep -v '\\.pb$' | grep -q ."
+n=$(tail -1 "$tmp/pk.n")
+want=$(samples_of "$tmp/k.ctf" "$tmp/k.ctf.retain" "$n")
+check "the last profile of the killed run has the samples of its snapshot's blocks ($want at rate 1e-3: space = samples x 8000)" \
+  "pp '$tmp'/pk/minnow-*-$n-period.pb | grep -q '^total $want,[0-9]*,$((want * 8000))$'"
+# Refusals.
+./vm --memtrace-pprof-dir "$tmp/pc" tests/snapshots/dead.mn > /dev/null 2> "$tmp/o.err"
+st=$?
+check "--memtrace-pprof-dir without --memtrace: refused, status 2" "[ $st -eq 2 ] && grep -q 'go with --memtrace FILE' '$tmp/o.err'"
+for d in "$tmp/none" "$tmp/c.ctf"; do
+  ./vm --memtrace "$tmp/o.ctf" --memtrace-pprof-dir "$d" tests/snapshots/dead.mn > /dev/null 2> "$tmp/o.err"
+  st=$?
+  check "--memtrace-pprof-dir $(basename "$d") (missing, not a directory): refused before the run, status 2, naming it" \
+    "[ $st -eq 2 ] && grep -q '^vm: --memtrace-pprof-dir .*$(basename "$d"): ' '$tmp/o.err'"
+done
+./vm --memtrace /dev/stdout --memtrace-pprof-dir "$tmp/pc" tests/snapshots/dead.mn 2> "$tmp/o.err" | cat > /dev/null
+check "--memtrace-pprof-dir with a trace to a pipe: said once (no snapshot, so no profile), the run goes on" \
+  "[ \"\$(grep -c 'vm: --memtrace-pprof-dir: the trace takes no snapshot' '$tmp/o.err')\" = 1 ]"
 
 rm -rf "$tmp"
 suite_end

@@ -269,16 +269,21 @@ static void give_path(PathMark *m, uint64_t t, Value v, uint32_t field) {
 
 // --- the walk (parts 1 and 2) -----------------------------------------------------
 
-// Whether fields (i, n) of f hold no unmarked block, WHITE or a target not
-// reached yet (looked at only when they are few: part 2).
-static inline bool last_white(const Value *f, uint64_t i, uint64_t n) {
-  if (n - i - 1 > LOOKAHEAD) return false;
-  for (uint64_t k = i + 1; k < n; k++) {
+// Whether fields [from, n) of f hold no unmarked block: none WHITE, none a
+// target not reached yet.
+static inline bool none_unmarked(const Value *f, uint64_t from, uint64_t n) {
+  for (uint64_t k = from; k < n; k++) {
     if (!val_is_ptr(f[k])) continue;
     unsigned c = hd_color(val_hd(f[k]));
     if (c == COLOR_WHITE || c == COLOR_TARGET) return false;
   }
   return true;
+}
+
+// Whether fields (i, n) of f hold no unmarked block (looked at only when
+// they are few: part 2).
+static inline bool last_white(const Value *f, uint64_t i, uint64_t n) {
+  return n - i - 1 <= LOOKAHEAD && none_unmarked(f, i + 1, n);
 }
 
 // Reaches target v (COLOR_TARGET) through field i of the top frame's block:
@@ -337,6 +342,9 @@ static void scan(PathMark *m) {
         i = 0;
         goto fields;
       }
+      // A small block whose fields hold nothing unmarked needs no frame: its
+      // scan would find nothing (a tree's leaves, a list's last cell).
+      if (hd_wosize(h) <= LOOKAHEAD && none_unmarked(val_fields(v), 0, hd_wosize(h))) continue;
       if (__builtin_expect(top >= room, 0)) {
         m->overflow = true;   // v stays BLACK unscanned; the plain rescan finishes it
         continue;

@@ -57,6 +57,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,11 @@ static void on_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major) {
 static void on_release(Vm *vm, void *data) {
   Tracer *t = data;
   char err[256];
+  TraceWriterStats stats;
+  trace_writer_stats(t->writer, &stats);
+  if (stats.cut_deep)  // deeper than any reader keeps (trace/format.h part 3)
+    fprintf(stderr, "vm: --memtrace %s: %" PRIu64 " sampled callstacks were deeper than %d frames: the trace holds "
+            "their outermost %d\n", t->path, stats.cut_deep, TRACE_MAX_FRAMES, TRACE_MAX_FRAMES);
   if (!trace_writer_finish(t->writer, err, sizeof err) && !t->failed)
     fprintf(stderr, "vm: --memtrace %s: %s\n", t->path, err);
   if (vm->memtrace == t) vm->memtrace = NULL;

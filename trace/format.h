@@ -51,6 +51,43 @@ enum {
 
 static const uint64_t TRACE_PACKET_MAX_SPAN_US = 30ull * 1000 * 1000;
 
+// 3. Limits: one table for the writer (trace/writer.c) and the reader
+//    (trace/reader.c), so that whatever the writer can write the reader
+//    reads whole, and what a reader must bound (a crafted trace) degrades to
+//    what it says it left out, never to a refusal of the rest of the trace.
+//    docs/trace-format.md section 10 lists them side by side;
+//    tests/unit/test_trace_limits.c writes each to its edge and past it
+//    through the writer and reads the bytes back.
+//
+//    what                        writer                        reader
+//    frames of one backtrace     the outermost TRACE_MAX_      the outermost TRACE_MAX_FRAMES
+//                                FRAMES written, the           kept (TraceEvent.cut, stats.
+//                                innermost cut (counted)       cut_backtraces): never refused
+//    codeword bytes of an event  TRACE_BACKTRACE_MAX_BYTES:    any that fit the packet; a prefix
+//                                frames past them not written  past a cut backtrace reuses it
+//    bytes of a packet           TRACE_MAX_PACKET              larger: refused (damage)
+//    locations of one code       TRACE_MAX_LOCATIONS; more:    a u8 count: all
+//                                one "??" location
+//    bytes of a location event   TRACE_MAX_LOCATION_BYTES;     any that fit the packet
+//                                more: one "??" location
+//    bytes of a trace-info       TRACE_MAX_INFO_STRING (cut)   any that fit the packet
+//    string
+//    frame code                  below 2^62 (the caller's)     2^62 or more: refused (damage)
+//    line, columns               clamped to 20, 8, 10 bits     as coded
+//    domains (version 3)         one (./vm)                    TRACE_READER_MAX_DOMAINS (reader.h)
+//
+//    TRACE_MAX_FRAMES is twice the deepest recursion ./vm's default stack
+//    allows (16 Mi words, 4-word frames at least: 4,194,304 frames, its
+//    allocation site one more); a larger --stack-words can go deeper, and
+//    its traces then carry the outermost TRACE_MAX_FRAMES frames. A reader
+//    holds 8 bytes a frame: 64 MiB at the limit.
+enum {
+  TRACE_MAX_FRAMES = 1 << 23,
+  TRACE_MAX_LOCATIONS = 255,
+  TRACE_MAX_LOCATION_BYTES = 4096,
+  TRACE_MAX_INFO_STRING = 8000,
+};
+
 // Event codes (the top 7 bits of an event header).
 typedef enum TraceEventCode {
   TRACE_EV_INFO = 0,          // trace info: only event of the first packet

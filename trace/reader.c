@@ -72,7 +72,8 @@ typedef struct Domain {
   // ids, then jump to the next block). One range per packet at most.
   struct IdRange { uint64_t begin, end; } *ids;
   uint32_t n_ids, cap_ids;
-  bool last_maybe_cut;          // the last backtrace may have been cut
+  bool last_maybe_cut;          // the last backtrace may have been cut (by the writer or by us)
+  bool last_cut;                // the last backtrace was cut by us (TraceEvent.cut)
   uint64_t next_alloc_id;       // end id of this domain's last packet
   uint64_t last_time_us;        // time of its last event
   uint64_t *frames;             // current backtrace, outermost first
@@ -462,44 +463,32 @@ static Step finish_packet(TraceReader *r) {
 
 // ================================================================ backtraces
 
-static Step too_deep(TraceReader *r, const uint8_t *at, uint64_t frames) {
-  return fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
-                        "a backtrace of at least %" PRIu64 " frames, past the reader's limit of %d", frames,
-                        TRACE_READER_MAX_FRAMES);
-}
-
-// Room for one more codeword's frames at `pos`. Invariants: a domain's
-// cap_frames <= MAX_FRAMES + 256 (a backtrace past MAX_FRAMES is refused
-// once decoded, so that one codeword never needs a second check), and the
-// caps of all domains add up to r->frames_held <= MAX_TOTAL_FRAMES + 256 *
-// MAX_DOMAINS.
-static bool grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
-  if (pos > TRACE_READER_MAX_FRAMES) {
-    too_deep(r, at, pos);
-    return false;
-  }
+// Room for one more codeword's frames at `pos`: 1 when there is, 0 when a
+// limit leaves none (the backtrace is then cut: the frames already decoded
+// are kept, the rest decoded for the cache only), -1 when out of memory
+// (error set). Invariants: a domain's cap_frames <= MAX_FRAMES + 256 (so
+// that one codeword never needs a second check), and the caps of all
+// domains add up to r->frames_held <= MAX_TOTAL_FRAMES + 256 * MAX_DOMAINS.
+static int grow_frames(TraceReader *r, Domain *d, uint32_t pos, const uint8_t *at) {
+  if (pos > TRACE_READER_MAX_FRAMES) return 0;
   uint64_t need = pos + TRACE_MAX_PREDICTED + 1u, cap = d->cap_frames ? 2 * (uint64_t)d->cap_frames : 4096;
   if (cap < need) cap = need;
   if (cap > TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u) cap = TRACE_READER_MAX_FRAMES + TRACE_MAX_PREDICTED + 1u;
   uint64_t others = r->frames_held - d->cap_frames;
   if (others + cap > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
-    if (others + need > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS) {
-      fail_at_offset(r, TRACE_ERROR_LIMIT, offset_of(r, at),
-                     "the domains' backtraces hold more than %d frames together, the reader's limit",
-                     TRACE_READER_MAX_TOTAL_FRAMES);
-      return false;
-    }
+    if (others + need > TRACE_READER_MAX_TOTAL_FRAMES + (TRACE_MAX_PREDICTED + 1u) * TRACE_READER_MAX_DOMAINS)
+      return 0;
     cap = need;
   }
   uint64_t *frames = realloc(d->frames, cap * sizeof *frames);
   if (!frames) {
     fail_at_offset(r, TRACE_ERROR_MEMORY, offset_of(r, at), "out of memory for a backtrace of %" PRIu32 " frames", pos);
-    return false;
+    return -1;
   }
   r->frames_held = others + cap;
   d->frames = frames;
   d->cap_frames = (uint32_t)cap;
-  return true;
+  return 1;
 }
 
 // A cache miss brought `code`: it must be a code a location event defined.
@@ -517,14 +506,58 @@ static const uint8_t *__attribute__((noinline, cold)) bad_bucket(TraceReader *r,
          NULL;
 }
 
+// The codewords of a backtrace past the frames a limit lets us keep
+// (grow_frames returned 0): decoded for the cache alone, the frames counted
+// into *len, not stored. As decode_backtrace's checked form otherwise.
+static const uint8_t *__attribute__((noinline, cold)) skip_codewords(TraceReader *r, Domain *d, const uint8_t *p,
+                                                                    uint32_t n_coded, uint32_t pred, uint64_t *len) {
+  const uint8_t *end = r->end, *at = p;
+  uint64_t *codes = d->cache_code;
+  uint16_t *next = d->cache_next;
+  for (uint32_t i = 0; i < n_coded; i++) {
+    at = p;
+    uint32_t word = rd16(p), bucket = word >> 2, tag = word & 3;
+    p += 2;
+    next[pred] = (uint16_t)bucket;
+    pred = bucket;
+    if (tag == 3) {
+      uint64_t code = rd64(p);
+      p += 8;
+      if (p > end) break;
+      if (!check_new_code(r, code, at)) return NULL;
+      codes[bucket] = code;
+      ++*len;
+      continue;
+    }
+    uint32_t n_predicted = tag;
+    if (codes[bucket] == CACHE_EMPTY) return bad_bucket(r, at, false, bucket);
+    ++*len;
+    if (tag == 2) n_predicted = *p++;
+    if (tag == 2 && next[pred] == pred) {
+      *len += n_predicted;
+      n_predicted = 0;
+    }
+    for (; n_predicted; n_predicted--) {
+      pred = next[pred];
+      if (codes[pred] == CACHE_EMPTY) return bad_bucket(r, at, true, pred);
+      ++*len;
+    }
+    if (p > end) break;
+  }
+  if (p > end) return FAIL(r, at, "backtrace codeword runs past the end of its packet"), NULL;
+  return p;
+}
+
 // Decodes n_coded codewords at p into d->frames from `pos` on (design note
 // 4 at the top). Returns the position after them, with the new length in
-// *len; NULL on error. Unless `checked`, the caller has made sure that the
-// codewords cannot run past the packet (n_coded * MAX_CODEWORD bytes left)
-// and that their frames fit (n_coded * 256 free).
+// *len and the frames stored in *kept (= *len unless a limit cut the
+// backtrace: checked form only); NULL on error. Unless `checked`, the
+// caller has made sure that the codewords cannot run past the packet
+// (n_coded * MAX_CODEWORD bytes left) and that their frames fit (n_coded *
+// 256 free).
 static inline __attribute__((always_inline)) const uint8_t *
-decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, uint32_t pos, uint32_t *len,
-                 bool checked) {
+decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, uint32_t pos, uint64_t *len,
+                 uint32_t *kept, bool checked) {
   const uint8_t *end = r->end;
   uint64_t *restrict codes = d->cache_code;
   uint16_t *restrict next = d->cache_next;
@@ -534,7 +567,13 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
   for (uint32_t i = 0; i < n_coded; i++) {
     at = p;
     if (checked && __builtin_expect(cap - pos < TRACE_MAX_PREDICTED + 1u, 0)) {
-      if (!grow_frames(r, d, pos, at)) return NULL;
+      int room = grow_frames(r, d, pos, at);
+      if (room < 0) return NULL;
+      if (room == 0) {  // cut: the frames so far kept, the rest counted
+        *kept = pos;
+        *len = pos;
+        return skip_codewords(r, d, p, n_coded - i, pred, len);
+      }
       out = d->frames;
       cap = d->cap_frames;
     }
@@ -571,7 +610,7 @@ decode_backtrace(TraceReader *r, Domain *d, const uint8_t *p, uint32_t n_coded, 
     if (checked && __builtin_expect(p > end, 0)) break;
   }
   if (checked && p > end) return FAIL(r, at, "backtrace codeword runs past the end of its packet"), NULL;
-  *len = pos;
+  *len = *kept = pos;
   return p;
 }
 
@@ -623,31 +662,53 @@ static inline void set_times(TraceReader *r, TraceEvent *ev, uint64_t time, cons
   r->stats.last_time_us = time;
 }
 
+// An allocation's backtrace decoded to `len` frames, of which `kept` are
+// stored: the backtrace is cut to the outermost min(kept, MAX_FRAMES) when
+// that is fewer (reader.h, TRACE_READER_MAX_FRAMES). Returns the frames kept.
+static inline uint32_t keep_frames(TraceReader *r, Domain *d, TraceEvent *ev, uint64_t len, uint32_t kept) {
+  if (kept > TRACE_READER_MAX_FRAMES) kept = TRACE_READER_MAX_FRAMES;
+  ev->cut = d->last_cut = kept < len;
+  if (__builtin_expect(ev->cut, 0)) {
+    r->stats.cut_backtraces++;
+    if (len > r->stats.deepest_cut) r->stats.deepest_cut = len;
+  }
+  return kept;
+}
+
 // The backtrace of an allocation whose fixed fields are read; fills ev's
 // backtrace fields. Returns the position after the codewords, NULL on error.
 static const uint8_t *read_backtrace(TraceReader *r, TraceEvent *ev, const uint8_t *ev_at, const uint8_t *p,
                                      int64_t prefix, uint32_t n_coded) {
+  (void)ev_at;
   Domain *d = r->dom;
   if ((uint64_t)(r->end - p) < 2 * (uint64_t)n_coded)
     return FAIL(r, p, "backtrace of %" PRIu32 " codewords runs past the end of its packet", n_coded), NULL;
   const uint8_t *codewords = p;
-  uint32_t len = 0;
+  uint64_t len = 0;
+  uint32_t kept = 0;
   if ((uint64_t)prefix <= d->n_frames) {
-    if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, true))) return NULL;
-    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
-    d->n_frames = len;
-    d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES;
+    if (!(p = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, &kept, true))) return NULL;
+    d->n_frames = keep_frames(r, d, ev, len, kept);
+    d->last_maybe_cut = p - codewords >= CUT_BACKTRACE_BYTES || ev->cut;
     if (r->pairs) note_change(r, d, (uint32_t)prefix);
     ev->common = (uint32_t)prefix;
-    r->stats.new_frames += len - (uint32_t)prefix;
+    r->stats.new_frames += d->n_frames - (uint32_t)prefix;
   } else {
-    // The previous backtrace was cut: memtrace keeps it for this one and
-    // decodes the codewords only for the cache.
+    // The previous backtrace was cut, by its writer or by us: memtrace keeps
+    // it for this one and decodes the codewords only for the cache. (Cut by
+    // us, the frames it keeps are this one's first ones too: prefix is past
+    // them.)
     if (!d->last_maybe_cut)
       return FAIL(r, codewords, "common prefix %" PRId64 " is longer than the previous backtrace (%" PRIu32 " frames)",
                   prefix, d->n_frames), NULL;
-    if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len, true))) return NULL;
-    if (len > TRACE_READER_MAX_FRAMES) return too_deep(r, ev_at, len), NULL;
+    if (!(p = decode_backtrace(r, d, p, n_coded, d->n_frames, &len, &kept, true))) return NULL;
+    bool was_cut = d->last_cut;
+    ev->cut = d->last_cut = was_cut;
+    if (was_cut) {
+      r->stats.cut_backtraces++;
+      uint64_t depth = (uint64_t)prefix + (len - d->n_frames);
+      if (depth > r->stats.deepest_cut) r->stats.deepest_cut = depth;
+    }
     ev->common = d->n_frames;
   }
   if (__builtin_expect(r->last_alloc_domain != d, 0)) {
@@ -763,6 +824,7 @@ static Step read_reference(TraceReader *r, TraceEvent *ev, const uint8_t *at, co
   ev->length = ev->n_samples = ev->coded_prefix = 0;
   ev->backtrace = NULL;
   ev->backtrace_len = ev->common = 0;
+  ev->cut = false;
   r->references[code - TRACE_EV_PROMOTE]++;
   r->p = p;
   return STEP_EVENT;
@@ -858,15 +920,19 @@ static inline __attribute__((always_inline)) Step fast_alloc(TraceReader *r, Tra
     n_coded = *p++;
   }
   if (prefix > d->n_frames || (uint64_t)(r->end - p) < (uint64_t)n_coded * MAX_CODEWORD ||
-      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) || r->last_alloc_domain != d ||
+      d->cap_frames - prefix < (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) ||
+      prefix + (uint64_t)n_coded * (TRACE_MAX_PREDICTED + 1) > TRACE_READER_MAX_FRAMES || r->last_alloc_domain != d ||
       (r->next_id >= r->blocks_cap && tracks_blocks(r)))
     return STEP_SLOW;
   d->last_time_us = time;
-  uint32_t len = 0;
-  const uint8_t *after = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len, false);
+  uint64_t len64 = 0;
+  uint32_t kept = 0;
+  const uint8_t *after = decode_backtrace(r, d, p, n_coded, (uint32_t)prefix, &len64, &kept, false);
   if (!after) return STEP_ERROR;
-  if (__builtin_expect(len > TRACE_READER_MAX_FRAMES, 0)) return too_deep(r, at, len);
+  uint32_t len = kept;  // = len64: the frames fit (checked above)
   d->n_frames = len;
+  d->last_cut = false;
+  ev->cut = false;
   d->last_maybe_cut = after - p >= CUT_BACKTRACE_BYTES;
   if (__builtin_expect(r->pairs != NULL, 0)) note_change(r, d, (uint32_t)prefix);
   if (tracks_blocks(r)) set_block_state(r, r->next_id, source == TRACE_SOURCE_MINOR ? BLOCK_YOUNG : BLOCK_OLD);
@@ -909,6 +975,7 @@ static inline __attribute__((always_inline)) Step fast_reference(TraceReader *r,
   ev->length = ev->n_samples = ev->coded_prefix = 0;
   ev->backtrace = NULL;
   ev->backtrace_len = ev->common = 0;
+  ev->cut = false;
   set_times(r, ev, time, at, false);
   r->references[code - TRACE_EV_PROMOTE]++;
   r->p = p;

@@ -17,8 +17,9 @@
 //    most TRACE_READER_MAX_DOMAINS) the backtrace cache (16,384 buckets,
 //    160 KiB), the move-to-front name tables and the current backtrace (at
 //    most TRACE_READER_MAX_FRAMES frames, TRACE_READER_MAX_TOTAL_FRAMES over
-//    all domains: 8 and 32 MiB); the table of distinct location codes and
-//    the distinct names they use (a few times the location bytes read); in
+//    all domains: 64 and 128 MiB; deeper backtraces are cut, see the enum);
+//    the table of distinct location codes and the distinct names they use
+//    (a few times the location bytes read); in
 //    version 3, one id range per event packet; in versions 1 and 2, 2 bits
 //    per allocation (whether it was collected). Work: each byte read decodes
 //    at most 86 frames (a 3-byte codeword predicts 255); when the domain
@@ -75,14 +76,17 @@
 #include "format.h"
 
 enum {
-  // Frames of one backtrace, at most (10x a 100,000-deep recursion); a
-  // deeper one is refused (TRACE_ERROR_LIMIT, at the event's offset). The
-  // cap bounds the reader's memory and the work a consumer does per event,
-  // which a few bytes can otherwise multiply (a common prefix repeats the
-  // whole previous backtrace).
-  TRACE_READER_MAX_FRAMES = 1 << 20,
-  // Frames held by all domains together, at most (TRACE_ERROR_LIMIT).
-  TRACE_READER_MAX_TOTAL_FRAMES = 1 << 22,
+  // Frames of one backtrace kept, at most: format.h's TRACE_MAX_FRAMES, what
+  // a writer writes at most (twice the deepest recursion of ./vm's default
+  // stack). A deeper one (a crafted trace) is cut to its outermost frames,
+  // never refused: the event says so (TraceEvent.cut) and the stats count
+  // it. The cap bounds the reader's memory and the work a consumer does per
+  // event, which a few bytes can otherwise multiply (a common prefix repeats
+  // the whole previous backtrace).
+  TRACE_READER_MAX_FRAMES = TRACE_MAX_FRAMES,
+  // Frames held by all domains together, at most: past it, a domain's
+  // backtraces are cut likewise where its room ends.
+  TRACE_READER_MAX_TOTAL_FRAMES = 2 * TRACE_MAX_FRAMES,
   TRACE_READER_MAX_DOMAINS = 64,      // distinct v3 domains, at most
   TRACE_READER_ERROR_MAX = 256,       // bytes of an error message, NUL included
 };
@@ -143,6 +147,9 @@ typedef struct TraceEvent {
   uint32_t backtrace_len;
   uint32_t common;
   uint64_t coded_prefix;
+  // The backtrace is the outermost backtrace_len frames of a deeper one
+  // (TRACE_READER_MAX_FRAMES, or the domains' room): the rest left out.
+  bool cut;
 } TraceEvent;
 
 // The trace-info event, from the first packet.
@@ -178,7 +185,9 @@ typedef struct TraceReaderStats {
   uint64_t sampled_words;     // sum of length * n_samples, saturating at UINT64_MAX (lengths and
                               // samples a trace declares can pass 2^64 words)
   uint64_t new_frames;        // frames decoded past the common prefix
-  uint32_t max_backtrace;     // deepest backtrace
+  uint32_t max_backtrace;     // deepest backtrace (as kept: at most TRACE_READER_MAX_FRAMES)
+  uint64_t cut_backtraces;    // allocations whose backtrace was cut (TraceEvent.cut)
+  uint64_t deepest_cut;       // the deepest such backtrace, in frames (0: none)
   uint64_t first_time_us, last_time_us;  // of the events returned; 0 if none
 } TraceReaderStats;
 

@@ -30,7 +30,9 @@
 //    previous callstack itself, and copies nothing. The prefix is
 //    capped at reader_depth, the frames the reader holds from the previous
 //    backtrace (fewer than its depth when the 4,096-byte cap cut it), so
-//    that a reader never has to invent frames. The rest is coded against a
+//    that a reader never has to invent frames. A callstack deeper than
+//    TRACE_MAX_FRAMES is taken as its outermost TRACE_MAX_FRAMES frames
+//    (format.h part 3: what every reader holds whole). The rest is coded against a
 //    16,384-bucket cache, two-way skewed: see encode_backtrace.
 // 5. The cache holds each code plus one (cache_key): an empty bucket is 0,
 //    as the writer's calloc leaves it (no 128 KiB fill per trace), and a
@@ -51,8 +53,8 @@
 #include "writer.h"
 
 enum {
-  LOC_MAX_BYTES = 4096,            // a location event's payload, at most (else "unknown")
-  LOC_MAX_CHAIN = 255,             // locations per code, at most (else "unknown")
+  LOC_MAX_BYTES = TRACE_MAX_LOCATION_BYTES,  // a location event's payload, at most (else "unknown")
+  LOC_MAX_CHAIN = TRACE_MAX_LOCATIONS,       // locations per code, at most (else "unknown")
   MAX_EVENT_BYTES = 100 + 4096,    // an event's fields (< 100) and backtrace (<= 4096)
   BACKTRACE_SLACK = 2 + 8,         // the largest codeword: a miss
   MAX_NEW_LOCATIONS = 128,         // more waiting: flush
@@ -525,7 +527,8 @@ static inline __attribute__((always_inline)) uint32_t take_same(Frames *f, bool 
   if (f->k >= f->n) return 0;
   if (runs) {
     if (f->r->code != code) return 0;
-    uint32_t left = f->r->end - f->k, taken = left < max ? left : max;
+    uint32_t stop = f->r->end < f->n ? f->r->end : f->n;  // a stack cut at TRACE_MAX_FRAMES ends inside its run
+    uint32_t left = stop - f->k, taken = left < max ? left : max;
     f->k += taken;
     if (f->k == f->r->end) f->r++;
     return taken;
@@ -688,6 +691,11 @@ static inline __attribute__((always_inline)) uint64_t
 alloc_event(TraceWriter *w, uint64_t time_us, uint64_t wosize, uint32_t n_samples, TraceSource source, bool flat,
             const uint64_t *stack, const TraceRun *runs, uint32_t run_count, uint32_t depth, uint32_t common) {
   uint64_t id = w->next_alloc_id;
+  if (__builtin_expect(depth > TRACE_MAX_FRAMES, 0)) {  // format.h part 3: the outermost frames
+    depth = TRACE_MAX_FRAMES;
+    if (common > depth) common = depth;
+    w->stats.cut_deep++;
+  }
   if (common > w->reader_depth) common = w->reader_depth;
   uint32_t fresh = depth - common;
   bool is_short = wosize >= 1 && wosize <= TRACE_SHORT_ALLOC_MAX && source == TRACE_SOURCE_MINOR

@@ -24,7 +24,8 @@ typedef struct TraceLocation {
 } TraceLocation;
 
 // What the first packet records about the run. The strings are read during
-// trace_writer_new only; each is cut to TRACE_WRITER_MAX_INFO_STRING bytes.
+// trace_writer_new only; each is cut to TRACE_WRITER_MAX_INFO_STRING bytes
+// (TRACE_MAX_INFO_STRING: format.h's table of limits).
 typedef struct TraceInfo {
   double sample_rate;
   uint32_t word_size;            // 64
@@ -37,7 +38,7 @@ typedef struct TraceInfo {
   uint16_t version;              // 1, 2 or 3 (TRACE_VERSION_DEFAULT = 2)
 } TraceInfo;
 
-enum { TRACE_WRITER_MAX_INFO_STRING = 8000 };
+enum { TRACE_WRITER_MAX_INFO_STRING = TRACE_MAX_INFO_STRING };
 
 // Resolves a frame code to its locations, an inlined chain written caller
 // first (the order memtrace writes them). Writes at most `max` entries to
@@ -57,6 +58,10 @@ TraceWriter *trace_writer_new(int fd, bool close_fd, const TraceInfo *info,
                               TraceLocate locate, void *locate_data,
                               char *err, size_t err_len);
 
+// Callstacks deeper than TRACE_MAX_FRAMES (format.h) are written cut to
+// their outermost TRACE_MAX_FRAMES frames, in the three calls below, and
+// counted (TraceWriterStats.cut_deep).
+//
 // One allocation event: `wosize` words (header excluded), `n_samples` >= 1.
 // `stack` holds the whole callstack, outermost first: stack[0] is the
 // outermost frame, stack[depth-1] the allocation site. Its first
@@ -138,9 +143,12 @@ const char *trace_writer_error(const TraceWriter *w);
 // headers) + location_bytes (location events) + backtrace_bytes (backtrace
 // codewords) + event_bytes (the rest: trace info, event headers and fields).
 // allocs/promotes/collects count the events accepted; packets those written.
+// cut_deep: allocations whose callstack was deeper than TRACE_MAX_FRAMES
+// (written cut to it).
 typedef struct TraceWriterStats {
   uint64_t bytes, header_bytes, location_bytes, backtrace_bytes, event_bytes;
   uint64_t allocs, promotes, collects, packets;
+  uint64_t cut_deep;
 } TraceWriterStats;
 void trace_writer_stats(const TraceWriter *w, TraceWriterStats *out);
 

@@ -560,7 +560,8 @@ static const Field *last_field(const Index *x, Role role) {
 //   span-40s      its packet made to span 40 s, the allocation moved to
 //                 start + 40 s (a reader that ignores the span reads 6.4 s);
 //   frames-limit  its backtrace lengthened by 4,096 self-predicting runs of
-//                 256 frames: 2^20 + 1 frames, one past the reader's limit;
+//                 256 frames: 2^20 + 1 frames, one past issue 23's limit of
+//                 the reader (now format.h's TRACE_MAX_FRAMES: read whole);
 //   frames-repeat 4,000 runs (1,024,001 frames), then 16 allocations whose
 //                 common prefix repeats them all: 16 M frames handed out
 //                 from 12 KB, within the limit.

@@ -211,55 +211,99 @@ static uint64_t next_random(uint64_t *s) {
   return *s;
 }
 
+static void count_entry(void *ctx, const LiveEntry *e) {
+  (void)e;
+  ++*(uint64_t *)ctx;
+}
+
+// The value every field of id k's entry holds (samples past 2^32 for some:
+// the side table).
+static LiveEntry live_entry_of(uint64_t k) {
+  return (LiveEntry){.id = k, .samples = k % 1000 == 7 ? (1ull << 40) + k : k % 7 + 1, .stack = (uint32_t)(k % 13),
+                     .minor = k % 3 != 0, .birth_us = 10 * k, .birth_clock = 20 * k, .old_us = LIVE_NEVER,
+                     .window = (uint16_t)(k % 5)};
+}
+
+static void check_entry(const LiveTable *t, const LiveEntry *f, uint64_t k) {
+  LiveEntry e = live_entry_of(k);
+  assert_int_equal(f->id, k);
+  assert_int_equal(f->samples, e.samples);
+  assert_int_equal(f->stack, e.stack);
+  assert_int_equal(f->minor, e.minor);
+  if (t->extra & LIVE_LIFETIMES) {
+    assert_int_equal(f->birth_us, e.birth_us);
+    assert_int_equal(f->birth_clock, e.birth_clock);
+  } else {
+    assert_int_equal(f->birth_us + f->birth_clock, 0);
+  }
+  if (t->extra & LIVE_WINDOWS) assert_int_equal(f->window, e.window);
+  if (f->promoted) assert_int_equal(f->old_us, t->extra & LIVE_WINDOWS ? 30 * k : LIVE_NEVER);
+}
+
 // 300,000 ids, most dying within a few hundred, some within 100,000, a few
-// never: the ring grows and lets ids go to the hash part; a shadow array
-// says what must be there.
+// never: the ring grows and lets ids go to the old part, whose tombstones
+// are compacted; every field read back is what went in (with each set of
+// optional fields); a shadow array says what must be there.
 static void test_live_table(void **state) {
   (void)state;
   enum { N = 300000 };
-  LiveTable t;
-  assert_true(live_init(&t));
-  uint8_t *alive = calloc(N, 1);
-  uint64_t *death = malloc(N * sizeof *death), rng = 88172645463325252ull, count = 0;
-  for (uint64_t id = 0; id < N; id++) {
-    uint64_t r = next_random(&rng) % 100;
-    death[id] = r < 80 ? id + 1 + next_random(&rng) % 500 : r < 98 ? id + 1 + next_random(&rng) % 100000 : UINT64_MAX;
-  }
-  for (uint64_t id = 0; id < N; id++) {
-    LiveEntry e = {.id = id, .samples = id % 7 + 1, .stack = (uint32_t)(id % 13)};
-    assert_int_equal(live_insert(&t, &e), LIVE_OK);
-    alive[id] = 1, count++;
-    // Collect everything due by now, checking what find returns.
-    for (uint64_t k = id >= 600 ? id - 600 : 0; k <= id; k++)
-      if (alive[k] && death[k] <= id && death[k] - k <= 500) {
-        LiveEntry *f = live_find(&t, k);
-        assert_non_null(f);
-        assert_int_equal(f->samples, k % 7 + 1);
-        live_remove(&t, f);
-        alive[k] = 0, count--;
+  for (unsigned extra = 0; extra < 4; extra++) {
+    LiveTable t;
+    assert_true(live_init(&t, extra));
+    assert_int_equal(t.entry_bytes, 16 + 16 * __builtin_popcount(extra));
+    uint8_t *alive = calloc(N, 1);
+    uint64_t *death = malloc(N * sizeof *death), rng = 88172645463325252ull, count = 0;
+    for (uint64_t id = 0; id < N; id++) {
+      uint64_t r = next_random(&rng) % 100;
+      death[id] = r < 80 ? id + 1 + next_random(&rng) % 500 : r < 98 ? id + 1 + next_random(&rng) % 100000 : UINT64_MAX;
+    }
+    LiveEntry f;
+    LiveRef ref;
+    for (uint64_t id = 0; id < N; id++) {
+      LiveEntry e = live_entry_of(id);
+      assert_int_equal(live_insert(&t, &e), LIVE_OK);
+      alive[id] = 1, count++;
+      if (id % 11 == 0) {  // promote some, young and old
+        uint64_t k = id >= 1000 && alive[id - 1000] ? id - 1000 : id;
+        assert_true(live_get(&t, k, &f, &ref));
+        if (!f.promoted) live_promote(&t, ref, 30 * k);
       }
-    if (id % 1000 == 999)
-      for (uint64_t k = 0; k <= id; k++)
-        if (alive[k] && death[k] <= id) {
-          LiveEntry *f = live_find(&t, k);
-          assert_non_null(f);
-          assert_int_equal(f->stack, k % 13);
-          live_remove(&t, f);
+      // Collect everything due by now, checking what get returns.
+      for (uint64_t k = id >= 600 ? id - 600 : 0; k <= id; k++)
+        if (alive[k] && death[k] <= id && death[k] - k <= 500) {
+          assert_true(live_get(&t, k, &f, &ref));
+          check_entry(&t, &f, k);
+          live_remove(&t, ref);
           alive[k] = 0, count--;
         }
+      if (id % 1000 == 999)
+        for (uint64_t k = 0; k <= id; k++)
+          if (alive[k] && death[k] <= id) {
+            assert_true(live_get(&t, k, &f, &ref));
+            check_entry(&t, &f, k);
+            live_remove(&t, ref);
+            alive[k] = 0, count--;
+          }
+    }
+    assert_int_equal(t.count, count);
+    assert_true(t.ring_size > LIVE_RING_MIN);  // it grew
+    assert_true(t.old_n < count * 4 / 3 + 1024);  // tombstones compacted
+    for (uint64_t k = 0; k < N; k++) {  // every id, in order, then some backwards (the finger both ways)
+      bool got = live_get(&t, k, &f, &ref);
+      assert_int_equal(got, alive[k]);
+      if (got) check_entry(&t, &f, k);
+    }
+    for (uint64_t k = N; k-- > 0;)
+      if (k % 89 == 0) assert_int_equal(live_get(&t, k, &f, &ref), alive[k]);
+    uint64_t each = 0;
+    live_each(&t, count_entry, &each);
+    assert_int_equal(each, count);
+    LiveEntry again = {.id = 5};
+    assert_int_equal(live_insert(&t, &again), LIVE_OUT_OF_ORDER);
+    free(alive);
+    free(death);
+    live_free(&t);
   }
-  assert_int_equal(t.count, count);
-  assert_true(t.ring_size > LIVE_RING_MIN);  // it grew
-  for (uint64_t k = 0; k < N; k += 97) {
-    LiveEntry *f = live_find(&t, k);
-    if (alive[k]) assert_true(f && f->id == k);
-    else assert_null(f);
-  }
-  LiveEntry again = {.id = 5};
-  assert_int_equal(live_insert(&t, &again), LIVE_OUT_OF_ORDER);
-  free(alive);
-  free(death);
-  live_free(&t);
 }
 
 // ================================================================ profiles
@@ -320,8 +364,10 @@ static Profile *build_finish(Built *b, TraceReader **r, ProfileOptions *opts) {
 
 static ProfileStackId find_stack(const Profile *p, uint64_t leaf_code, uint32_t depth) {
   for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) {
-    const ProfileNode *n = profile_node(p, profile_stack(p, s)->leaf);
-    if (n->code == leaf_code && n->depth == depth) return s;
+    ProfileNodeId n = profile_stack_leaf(p, s);
+    uint32_t d = 0;
+    for (ProfileNodeId k = n; k != 0; k = profile_node_parent(p, k)) d++;
+    if (profile_node_code(p, n) == leaf_code && d == depth) return s;
   }
   fail_msg("no stack ending at %llu, depth %u", (unsigned long long)leaf_code, depth);
   return PROFILE_NONE;
@@ -356,18 +402,18 @@ static void test_trie_and_counts(void **state) {
   assert_int_equal(profile_n_sites(p), 2);  // f2 and f3: the innermost locations
   ProfileStackId st1 = find_stack(p, 12, 3), st2 = find_stack(p, 13, 3), st3 = find_stack(p, 12, 4),
                  st4 = find_stack(p, 12, 2);
-  const ProfileCounts *k1 = &profile_stack(p, st1)->counts;
+  ProfileCounts c1 = profile_stack_counts(p, st1), *k1 = &c1;
   assert_int_equal(k1->blocks, 2);
   assert_int_equal(k1->samples, 5);
   assert_int_equal(k1->promoted_blocks, 1);
   assert_int_equal(k1->live_blocks, 1);
   assert_int_equal(k1->live_samples, 3);
   assert_close(k1->objects, 2 * stats_block_weight(3, 0.5), 1e-12);
-  assert_int_equal(profile_stack(p, st2)->counts.live_blocks, 0);
-  assert_int_equal(profile_stack(p, st3)->counts.major_samples, 7);
+  assert_int_equal(profile_stack_counts(p, st2).live_blocks, 0);
+  assert_int_equal(profile_stack_counts(p, st3).major_samples, 7);
   // Same site (f2), different stacks; the stack keys differ, the site keys agree.
-  assert_int_equal(profile_stack(p, st1)->site, profile_stack(p, st3)->site);
-  assert_int_equal(profile_stack(p, st1)->site, profile_stack(p, st4)->site);
+  assert_int_equal(profile_stack_site(p, st1), profile_stack_site(p, st3));
+  assert_int_equal(profile_stack_site(p, st1), profile_stack_site(p, st4));
   assert_true(profile_stack_key(p, st1, PROFILE_BY_STACK) != profile_stack_key(p, st3, PROFILE_BY_STACK));
   assert_true(profile_stack_key(p, st1, PROFILE_BY_SITE) == profile_stack_key(p, st3, PROFILE_BY_SITE));
   assert_true(profile_stack_key(p, st1, PROFILE_BY_FILE) == profile_stack_key(p, st2, PROFILE_BY_FILE));
@@ -382,7 +428,7 @@ static void test_trie_and_counts(void **state) {
   assert_close(profile_sample_bytes(p), 16, 0);
   ProfileGroups *g = profile_group(p, PROFILE_BY_SITE);
   assert_int_equal(g->n, 2);
-  assert_int_equal(g->rows[g->of_stack[st1]].counts.samples, 5 + 7 + 1);
+  assert_int_equal(profile_group_counts(p, g, g->of_stack[st1]).samples, 5 + 7 + 1);
   assert_int_equal(g->rows[g->of_stack[st1]].first, st3);  // the stack with the most samples names it
   profile_groups_free(g);
   profile_free(p);
@@ -399,7 +445,7 @@ static void test_allocations_only(void **state) {
   assert_int_equal(profile_n_stacks(only), profile_n_stacks(full));
   assert_int_equal(profile_n_nodes(only), profile_n_nodes(full));
   for (ProfileStackId s = 0; s < profile_n_stacks(full); s++) {
-    const ProfileCounts *f = &profile_stack(full, s)->counts, *o = &profile_stack(only, s)->counts;
+    ProfileCounts fc = profile_stack_counts(full, s), oc = profile_stack_counts(only, s), *f = &fc, *o = &oc;
     assert_int_equal(o->blocks, f->blocks);
     assert_int_equal(o->samples, f->samples);
     assert_close(o->objects, f->objects, 0);
@@ -441,7 +487,7 @@ static void test_snapshot_and_lifetimes(void **state) {
   assert_int_equal(profile_totals(p)->at_blocks, 5);  // allocated at 100 .. 500
   assert_int_equal(profile_totals(p)->live_blocks, 5);
   assert_int_equal(profile_summary(p)->minor_heap_words, 1024);
-  const ProfileLifetimes *l = profile_site_lifetimes(p, profile_stack(p, 0)->site);
+  const ProfileLifetimes *l = profile_site_lifetimes(p, profile_stack_site(p, 0));
   assert_non_null(l);
   // Block i (born at 100 (i + 1), collected at 1010 + 10 i) lived 910 - 90 i us.
   for (int i = 0; i < 5; i++) assert_true(l->time_us[profile_hist_bucket(910 - 90 * (uint64_t)i)] >= 4);
@@ -493,7 +539,7 @@ static void test_windows(void **state) {
   // the collection that follows that window's allocations, which is in window 7.
   assert_true(profile_proof_horizon(p) > profile_checkpoint_time(p, 6));
   assert_true(profile_proof_horizon(p) <= profile_checkpoint_time(p, 7));
-  ProfileSiteId kept_site = profile_stack(p, find_stack(p, 11, 2))->site;
+  ProfileSiteId kept_site = profile_stack_site(p, find_stack(p, 11, 2));
   const uint64_t *m = profile_site_windows(p, kept_site);
   assert_non_null(m);
   // Kept block of window j: alive at the end, proven up to the collection in
@@ -505,7 +551,7 @@ static void test_windows(void **state) {
   // promotion, in its own window: never counted. The last junk kept (born in
   // window 7, promoted after checkpoint 7, alive at the end) is proven in the
   // last window: it counts at checkpoint 8, d = K + 1.
-  const uint64_t *mj = profile_site_windows(p, profile_stack(p, find_stack(p, 12, 2))->site);
+  const uint64_t *mj = profile_site_windows(p, profile_stack_site(p, find_stack(p, 12, 2)));
   assert_non_null(mj);
   for (uint32_t i = 0; i < 100; i++) assert_int_equal(mj[i], i == 7 * 10 + 9 ? 3 : 0);
   profile_free(p);

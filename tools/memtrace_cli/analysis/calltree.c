@@ -119,7 +119,7 @@ static uint32_t expand(CallTree *t, const Profile *p, ProfileNodeId id, uint32_t
   const TraceReaderLocation *locs;
   int n = profile_node_locations(p, id, &locs);
   if (n <= 0) {
-    uint32_t c = child(t, at, NULL, NULL, profile_node(p, id)->code, 1);
+    uint32_t c = child(t, at, NULL, NULL, profile_node_code(p, id), 1);
     if (c != UINT32_MAX && t->nodes[c].code_name == 0 && !pool_add_code(t, &t->nodes[c])) return UINT32_MAX;
     return c;
   }
@@ -135,7 +135,7 @@ static uint32_t expand(CallTree *t, const Profile *p, ProfileNodeId id, uint32_t
 static uint64_t frame_key(const Profile *p, ProfileNodeId id, CallTreeKey key) {
   const TraceReaderLocation *locs;
   int n = profile_node_locations(p, id, &locs);
-  if (n <= 0) return hash_combine(0xc0de, profile_node(p, id)->code);
+  if (n <= 0) return hash_combine(0xc0de, profile_node_code(p, id));
   uint64_t h = 0xf4a3;
   for (int i = 0; i < n; i++) {
     h = hash_combine(h, (uint64_t)(uintptr_t)locs[i].function);
@@ -158,7 +158,7 @@ static size_t unit_label(CallTree *t, const Profile *p, const Collapse *c, uint3
   for (uint32_t k = 0; k < len; k++) {
     const TraceReaderLocation *locs;
     int n = profile_node_locations(p, reps[k], &locs);
-    if (n <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ";
+    if (n <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node_code(p, reps[k]))), sep = " \u2192 ";
     for (int i = 0; i < n; i++, sep = " \u2192 ") {
       fprintf(f, "%s%s", sep, locs[i].function);
       if (key == CALLTREE_BY_LINE && (*locs[i].file || locs[i].line)) fprintf(f, " (%s:%u)", locs[i].file, locs[i].line);
@@ -208,11 +208,12 @@ static void add_values(CallTree *t, const Profile *p, const uint32_t *run_of, co
                        CallTreeValue value, CallTreeKey key, bool *ok) {
   double bytes = profile_sample_bytes(p);
   for (ProfileStackId s = 0; s < profile_n_stacks(p) && *ok; s++) {
-    const ProfileStack *st = profile_stack(p, s);
-    uint64_t samples = value == CALLTREE_LIVE ? st->counts.live_samples : st->counts.samples;
+    ProfileCounts c = profile_stack_counts(p, s);
+    uint64_t samples = value == CALLTREE_LIVE ? c.live_samples : c.samples;
+    ProfileNodeId stack_leaf = profile_stack_leaf(p, s);
     uint32_t leaf = 0;
-    if (st->leaf != 0) {
-      leaf = expand(t, p, st->leaf, tree_of_run[run_of[profile_node(p, st->leaf)->parent]], key);
+    if (stack_leaf != 0) {
+      leaf = expand(t, p, stack_leaf, tree_of_run[run_of[profile_node_parent(p, stack_leaf)]], key);
       if (leaf == UINT32_MAX) {
         *ok = false;
         break;
@@ -274,7 +275,7 @@ static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue 
   Collapse *c = collapse_new(max_period);
   run_of[0] = 0;
   for (ProfileNodeId id = 1; id < n; id++)
-    run_of[id] = collapse_push(c, run_of[profile_node(p, id)->parent], frame_key(p, id, key), id);
+    run_of[id] = collapse_push(c, run_of[profile_node_parent(p, id)], frame_key(p, id, key), id);
   uint32_t n_runs = collapse_size(c);
   uint32_t *tree_of_run = malloc((size_t)n_runs * sizeof *tree_of_run);
   bool ok = tree_of_run != NULL;

@@ -140,7 +140,7 @@ void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
   for (uint64_t i = 0; i < n; i++) {
     const ProfileSurvivor *s = &es->survivors[i];
     const RetainPath *path = es->paths ? retain_find(&es->retain, s->id) : NULL;
-    ProfileSiteId site = profile_stack(p, s->stack)->site;
+    ProfileSiteId site = profile_stack_site(p, s->stack);
     Member *x = &m[i];
     *x = (Member){0, s, path, 0, 0, site};
     if (path) {
@@ -170,7 +170,7 @@ void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
       }
       KeptSite *ks = &h->sites[h->n_sites - 1];
       ks->blocks++, ks->samples += x->s->samples, ks->windows[w] += x->s->samples;
-      if (profile_stack(p, x->s->stack)->counts.live_samples > profile_stack(p, ks->stack)->counts.live_samples)
+      if (profile_stack_counts(p, x->s->stack).live_samples > profile_stack_counts(p, ks->stack).live_samples)
         ks->stack = x->s->stack;
       if (x->depth < ks->depth) ks->depth = x->depth, ks->example = x->path;
       h->blocks++, h->samples += x->s->samples, h->windows[w] += x->s->samples;

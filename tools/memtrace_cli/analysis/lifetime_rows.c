@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 static int by_samples(const void *a, const void *b) {
-  const ProfileGroup *x = ((const LifetimeRow *)a)->group, *y = ((const LifetimeRow *)b)->group;
+  const LifetimeRow *x = a, *y = b;
   if (x->counts.samples != y->counts.samples) return x->counts.samples > y->counts.samples ? -1 : 1;
-  return x->key < y->key ? -1 : x->key > y->key;
+  return x->group->key < y->group->key ? -1 : x->group->key > y->group->key;
 }
 
 static void add_hist(ProfileLifetimes *to, const ProfileLifetimes *from) {
@@ -19,7 +19,7 @@ static void add_hist(ProfileLifetimes *to, const ProfileLifetimes *from) {
 LifetimeRow *lifetime_rows(const Profile *p, const ProfileGroups *g) {
   LifetimeRow *rows = calloc((size_t)g->n + 1, sizeof *rows);
   if (!rows) return NULL;
-  for (uint32_t i = 0; i < g->n; i++) rows[i].group = &g->rows[i];
+  for (uint32_t i = 0; i < g->n; i++) rows[i].group = &g->rows[i], rows[i].counts = profile_group_counts(p, g, i);
   for (ProfileSiteId s = 0; s < profile_n_sites(p); s++) {
     const ProfileLifetimes *l = profile_site_lifetimes(p, s);
     if (l && g->of_site[s] != PROFILE_NONE) add_hist(&rows[g->of_site[s]].hist, l);
@@ -46,7 +46,7 @@ static const double QUANTILES[3] = {0.5, 0.9, 0.99};
 
 LifetimeFigures lifetime_figures(const Profile *p, const LifetimeRow *r) {
   LifetimeFigures f;
-  const ProfileCounts *c = &r->group->counts;
+  const ProfileCounts *c = &r->counts;
   double minor_bytes = (double)profile_summary(p)->minor_heap_words * profile_word_bytes(p);
   for (int i = 0; i < 3; i++) {
     f.time_us[i] = quantile(r->hist.time_us, QUANTILES[i]);

@@ -13,6 +13,7 @@
 
 typedef struct LifetimeRow {
   const ProfileGroup *group;
+  ProfileCounts counts;   // the group's (profile_group_counts)
   ProfileLifetimes hist;   // summed over the group's sites
 } LifetimeRow;
 

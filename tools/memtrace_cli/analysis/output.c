@@ -44,7 +44,7 @@ void out_site(FILE *f, const ProfileSite *site) {
 }
 
 void out_group_key(FILE *f, const Profile *p, ProfileBy by, ProfileStackId first) {
-  const ProfileSite *site = profile_site(p, profile_stack(p, first)->site);
+  const ProfileSite *site = profile_site(p, profile_stack_site(p, first));
   if (!site->located || by == PROFILE_BY_SITE || by == PROFILE_BY_STACK) out_site(f, site);
   else if (by == PROFILE_BY_FUNCTION) fprintf(f, "%s (%s)", site->loc.function, site->loc.file);
   else fputs(site->loc.file, f);
@@ -62,7 +62,7 @@ uint32_t out_fold_period(void) { return whole_stacks ? 0 : COLLAPSE_MAX_PERIOD; 
 static uint64_t caller_key(const Profile *p, ProfileNodeId n) {
   const TraceReaderLocation *locs;
   int count = profile_node_locations(p, n, &locs);
-  if (count <= 0) return hash_combine(0xc0de, profile_node(p, n)->code);
+  if (count <= 0) return hash_combine(0xc0de, profile_node_code(p, n));
   uint64_t h = 0xca11;
   for (int i = 0; i < count; i++) {
     h = hash_combine(hash_combine(h, (uint64_t)(uintptr_t)locs[i].function), (uint64_t)(uintptr_t)locs[i].file);
@@ -75,7 +75,7 @@ static uint64_t caller_key(const Profile *p, ProfileNodeId n) {
 static CollapseId fold_callers(Collapse *c, const Profile *p, ProfileNodeId leaf) {
   uint32_t n = 0, cap = 64;
   ProfileNodeId *path = xrealloc(NULL, cap * sizeof *path);
-  for (ProfileNodeId id = profile_node(p, leaf)->parent; id != 0 && id != PROFILE_NONE; id = profile_node(p, id)->parent) {
+  for (ProfileNodeId id = profile_node_parent(p, leaf); id != 0 && id != PROFILE_NONE; id = profile_node_parent(p, id)) {
     if (n == cap) path = xrealloc(path, (cap *= 2) * sizeof *path);
     path[n++] = id;
   }
@@ -93,7 +93,7 @@ static void out_node(FILE *f, const Profile *p, ProfileNodeId n, const char *ind
   int count = profile_node_locations(p, n, &locs);
   if (count <= 0 && !skip_innermost) {
     if (*printed < max_frames) {
-      fprintf(f, "%s%s $%lld\n", indent, prefix, (long long)ocaml_int(profile_node(p, n)->code));
+      fprintf(f, "%s%s $%lld\n", indent, prefix, (long long)ocaml_int(profile_node_code(p, n)));
       ++*printed;
     } else {
       ++*left;
@@ -123,14 +123,14 @@ static void out_folded(FILE *f, const Profile *p, const Collapse *c, CollapseId 
   const char *sep = "";
   for (uint32_t k = 0; k < len; k++) {
     int count = profile_node_locations(p, reps[k], &locs);
-    if (count <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ";
+    if (count <= 0) fprintf(f, "%s$%lld", sep, (long long)ocaml_int(profile_node_code(p, reps[k]))), sep = " \u2192 ";
     for (int i = 0; i < count; i++, sep = " \u2192 ") fputs(sep, f), out_location(f, &locs[i]);
   }
   fprintf(f, "%s \u00d7%u\n", one ? "" : ")", run->count);
 }
 
 void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames) {
-  ProfileNodeId leaf = profile_stack(p, s)->leaf;
+  ProfileNodeId leaf = profile_stack_leaf(p, s);
   uint32_t printed = 0, left = 0;
   if (leaf == 0 || leaf == PROFILE_NONE) return;
   // The leaf's innermost location is the site itself: skip it.
@@ -284,7 +284,7 @@ static void json_node(Json *j, const Profile *p, ProfileNodeId n) {
   int count = profile_node_locations(p, n, &locs);
   if (count <= 0) {
     json_object(j, NULL);
-    json_number(j, "code", (double)ocaml_int(profile_node(p, n)->code));
+    json_number(j, "code", (double)ocaml_int(profile_node_code(p, n)));
     json_end_object(j);
   }
   for (int i = count - 1; i >= 0; i--) {
@@ -303,7 +303,7 @@ static uint64_t node_entries(const Profile *p, ProfileNodeId n) {
 
 void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
   json_array(j, key);
-  ProfileNodeId leaf = profile_stack(p, s)->leaf;
+  ProfileNodeId leaf = profile_stack_leaf(p, s);
   if (leaf != 0 && leaf != PROFILE_NONE) {
     Collapse *c = collapse_new(out_fold_period());
     CollapseId last = fold_callers(c, p, leaf);
@@ -341,7 +341,7 @@ void json_stack(Json *j, const char *key, const Profile *p, ProfileStackId s) {
 }
 
 void json_group_key(Json *j, const Profile *p, ProfileBy by, ProfileStackId first) {
-  const ProfileSite *site = profile_site(p, profile_stack(p, first)->site);
+  const ProfileSite *site = profile_site(p, profile_stack_site(p, first));
   json_object(j, "key");
   if (by == PROFILE_BY_SITE || by == PROFILE_BY_STACK || !site->located) json_site_fields(j, site);
   else if (by == PROFILE_BY_FUNCTION) {

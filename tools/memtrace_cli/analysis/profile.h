@@ -82,12 +82,21 @@
 //   * the live table holds exactly the sampled blocks allocated and neither
 //     collected nor (after profile_finish) flushed into the windows.
 //   * memory: O(distinct nodes + stacks + sites + live sampled blocks), never
-//     O(events). Distinct nodes grow with depth x samples when stacks share
-//     no prefix (a 1 MB trace can declare 80 million), so they are capped:
-//     at PROFILE_MAX_NODES the profile stops taking events, as at damage
-//     (profile_read returns TRACE_READER_ERROR, profile_error says why and
-//     where); what was read stays valid. A leak's live set is what it is: a leaking program's live
-//     table grows with its leak (by its sampled blocks: λ × leaked words).
+//     O(events): while reading, 20 bytes a node (parent, code, stack, first
+//     child, next sibling), 4 a stack plus 4 to 8 per counter it has ever
+//     had non-zero (blocks, samples, live, promoted, major...: counters of
+//     u32 made u64 when a sum would pass 2^32 - 1, objects a double), the live
+//     table's 16 to 48 bytes a live sampled block (live.h), a site's
+//     counters. Distinct nodes grow with depth x samples when stacks share
+//     no prefix (a 1 MB trace can declare 80 million), so they are capped at
+//     PROFILE_MAX_NODES: an allocation whose stack would pass it is counted
+//     under a node "(frames left out: ...)" below the deepest of its frames
+//     the trie holds, and profile_cut says how many; the trace is read to
+//     its end. So is a backtrace the reader cut (TraceEvent.cut): its
+//     allocation counts under "(frames past ... left out)" below its
+//     outermost frames. A leak's live set is what it is: a leaking program's
+//     live table grows with its leak (by its sampled blocks: λ × leaked
+//     words).
 #ifndef MINNOW_MEMTRACE_PROFILE_H
 #define MINNOW_MEMTRACE_PROFILE_H
 
@@ -115,19 +124,10 @@ typedef struct ProfileCounts {
   uint64_t at_blocks, at_samples;                 // alive at the --at moment
 } ProfileCounts;
 
-typedef struct ProfileNode {
-  uint64_t code;          // frame code (meaningless for the root)
-  ProfileNodeId parent;   // PROFILE_NONE for the root
-  uint32_t depth;         // frames from the root: 0 for the root
-  uint64_t stack_key;     // hash of the locations root..this (stable across traces)
-  ProfileStackId stack;   // PROFILE_NONE unless an allocation ended here
-} ProfileNode;
-
-typedef struct ProfileStack {
-  ProfileNodeId leaf;
-  ProfileSiteId site;
-  ProfileCounts counts;
-} ProfileStack;
+// The frame codes of the nodes the profile adds itself (trace frame codes
+// are below 2^62): where a stack's frames past a limit are left out.
+#define PROFILE_CODE_CUT_NODES UINT64_MAX        // past PROFILE_MAX_NODES (the tools')
+#define PROFILE_CODE_CUT_FRAMES (UINT64_MAX - 1) // past the reader's TRACE_READER_MAX_FRAMES
 
 typedef struct ProfileSite {
   TraceReaderLocation loc;  // the innermost location (strings: the reader's); function "" if none
@@ -214,12 +214,26 @@ void profile_finish(Profile *p);
 bool profile_ok(const Profile *p);
 
 // Distinct callstack nodes (a frame under a given caller) a profile holds at
-// most: one backtrace of the reader's largest (2^20 frames) and as many more.
-// About 100 bytes each while reading.
-enum { PROFILE_MAX_NODES = 1u << 21 };
+// most: 20 bytes each while reading, but the folded outputs built from them
+// (flamegraph, pprof, report) take up to about 200 bytes a node, and the
+// limit keeps them under 500 MB on any trace under 1 MB (bench/
+// hostile_traces.c's deep-fan.ctf reaches it from 978 KB; at 2^22 nodes
+// flamegraph took 774 MB there). Past it, the nodes "(frames left out:
+// ...)" (header: memory), at most one per node and PROFILE_MAX_CUT_NODES in
+// all, then one under the root: the trace is still read to its end.
+enum { PROFILE_MAX_NODES = 1u << 21, PROFILE_MAX_CUT_NODES = 1u << 20 };
 
-// Why profile_read stopped with TRACE_READER_ERROR: the node limit
-// ("byte N: ...") or the reader's error.
+// What limits left out: the allocations counted under a "(frames left
+// out: ...)" node for the tools' node limit, and their samples, with the
+// byte offset of the first; the allocations the reader cut
+// (TraceReaderStats.cut_backtraces) are the reader's to say.
+typedef struct ProfileCut {
+  uint64_t allocs, samples;
+  uint64_t first_offset;
+} ProfileCut;
+const ProfileCut *profile_cut(const Profile *p);
+
+// Why profile_read stopped with TRACE_READER_ERROR: the reader's error.
 const char *profile_error(const Profile *p);
 
 // ---------------------------------------------------------------- reading
@@ -235,8 +249,18 @@ Tally profile_tally(const Profile *p, uint64_t samples);
 uint32_t profile_n_nodes(const Profile *p);
 uint32_t profile_n_stacks(const Profile *p);
 uint32_t profile_n_sites(const Profile *p);
-const ProfileNode *profile_node(const Profile *p, ProfileNodeId id);
-const ProfileStack *profile_stack(const Profile *p, ProfileStackId id);
+// A node's parent (PROFILE_NONE for the root, node 0), its frame code
+// (meaningless for the root; PROFILE_CODE_CUT_* for the nodes of what was
+// left out), and its stack (PROFILE_NONE unless an allocation ended there).
+ProfileNodeId profile_node_parent(const Profile *p, ProfileNodeId id);
+uint64_t profile_node_code(const Profile *p, ProfileNodeId id);
+ProfileStackId profile_node_stack(const Profile *p, ProfileNodeId id);
+// A stack's leaf node, its site, and its counters (by value: per stack they
+// are kept in columns, absent while zero). major_* are kept per site and
+// in the totals, not per stack: 0 here.
+ProfileNodeId profile_stack_leaf(const Profile *p, ProfileStackId id);
+ProfileSiteId profile_stack_site(const Profile *p, ProfileStackId id);
+ProfileCounts profile_stack_counts(const Profile *p, ProfileStackId id);
 const ProfileSite *profile_site(const Profile *p, ProfileSiteId id);
 
 // The sums over every stack.
@@ -274,10 +298,13 @@ typedef struct ProfileSummary {
 } ProfileSummary;
 const ProfileSummary *profile_summary(const Profile *p);
 
-// The stable key of a stack for a grouping.
+// The stable key of a stack for a grouping (by stack: the hash of its
+// frames' locations, root to leaf: O(depth); profile_group keys every
+// stack in one pass over the nodes).
 uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by);
 
-// The locations of a node's code: as trace_reader_locations.
+// The locations of a node's code: as trace_reader_locations; a node of
+// what a limit left out has one, its function naming the limit.
 int profile_node_locations(const Profile *p, ProfileNodeId n, const TraceReaderLocation **locs);
 
 // Lifetime histogram bucket of a value, and the value a bucket stands for
@@ -290,11 +317,13 @@ double profile_hist_value(uint32_t bucket);
 
 // Stacks grouped by a key: rows with summed counts. `first` is the group's
 // stack with the most samples (its callstack names the group in reports).
+// Site, function and file rows sum the sites' counters; stack rows (usually
+// one stack each) are summed when asked, so that they take 16 bytes a row
+// and 8 a stack, not a copy of each stack's counters.
 typedef struct ProfileGroup {
   uint64_t key;
   ProfileStackId first;
   uint32_t n_stacks;
-  ProfileCounts counts;
 } ProfileGroup;
 
 typedef struct ProfileGroups {
@@ -303,11 +332,17 @@ typedef struct ProfileGroups {
   uint32_t n;
   uint32_t *of_stack;   // stack id -> row index
   uint32_t *of_site;    // site id -> row index (PROFILE_NONE when by stack)
+  ProfileCounts *counts;  // per row (not by stack)
+  uint32_t *next;       // by stack: the row's next stack after this one (PROFILE_NONE: the last)
+  uint32_t *head;       // by stack: per row, its first stack
 } ProfileGroups;
 
 // NULL when out of memory. Rows in order of first appearance.
 ProfileGroups *profile_group(const Profile *p, ProfileBy by);
 void profile_groups_free(ProfileGroups *g);
+
+// A row's summed counts.
+ProfileCounts profile_group_counts(const Profile *p, const ProfileGroups *g, uint32_t row);
 
 // ---------------------------------------------------------------- counts
 

@@ -17,18 +17,15 @@ uint64_t rank_blocks(const ProfileCounts *c, RankMetric m, bool at) {
   return m == RANK_PROMOTED ? c->promoted_blocks : c->blocks;
 }
 
-// What the comparator ranks by (qsort_r's context).
-typedef struct SortBy {
-  const ProfileGroups *groups;
-  RankMetric metric;
-  bool at;
-} SortBy;
+// A row to rank: its measure, then its key (ties), then its index.
+typedef struct Ranked {
+  uint64_t samples, key;
+  uint32_t row;
+} Ranked;
 
-static int by_samples(const void *a, const void *b, void *context) {
-  const SortBy *by = context;
-  const ProfileGroup *x = &by->groups->rows[*(const uint32_t *)a], *y = &by->groups->rows[*(const uint32_t *)b];
-  uint64_t sx = rank_samples(&x->counts, by->metric, by->at), sy = rank_samples(&y->counts, by->metric, by->at);
-  if (sx != sy) return sx > sy ? -1 : 1;
+static int by_samples(const void *a, const void *b) {
+  const Ranked *x = a, *y = b;
+  if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
@@ -36,13 +33,23 @@ bool ranking_make(const Profile *p, ProfileBy by, RankMetric m, bool at, Ranking
   *out = (Ranking){0};
   out->groups = profile_group(p, by);
   if (!out->groups) return false;
-  out->order = malloc(((size_t)out->groups->n + 1) * sizeof *out->order);
-  if (!out->order) return false;
-  for (uint32_t i = 0; i < out->groups->n; i++)
-    if (rank_samples(&out->groups->rows[i].counts, m, at)) out->order[out->n_ranked++] = i;
-  SortBy s = {out->groups, m, at};
-  qsort_r(out->order, out->n_ranked, sizeof *out->order, by_samples, &s);
+  uint32_t n = out->groups->n;
+  Ranked *ranked = malloc(((size_t)n + 1) * sizeof *ranked);
+  out->order = malloc(((size_t)n + 1) * sizeof *out->order);
+  if (!ranked || !out->order) return free(ranked), false;
+  for (uint32_t i = 0; i < n; i++) {
+    ProfileCounts c = profile_group_counts(p, out->groups, i);
+    uint64_t samples = rank_samples(&c, m, at);
+    if (samples) ranked[out->n_ranked++] = (Ranked){samples, out->groups->rows[i].key, i};
+  }
+  qsort(ranked, out->n_ranked, sizeof *ranked, by_samples);
+  for (uint32_t i = 0; i < out->n_ranked; i++) out->order[i] = ranked[i].row;
+  free(ranked);
   return true;
+}
+
+ProfileCounts ranking_counts(const Profile *p, const Ranking *r, uint32_t i) {
+  return profile_group_counts(p, r->groups, r->order[i]);
 }
 
 void ranking_free(Ranking *r) {

@@ -26,6 +26,9 @@ typedef struct Ranking {
   uint32_t n_ranked; // the groups with samples for the metric
 } Ranking;
 
+// The counts of the i-th ranked row (order[i]).
+ProfileCounts ranking_counts(const Profile *p, const Ranking *r, uint32_t i);
+
 // False when out of memory; ranking_free in every case.
 bool ranking_make(const Profile *p, ProfileBy by, RankMetric m, bool at, Ranking *out);
 void ranking_free(Ranking *r);

@@ -67,14 +67,14 @@ static Frame *frames_of(const Profile *p, ProfileStackId s, uint32_t *n) {
   Frame *fr = xrealloc(NULL, cap * sizeof *fr);
   *n = 0;
   bool innermost = true;
-  for (ProfileNodeId node = profile_stack(p, s)->leaf; node != 0 && node != PROFILE_NONE;
-       node = profile_node(p, node)->parent) {
+  for (ProfileNodeId node = profile_stack_leaf(p, s); node != 0 && node != PROFILE_NONE;
+       node = profile_node_parent(p, node)) {
     const TraceReaderLocation *locs;
     int count = profile_node_locations(p, node, &locs);
     int last = innermost && count > 0 ? count - 2 : count - 1;
     if (count <= 0 && !innermost) {
       if (*n == cap) fr = xrealloc(fr, (cap *= 2) * sizeof *fr);
-      fr[(*n)++] = (Frame){NULL, profile_node(p, node)->code, false};
+      fr[(*n)++] = (Frame){NULL, profile_node_code(p, node), false};
     }
     for (int i = last; i >= 0; i--) {
       if (*n == cap) fr = xrealloc(fr, (cap *= 2) * sizeof *fr);

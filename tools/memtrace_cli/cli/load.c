@@ -164,7 +164,26 @@ static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions
     out->partial = true;
     snprintf(out->error, sizeof out->error, "%s", profile_error(out->profile));
   }
+  load_note_cuts(usage, path, out->profile);
   return 0;
+}
+
+void load_note_cuts(const ToolUsage *usage, const char *path, const Profile *p) {
+  TraceReaderStats rs;
+  trace_reader_stats(profile_reader(p), &rs);
+  uint64_t samples = profile_summary(p)->clock;
+  if (rs.cut_backtraces)
+    fprintf(stderr, "memtrace %s: %s: %" PRIu64 " allocations have backtraces deeper than the reader's limit of %d "
+            "frames (the deepest %" PRIu64 "): their frames past it are left out, and they count under \"(frames "
+            "left out: ...)\" below the frames kept\n", usage->name, path, rs.cut_backtraces, TRACE_READER_MAX_FRAMES,
+            rs.deepest_cut);
+  const ProfileCut *cut = profile_cut(p);
+  if (cut->allocs)
+    fprintf(stderr, "memtrace %s: %s: %" PRIu64 " allocations (%.2g%% of the samples; the first at byte %" PRIu64
+            ") have callstacks past the tools' limit of %u distinct frames: each counts under \"(frames left out: "
+            "...)\" below the deepest of its frames the profile holds\n", usage->name, path, cut->allocs,
+            samples ? 100.0 * (double)cut->samples / (double)samples : 0.0, cut->first_offset,
+            (unsigned)PROFILE_MAX_NODES);
 }
 
 void load_close(Loaded *l) {

@@ -96,6 +96,12 @@ bool load_same_recording(const LoadIdentity *a, const LoadIdentity *b);
 void load_warn_same_recording(const ToolUsage *usage, const char *a, const char *b, const LoadIdentity *id,
                               const char *consequence);
 
+// What the limits left out of a loaded profile, said on stderr (nothing
+// when nothing was): the backtraces the reader cut (deeper than
+// TRACE_READER_MAX_FRAMES) and the allocations past PROFILE_MAX_NODES
+// (profile.h). load_trace calls it; a command reading a profile itself does.
+void load_note_cuts(const ToolUsage *usage, const char *path, const Profile *p);
+
 // After the answer: prints the reader's message on stderr and returns 1 if
 // the trace was partial, else returns 0.
 int load_status(const ToolUsage *usage, const Loaded *l);

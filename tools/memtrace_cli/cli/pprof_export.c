@@ -151,7 +151,7 @@ static uint64_t write_location(Export *e, const TraceReaderLocation *locs, int n
 static uint32_t node_location(Export *e, const Profile *p, ProfileNodeId id) {
   const TraceReaderLocation *locs;
   int n = profile_node_locations(p, id, &locs);
-  uint64_t code = profile_node(p, id)->code, key = frame_key(locs, n, code);
+  uint64_t code = profile_node_code(p, id), key = frame_key(locs, n, code);
   uint64_t j = table_slot(&e->location_of, key);
   if (!e->location_of.values[j]) {
     uint64_t loc = write_location(e, locs, n, code);
@@ -183,7 +183,7 @@ static uint32_t run_location(Export *e, const Profile *p, const Collapse *c, Col
   for (uint32_t k = 0; k < len; k++) {
     const TraceReaderLocation *locs;
     int n = profile_node_locations(p, reps[k], &locs);
-    if (n <= 0) fprintf(f, "%s$%" PRId64, sep, ocaml_int(profile_node(p, reps[k])->code)), sep = " \u2192 ", names++;
+    if (n <= 0) fprintf(f, "%s$%" PRId64, sep, ocaml_int(profile_node_code(p, reps[k]))), sep = " \u2192 ", names++;
     for (int i = 0; i < n; i++, sep = " \u2192 ", names++) {
       fprintf(f, "%s%s", sep, locs[i].function);
       if (!*file) file = locs[i].file, line = locs[i].line;
@@ -236,9 +236,9 @@ static Sample *sample_of(Export *e, uint32_t node) {
 // inuse_objects: the live blocks weighted as the stack's blocks are on
 // average; exact when the stack's blocks all have one size.
 static void add_stack(Export *e, const Profile *p, ProfileStackId s, const uint32_t *node_of) {
-  const ProfileCounts *c = &profile_stack(p, s)->counts;
+  ProfileCounts counts = profile_stack_counts(p, s), *c = &counts;
   if (!c->samples) return;
-  Sample *m = sample_of(e, node_of[profile_stack(p, s)->leaf]);
+  Sample *m = sample_of(e, node_of[profile_stack_leaf(p, s)]);
   double bytes = profile_sample_bytes(p);
   m->values[ALLOC_OBJECTS] += c->objects;
   m->values[ALLOC_SPACE] += (double)c->samples * bytes;
@@ -282,8 +282,8 @@ static void add_stacks(Export *e, const Profile *p) {
   for (ProfileNodeId id = 1; id < n; id++) {
     const TraceReaderLocation *locs;
     int k = profile_node_locations(p, id, &locs);
-    key_of[id] = frame_key(locs, k, profile_node(p, id)->code);
-    run_of[id] = collapse_push(c, run_of[profile_node(p, id)->parent], key_of[id], id);
+    key_of[id] = frame_key(locs, k, profile_node_code(p, id));
+    run_of[id] = collapse_push(c, run_of[profile_node_parent(p, id)], key_of[id], id);
   }
   uint32_t n_runs = collapse_size(c);
   uint32_t *node_of_run = xrealloc(NULL, (size_t)n_runs * sizeof *node_of_run);
@@ -292,10 +292,10 @@ static void add_stacks(Export *e, const Profile *p) {
   uint32_t *node_of = xrealloc(NULL, (size_t)(n ? n : 1) * sizeof *node_of);
   node_of[0] = 0;
   for (ProfileStackId s = 0; s < profile_n_stacks(p); s++) {
-    ProfileNodeId leaf = profile_stack(p, s)->leaf;
-    if (!profile_stack(p, s)->counts.samples) continue;
+    ProfileNodeId leaf = profile_stack_leaf(p, s);
+    if (!profile_stack_counts(p, s).samples) continue;
     if (leaf != 0) {
-      uint32_t at = run_node(e, p, c, run_of[profile_node(p, leaf)->parent], key_of, node_of_run);
+      uint32_t at = run_node(e, p, c, run_of[profile_node_parent(p, leaf)], key_of, node_of_run);
       node_of[leaf] = loc_child(e, at, node_location(e, p, leaf));
     }
     add_stack(e, p, s, node_of);

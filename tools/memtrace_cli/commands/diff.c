@@ -133,7 +133,8 @@ static bool compare(Profile *const prof[2], ProfileGroups *const g[2], Metric m,
       }
       Pair *pair = &out->pairs[index[j] - 1];
       pair->row[side] = r;
-      pair->t[side] = profile_tally(prof[side], metric_samples(&g[side]->rows[r].counts, m));
+      ProfileCounts counts = profile_group_counts(prof[side], g[side], r);
+      pair->t[side] = profile_tally(prof[side], metric_samples(&counts, m));
     }
   }
   free(index);

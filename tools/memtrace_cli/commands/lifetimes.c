@@ -81,8 +81,8 @@ static void print_table(const Loaded *l, const RowOptions *o, const ProfileGroup
   for (uint32_t i = 0; i < shown; i++) {
     const LifetimeRow *r = &rows[i];
     LifetimeFigures f = lifetime_figures(p, r);
-    printf("%4u %10s %8llu", i + 1, out_bytes(a, profile_tally(p, r->group->counts.samples).bytes),
-           (unsigned long long)r->group->counts.blocks);
+    printf("%4u %10s %8llu", i + 1, out_bytes(a, profile_tally(p, r->counts.samples).bytes),
+           (unsigned long long)r->counts.blocks);
     print_percent(f.promoted_share, 5);
     if (f.minor_blocks) printf(" [%3.0f%%, %3.0f%%]", 100 * f.promoted.lo, 100 * f.promoted.hi);
     else printf(" %12s", "");
@@ -128,7 +128,7 @@ static void print_json(const Loaded *l, const RowOptions *o, const ProfileGroups
   json_array(&j, "rows");
   for (uint32_t i = 0; i < shown; i++) {
     const LifetimeRow *r = &rows[i];
-    const ProfileCounts *c = &r->group->counts;
+    const ProfileCounts *c = &r->counts;
     LifetimeFigures f = lifetime_figures(p, r);
     json_object(&j, NULL);
     json_uint(&j, "rank", i + 1);

@@ -40,7 +40,7 @@ static void print_paths(const Profile *p, const EndState *es, uint32_t rows) {
     const RetainPath *path = &es->retain.paths[i];
     const ProfileSurvivor *s = end_state_survivor(es, path->alloc_id);
     printf("%" PRIu64 "  ", path->alloc_id);
-    out_site(stdout, profile_site(p, profile_stack(p, s->stack)->site));
+    out_site(stdout, profile_site(p, profile_stack_site(p, s->stack)));
     printf("\n    ");
     retain_path_text(stdout, path, path->hop_count, false);
     putchar('\n');
@@ -72,7 +72,7 @@ static void json_paths(Json *j, const Profile *p, const EndState *es, uint32_t r
     json_uint(j, "alloc_id", path->alloc_id);
     json_uint(j, "samples", s->samples);
     json_object(j, "site");
-    json_site_fields(j, profile_site(p, profile_stack(p, s->stack)->site));
+    json_site_fields(j, profile_site(p, profile_stack_site(p, s->stack)));
     json_end_object(j);
     retain_json_path(j, "path", path, path->hop_count, false);
     json_end_object(j);

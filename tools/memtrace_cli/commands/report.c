@@ -357,15 +357,16 @@ static void put_top_sites(const Page *pg) {
     uint32_t shown = shown_rows(pg->o->rows, r.n_ranked);
     for (uint32_t i = 0; i < shown; i++) {
       const ProfileGroup *g = &r.groups->rows[r.order[i]];
-      Tally t = profile_tally(p, g->counts.samples);
-      double share = total ? (double)g->counts.samples / (double)total : 0;
+      ProfileCounts counts = ranking_counts(p, &r, i);
+      Tally t = profile_tally(p, counts.samples);
+      double share = total ? (double)counts.samples / (double)total : 0;
       fprintf(out, "<tr><td>%u</td><td>", i + 1);
       put_bytes(out, t.bytes);
       fputs("</td><td class=\"iv\">", out);
       put_interval(out, tally_interval(&t));
       fprintf(out, "</td><td><span class=\"bar\" style=\"width:%.0fpx\"></span>%.1f%%</td><td>%llu</td><td>%.0f</td><td>",
-              60 * share, 100 * share, (unsigned long long)g->counts.samples, g->counts.objects);
-      put_bytes(out, profile_tally(p, g->counts.at_samples).bytes);
+              60 * share, 100 * share, (unsigned long long)counts.samples, counts.objects);
+      put_bytes(out, profile_tally(p, counts.at_samples).bytes);
       fputs("</td><td class=\"site\"><details><summary>", out);
       put_group(out, p, PROFILE_BY_SITE, g->first);
       fputs("</summary>", out);
@@ -482,8 +483,8 @@ static void put_lifetimes(const Page *pg) {
       const LifetimeRow *r = &rows[i];
       LifetimeFigures f = lifetime_figures(p, r);
       fprintf(out, "<tr><td>%u</td><td>", i + 1);
-      put_bytes(out, profile_tally(p, r->group->counts.samples).bytes);
-      fprintf(out, "</td><td>%llu</td><td>", (unsigned long long)r->group->counts.blocks);
+      put_bytes(out, profile_tally(p, r->counts.samples).bytes);
+      fprintf(out, "</td><td>%llu</td><td>", (unsigned long long)r->counts.blocks);
       put_share(out, f.promoted_share);
       if (f.minor_blocks)
         fprintf(out, " <span class=\"iv\">[%.0f%%, %.0f%%]</span>", 100 * f.promoted.lo, 100 * f.promoted.hi);

@@ -165,13 +165,14 @@ static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t 
   uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
   for (uint32_t i = 0; i < shown; i++) {
     const ProfileGroup *g = &r->groups->rows[r->order[i]];
-    uint64_t n = rank_samples(&g->counts, o->metric, at);
+    ProfileCounts counts = ranking_counts(p, r, i);
+    uint64_t n = rank_samples(&counts, o->metric, at);
     Tally t = profile_tally(p, n);
     printf("%4u  %12s", i + 1, out_bytes(a, t.bytes));
     print_interval(tally_interval(&t));
     printf(" %5.1f%%", 100.0 * (double)n / (double)total);
     print_count((double)n);
-    print_count(est_blocks ? g->counts.objects : (double)rank_blocks(&g->counts, o->metric, at));
+    print_count(est_blocks ? counts.objects : (double)rank_blocks(&counts, o->metric, at));
     printf("  ");
     out_group_key(stdout, p, o->by, g->first);
     putchar('\n');
@@ -205,7 +206,8 @@ static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t a
   json_array(&j, "rows");
   for (uint32_t i = 0; i < shown; i++) {
     const ProfileGroup *g = &r->groups->rows[r->order[i]];
-    uint64_t n = rank_samples(&g->counts, o->metric, at);
+    ProfileCounts counts = ranking_counts(p, r, i);
+    uint64_t n = rank_samples(&counts, o->metric, at);
     Tally t = profile_tally(p, n);
     Interval ti = tally_interval(&t);
     json_object(&j, NULL);
@@ -215,8 +217,8 @@ static void print_json(const Loaded *l, const TopOptions *o, bool at, uint64_t a
     json_interval(&j, "interval", ti.lo, ti.hi);
     json_number(&j, "share", total ? (double)n / (double)total : 0);
     json_uint(&j, "samples", n);
-    json_uint(&j, "sampled_blocks", rank_blocks(&g->counts, o->metric, at));
-    if (o->metric == RANK_ALLOCATED) json_number(&j, "blocks_estimate", g->counts.objects);
+    json_uint(&j, "sampled_blocks", rank_blocks(&counts, o->metric, at));
+    if (o->metric == RANK_ALLOCATED) json_number(&j, "blocks_estimate", counts.objects);
     else json_null(&j, "blocks_estimate");
     json_end_object(&j);
   }
@@ -380,6 +382,7 @@ static int follow(const TopOptions *o) {
   if (profile_ok(l.profile)) {
     profile_finish(l.profile);
     redraw(&l, o, w, true);
+    load_note_cuts(&usage, o->path, l.profile);
     status = load_status(&usage, &l);
   } else {
     fprintf(stderr, "memtrace top: %s: out of memory\n", o->path);

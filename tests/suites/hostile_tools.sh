@@ -197,7 +197,7 @@ if [ -x build/release/hostile_traces ] && [ -x /usr/bin/time ]; then
     # Past the node limit the trace is still read to its end (issue 32): the
     # allocations past it count under "(frames left out: ...)", said on stderr.
     check "memtrace $c on unshared 300,000-frame stacks: status 0, what the node limit left out said with its first byte (got $s: $(grep -m1 distinct "$tmp/c3/err" | cut -c1-160))" \
-      '[ $s -eq 0 ] && grep -q "^memtrace ${c%% *}: $fan: [0-9]* allocations ([0-9]*% of the samples; the first at byte [0-9]*) have callstacks past the tools. limit of 2097152 distinct frames" "$tmp/c3/err"'
+      '[ $s -eq 0 ] && grep -q "^memtrace ${c%% *}: $fan: [0-9]* allocations ([0-9.]*% of the samples; the first at byte [0-9]*) have callstacks past the tools. limit of 2097152 distinct frames" "$tmp/c3/err"'
     check "memtrace $c on it: under 500 MB (got $kb KB)" '[ "$kb" -lt 512000 ]'
   done
   # Whole stacks: folded (the default), these stacks draw a few levels and no limit is reached.

@@ -179,7 +179,7 @@ void load_note_cuts(const ToolUsage *usage, const char *path, const Profile *p) 
             rs.deepest_cut);
   const ProfileCut *cut = profile_cut(p);
   if (cut->allocs)
-    fprintf(stderr, "memtrace %s: %s: %" PRIu64 " allocations (%.2g%% of the samples; the first at byte %" PRIu64
+    fprintf(stderr, "memtrace %s: %s: %" PRIu64 " allocations (%.1f%% of the samples; the first at byte %" PRIu64
             ") have callstacks past the tools' limit of %u distinct frames: each counts under \"(frames left out: "
             "...)\" below the deepest of its frames the profile holds\n", usage->name, path, cut->allocs,
             samples ? 100.0 * (double)cut->samples / (double)samples : 0.0, cut->first_offset,

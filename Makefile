@@ -135,6 +135,7 @@ clean:
 -include bench/reader.mk
 -include tests/fuzz/reader.mk
 -include bench/hostile.mk
+-include bench/scale.mk
 -include bench/hashtbl.mk
 -include bench/peers.mk
 -include bench/calls.mk

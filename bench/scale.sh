@@ -50,7 +50,7 @@ run_command() {
   local status=${PIPESTATUS[0]} bytes
   bytes=$(cat "$tmp/bytes")
   for f in "$tmp"/out.*; do [ -f "$f" ] && bytes=$((bytes + $(stat -c %s "$f"))); done
-  tail -1 "$tmp/time" | awk -v s="$status" -v b="$bytes" '{ printf "%d %s %.2f %d %d\n", s, $1, $2 + $3, $4, b }'
+  tail -1 "$tmp/time" | awk -v s="$status" -v b="$bytes" '{ printf "%d %s %.2f %d %.0f\n", s, $1, $2 + $3, $4, b }'
 }
 
 events_of() { tools/memtrace info "$1" | awk '/^events/ { print $2 + 0 }'; }
@@ -82,8 +82,8 @@ if [ "$part" != linear ]; then
       verdict=$(awk -v s="$st" -v w="$wall" -v r="$rss" -v f="$floor" -v l="$label" 'BEGIN {
         if (s != 0) print "status"; else if (r > 204800) print (l == "dump" ? "ok" : "memory"); else if (w > f) print "time"; else print "ok" }')
       load=$(cut -d' ' -f1 /proc/loadavg)
-      printf '"%s",%s,%d,%d,%s,%d,%s,%s,%d,%d,%s,%s,%s\n' "$name" "$rate" "$ev" "$bytes" "$label" "$st" "$wall" "$cpu" "$rss" "$ob" "$floor" "$verdict" "$load" >> "$csv"
-      printf '  %-18s status %d  %7s s  %8d KB  %12d bytes out  %s\n' "$label" "$st" "$wall" "$rss" "$ob" "$verdict"
+      printf '"%s",%s,%d,%d,%s,%d,%s,%s,%d,%s,%s,%s,%s\n' "$name" "$rate" "$ev" "$bytes" "$label" "$st" "$wall" "$cpu" "$rss" "$ob" "$floor" "$verdict" "$load" >> "$csv"
+      printf '  %-18s status %d  %7s s  %8d KB  %12s bytes out  %s\n' "$label" "$st" "$wall" "$rss" "$ob" "$verdict"
       [ "$st" -eq 0 ] || head -c 300 "$tmp/err"
     done
     rm -f "$t" "$t.retain"

@@ -182,6 +182,10 @@ typedef struct Vm {
   const Proto *entry_proto;
   const uint32_t *entry_code, *entry_code_end;
   Shapes *shapes;
+  // The shape of the stdlib's Hashtbl records {size, data}, private
+  // (shapes_make_private): only hashtbl_make gives it, so the end state
+  // names a Hashtbl by what made it, never by a user record's field names.
+  uint32_t hashtbl_shape;
   Value empty_array;      // the one block of 0 fields (static)
   Value oom_message;      // the string "out of memory" (static: vm_raise_out_of_memory)
   // Return address of frames entered from C (interp_call) and of the entry frame:

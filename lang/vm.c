@@ -32,6 +32,8 @@ static void init_program_state(Vm *vm) {
   vm->primitives = primitives_table();
   vm->frames = frames_new();
   vm->shapes = shapes_new();
+  uint32_t hashtbl_fields[2] = {shapes_symbol(vm->shapes, "size"), shapes_symbol(vm->shapes, "data")};
+  vm->hashtbl_shape = shapes_make_private(vm->shapes, hashtbl_fields, 2);
   vm->empty_array = gc_alloc_static(vm, 0, TAG_ARRAY);
   static const char oom[] = "out of memory";
   vm->oom_message = gc_alloc_static(vm, str_wosize_for(sizeof oom - 1), TAG_STRING);

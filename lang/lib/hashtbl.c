@@ -1,7 +1,8 @@
 // hashtbl.c - the C half of stdlib/hashtbl.mn: the bucket work of find_opt,
 // add and replace. Contract for every primitive: primitives.h.
 //
-// A table is hashtbl.mn's record {size, data}; these primitives take its
+// A table is hashtbl.mn's record {size, data}, made by hashtbl_make with a
+// shape of its own (vm->hashtbl_shape); the other primitives take its
 // `data`, an array of buckets, each a list of (key, value) pairs, newest
 // first. Key k lives in bucket hash(k) % length(data) and is found by == (the
 // prelude's hash and ==: ops_hash, ops_equal), exactly as the Minnow
@@ -39,6 +40,17 @@ static Value find_cell(Vm *vm, Value bucket, Value k, const char *what) {
   for (Value c = bucket; c != VAL_EMPTY; c = val_field(c, 1))
     if (same_key(vm, val_field(cell_pair(vm, c, what), 0), k)) return c;
   return VAL_EMPTY;
+}
+
+// hashtbl_make(data): a new table {size: 0, data}, of the private shape
+// vm->hashtbl_shape (vm_state.h): what makes a record a Hashtbl in the end
+// state's names (lang/runtime/path_names.c).
+Value lib_hashtbl_make(Vm *vm, Value *args) {
+  Value table = gc_alloc(vm, 3, TAG_RECORD);
+  val_fields(table)[0] = val_of_int(vm->hashtbl_shape);
+  val_fields(table)[1] = val_of_int(0);
+  val_fields(table)[2] = args[0];
+  return table;
 }
 
 // hashtbl_find_opt(data, k): the value of k's newest binding, or nil.

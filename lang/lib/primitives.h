@@ -21,7 +21,7 @@
   X(buffer_clear, 2)                                                                 \
   X(array_make, 2) X(array_length, 1) X(array_blit, 5) X(array_to_list, 1)          \
   X(array_to_tuple, 1)                                                               \
-  X(hashtbl_find_opt, 2) X(hashtbl_add, 3) X(hashtbl_replace, 3)                     \
+  X(hashtbl_make, 1) X(hashtbl_find_opt, 2) X(hashtbl_add, 3) X(hashtbl_replace, 3)  \
   X(float_of_int, 1) X(float_sqrt, 1) X(float_floor, 1) X(float_log, 1)              \
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \

@@ -7,11 +7,12 @@
 //    shape, a tuple or array element by index, a list cell's tail ("list
 //    cell") or head ("list element"), a closure's capture by index (and name),
 //    a Buffer's storage.
-// 3. A Hashtbl's inside (its record's `data` field, the bucket array, the
-//    bucket's cells, the pair) reads as one hop, "Hashtbl value" or
+// 3. A Hashtbl (a record of the shape only the stdlib's Hashtbl.create
+//    makes, vm->hashtbl_shape: never recognised by its field names, which a
+//    user's record may share): its inside (its `data` field, the bucket
+//    array, the bucket's cells, the pair) reads as one hop, "Hashtbl value" or
 //    "Hashtbl key": what its user wrote; a path ending inside it reads
 //    "Hashtbl entry" or "Hashtbl storage".
-#include <string.h>
 
 #include "path_names.h"
 #include "shapes.h"
@@ -49,12 +50,12 @@ static RetainHop name_hop(const Vm *vm, const GcPathRun *run) {
   return h;
 }
 
-// A record of the two fields `size` and `data`: the stdlib's Hashtbl.
+// The `data` field of a record of the stdlib's Hashtbl: its shape is the
+// private one only hashtbl_make gives (vm->hashtbl_shape), never a user
+// record's with the same field names.
 static bool is_hashtbl_data(const Vm *vm, const GcPathRun *run) {
   if (val_tag(run->parent) != TAG_RECORD || run->count != 1 || val_wosize(run->parent) != 3) return false;
-  const char *a = field_name(vm, run->parent, 1), *b = field_name(vm, run->parent, 2);
-  const char *f = field_name(vm, run->parent, run->field);
-  return strcmp(f, "data") == 0 && ((strcmp(a, "size") == 0) ^ (strcmp(b, "size") == 0));
+  return (uint64_t)val_to_int(val_field(run->parent, 0)) == vm->hashtbl_shape && run->field == 2;
 }
 
 // Matches a Hashtbl's inside at runs[i]: its `data` field, the bucket

@@ -1,5 +1,6 @@
 // shapes.c - interned field-name symbols and record shapes (shapes.h).
-// Both tables only grow; ids are indices. Symbols are found through a
+// Both tables only grow; ids are indices. A private shape
+// (shapes_make_private) is never in the index, so no literal is given it. Symbols are found through a
 // NameMap and shapes through a hash of their symbol lists, so interning
 // costs the length of what is interned; GETFIELD caches (shape, index).
 #include <stdbool.h>
@@ -19,6 +20,7 @@ typedef struct Shape {
   uint32_t set;          // the shape of the same names sorted (itself if sorted)
   uint64_t hash;         // of the symbol list (interning)
   uint64_t set_hash;     // of the sorted names (record hashing)
+  bool unlisted;         // shapes_make_private's: never in the index
 } Shape;
 
 struct Shapes {
@@ -106,7 +108,7 @@ static void grow_index(Shapes *s) {
   memset(s->index, 0, s->index_cap * sizeof *s->index);
   for (uint32_t id = 0; id < s->shape_count; id++) {
     const Shape *sh = &s->shapes[id];
-    *index_slot(s, sh->symbols, sh->count, sh->hash) = id + 1;
+    if (!sh->unlisted) *index_slot(s, sh->symbols, sh->count, sh->hash) = id + 1;
   }
 }
 
@@ -156,6 +158,22 @@ uint32_t shapes_intern(Shapes *s, const uint32_t *symbols, uint32_t count) {
   memcpy(sh->symbols, symbols, count * sizeof(uint32_t));
   *slot = id + 1;
   canonicalise(s, id);   // may intern the sorted shape (slot is stale after)
+  return id;
+}
+
+uint32_t shapes_make_private(Shapes *s, const uint32_t *symbols, uint32_t count) {
+  uint32_t set = shapes_field_set(s, shapes_intern(s, symbols, count));   // the interned field set
+  if (s->shape_count == s->shape_cap) s->shapes = grow(s->shapes, &s->shape_cap, sizeof(Shape));
+  uint32_t id = s->shape_count++;
+  Shape *sh = &s->shapes[id];
+  memset(sh, 0, sizeof *sh);
+  sh->count = count;
+  sh->unlisted = true;
+  sh->hash = hash_symbols(symbols, count);
+  sh->symbols = xrealloc(NULL, (count ? count : 1) * sizeof(uint32_t));
+  memcpy(sh->symbols, symbols, count * sizeof(uint32_t));
+  canonicalise(s, id);   // may move s->shapes
+  s->shapes[id].set = set;
   return id;
 }
 

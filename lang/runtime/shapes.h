@@ -23,6 +23,11 @@ const char *shapes_symbol_name(const Shapes *shapes, uint32_t symbol);
 
 // The shape id of this ordered list of field symbols (interned).
 uint32_t shapes_intern(Shapes *shapes, const uint32_t *symbols, uint32_t count);
+// A new shape of these fields that no record literal gets (shapes_intern
+// never returns it): a block of it was made by whoever holds its id (the
+// stdlib's Hashtbl: Vm.hashtbl_shape). Its field set is the interned one, so
+// ==, compare and hash treat it as any record of the same names.
+uint32_t shapes_make_private(Shapes *shapes, const uint32_t *symbols, uint32_t count);
 uint32_t shapes_count(const Shapes *shapes);
 uint32_t shapes_field_count(const Shapes *shapes, uint32_t shape);
 uint32_t shapes_field_symbol(const Shapes *shapes, uint32_t shape, uint32_t i);

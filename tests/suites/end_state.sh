@@ -5,7 +5,8 @@
 # build/release/tests/retain_dump.
 #   1. every kind of root and hop (tests/retention/kinds.mn, at rate 1):
 #      locals and captures by name, record fields, list cells and elements,
-#      tuple and array indices, a Hashtbl's key, value and entry, a Buffer's
+#      tuple and array indices, a Hashtbl's key, value and entry (and a
+#      user's record of its field names and layout, not named so), a Buffer's
 #      storage, a cycle, a path of more than 64 runs with its elided middle
 #   2. every way out takes it: the end, Sys.exit, an uncaught error, out of
 #      memory, SIGINT and SIGTERM (in a loop that allocates nothing and in
@@ -52,6 +53,10 @@ has "$tmp/k" '^[0-9]+ global table -> Hashtbl key$' "a Hashtbl's key"
 has "$tmp/k" '^[0-9]+ global table -> Hashtbl value$' "a Hashtbl's value"
 has "$tmp/k" '^[0-9]+ global table -> Hashtbl entry$' "a Hashtbl's pair"
 has "$tmp/k" '^[0-9]+ global fresh -> Hashtbl storage$' "a Hashtbl's bucket array"
+has "$tmp/k" '^[0-9]+ global lookalike -> field data -> array\[0\] -> list element -> tuple\[1\]$' \
+  "a user's record {size, data} laid out as a Hashtbl is named by its fields"
+has "$tmp/k" '^[0-9]+ global lookalike -> field data$' "its array, by its field"
+check "no hop of the user's record {size, data} is named Hashtbl" "! grep -q 'lookalike -> Hashtbl' '$tmp/k'"
 has "$tmp/k" '^[0-9]+ global grid -> array\[1\] -> tuple\[1\]$' "array and tuple indices"
 has "$tmp/k" '^[0-9]+ global counter -> capture hidden\[0\]$' "a closure's capture by name"
 has "$tmp/k" '^[0-9]+ global buf -> Buffer storage$' "a Buffer's storage"

@@ -8,7 +8,11 @@
 #    the default stack allows (bench/scale_recursion.mn), each read by every
 #    command. Per command: status, wall and CPU seconds, peak RSS (GNU
 #    time), the output's bytes, and the floor's verdict: at most 200 MB and
-#    30 s per 100 M events (floor_s = max(30 x events / 1e8, 1)).
+#    30 s of CPU (user + system: wall time on a shared machine measures the
+#    neighbours) per 100 M events (floor_s = max(30 x events / 1e8, 1)).
+#    `dump` prints every frame of every event (gigabytes of text: its
+#    memory is judged, not its time). A command is stopped after
+#    BENCH_SCALE_TIMEOUT seconds (default 900): verdict "timeout".
 # 2. scale_linear.csv: bench/scale_traces.c's crafted shapes (the ones that
 #    broke a command: recursion through a cycle with a repeated frame, long
 #    cycles, drifting runs, binary trees, one deep shared stack) at 1x, 2x,
@@ -46,8 +50,10 @@ run_command() {
   args=${args//O./$tmp/out.}
   rm -f "$tmp"/out.*
   # shellcheck disable=SC2086
-  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" tools/memtrace $args 2> "$tmp/err" | wc -c > "$tmp/bytes"
+  timeout "${BENCH_SCALE_TIMEOUT:-900}" /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" tools/memtrace $args 2> "$tmp/err" |
+    wc -c > "$tmp/bytes"
   local status=${PIPESTATUS[0]} bytes
+  [ -s "$tmp/time" ] || echo "0 0 0 0" > "$tmp/time"   # killed by the timeout
   bytes=$(cat "$tmp/bytes")
   for f in "$tmp"/out.*; do [ -f "$f" ] && bytes=$((bytes + $(stat -c %s "$f"))); done
   tail -1 "$tmp/time" | awk -v s="$status" -v b="$bytes" '{ printf "%d %s %.2f %d %.0f\n", s, $1, $2 + $3, $4, b }'
@@ -79,8 +85,9 @@ if [ "$part" != linear ]; then
     for cmd in "${commands[@]}"; do
       label=${cmd%%|*}
       read -r st wall cpu rss ob <<< "$(run_command "$t" "${cmd#*|}")"
-      verdict=$(awk -v s="$st" -v w="$wall" -v r="$rss" -v f="$floor" -v l="$label" 'BEGIN {
-        if (s != 0) print "status"; else if (r > 204800) print (l == "dump" ? "ok" : "memory"); else if (w > f) print "time"; else print "ok" }')
+      verdict=$(awk -v s="$st" -v c="$cpu" -v r="$rss" -v f="$floor" -v l="$label" 'BEGIN {
+        if (s == 124) print "timeout"; else if (s != 0) print "status"; else if (r > 204800) print "memory";
+        else if (c > f && l != "dump") print "time"; else print "ok" }')
       load=$(cut -d' ' -f1 /proc/loadavg)
       printf '"%s",%s,%d,%d,%s,%d,%s,%s,%d,%s,%s,%s,%s\n' "$name" "$rate" "$ev" "$bytes" "$label" "$st" "$wall" "$cpu" "$rss" "$ob" "$floor" "$verdict" "$load" >> "$csv"
       printf '  %-18s status %d  %7s s  %8d KB  %12s bytes out  %s\n' "$label" "$st" "$wall" "$rss" "$ob" "$verdict"

@@ -192,7 +192,9 @@ static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, u
 // gc_alloc_major once major_alloc_limit is reached: a major cycle may be due,
 // or the block may hold memprof's next sampled major word (vm_state.h).
 static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
-  if (vm->gc.major_since_cycle > vm->gc.major_threshold) gc_major(vm);
+  // The cycle is due: a minor collection, which ends with the major one
+  // (gc/minor.c part 5; gc_major would run a second right after it).
+  if (vm->gc.major_since_cycle > vm->gc.major_threshold) gc_minor(vm);
   Value v = major_alloc_counted(vm, wosize, tag);
   // Where the block starts, counted after any collection it caused.
   uint64_t at = vm->gc.major_since_cycle - (wosize + 1);

@@ -48,10 +48,32 @@ uint32_t bytecode_length(const uint32_t *pc) {
     case BC_CLOSURE: return 4 + pc[3];
     case BC_ALLOC1:
     case BC_ALLOC2:
+    case BC_ALLOC1_OLD:
     case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
     case BC_ALLOCN:
-    case BC_ALLOCN2: return allocn_length(pc);
+    case BC_ALLOCN2:
+    case BC_ALLOCN_OLD:
+    case BC_ALLOCN2_OLD: return allocn_length(pc);
     default: return bytecode_is_call(pc[0]) ? call_length(pc) : fixed_length[pc[0]];
+  }
+}
+
+Opcode bytecode_old_form(Opcode op) {
+  switch (op) {
+    case BC_ALLOC1:
+    case BC_ALLOC2: return BC_ALLOC1_OLD;   // the same layout (ALLOC2: two fields)
+    case BC_ALLOCN: return BC_ALLOCN_OLD;
+    case BC_ALLOCN2: return BC_ALLOCN2_OLD;
+    default: return op;
+  }
+}
+
+Opcode bytecode_young_form(Opcode op) {
+  switch (op) {
+    case BC_ALLOC1_OLD: return BC_ALLOC1;
+    case BC_ALLOCN_OLD: return BC_ALLOCN;
+    case BC_ALLOCN2_OLD: return BC_ALLOCN2;
+    default: return op;
   }
 }
 

@@ -106,6 +106,12 @@
   X(ALLOCN2, 0, 1, "nn*")     /* an ALLOCN (same layout) of two pairs or    \
                                  cons cells, the first made of registers: \
                                  a fast path without loops (retag_allocn2) */ \
+  X(ALLOC1_OLD, 0, 1, "rnn*") /* never compiled: pretenuring writes these   \
+                                 over ALLOC1, ALLOCN and ALLOCN2 (the same  \
+                                 layout) at a site it switched to the major \
+                                 heap, and back (bytecode_old_form) */       \
+  X(ALLOCN_OLD, 0, 1, "nn*")                                                 \
+  X(ALLOCN2_OLD, 0, 1, "nn*")                                                \
   X(GETFIELD, 6, 0, "rrscc")  /* dst obj name cached_shape cached_index */   \
   X(SETFIELD, 6, 0, "rsrcc")  /* obj name src cached_shape cached_index */   \
   X(INDEX, 4, 0, "rrr")       /* dst obj idx */                              \
@@ -164,6 +170,12 @@ enum {
 extern const char *const bytecode_names[OPCODE_COUNT];
 // Length in words of the instruction at `pc`.
 uint32_t bytecode_length(const uint32_t *pc);
+// Pretenuring (memprof/pretenure.c) switches an allocation site by its
+// opcode alone: ALLOC1, ALLOCN and ALLOCN2 to the form that allocates in the
+// major heap, ALLOC1_OLD, ALLOCN_OLD and ALLOCN2_OLD, and back. `op` itself
+// when it has no such form (it allocates no switchable site).
+Opcode bytecode_old_form(Opcode op);
+Opcode bytecode_young_form(Opcode op);
 // Whether instructions with this opcode are safe points.
 int bytecode_is_safe_point(Opcode op);
 // The word of the jump offset (kind "o") of a fixed-length instruction with

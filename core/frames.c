@@ -22,6 +22,7 @@ struct FrameTable {
   FrameDesc **slots;        // open addressing, capacity a power of two
   uint32_t cap, count;
   DebugInfo **debug;        // by id
+  const FrameDesc **debug_desc;   // by id: the descriptor holding the entry, NULL until added
   uint32_t debug_count, debug_cap;
   // Live lists, interned (frames_live_list): descriptors with the same live
   // slots share one list, so that many safe points in a function with many
@@ -66,6 +67,7 @@ void frames_free(FrameTable *t) {
   free(t->string_list);
   namemap_free(&t->strings);
   free(t->debug);
+  free(t->debug_desc);
   free(t->slots);
   free(t);
 }
@@ -90,8 +92,10 @@ const DebugInfo *frames_debug_new(FrameTable *t, const char *function, const cha
   if (t->debug_count == t->debug_cap) {
     t->debug_cap = t->debug_cap ? t->debug_cap * 2 : 256;
     t->debug = realloc(t->debug, t->debug_cap * sizeof *t->debug);
-    if (!t->debug) vm_out_of_memory(NULL, "frame table");
+    t->debug_desc = realloc(t->debug_desc, t->debug_cap * sizeof *t->debug_desc);
+    if (!t->debug || !t->debug_desc) vm_out_of_memory(NULL, "frame table");
   }
+  t->debug_desc[t->debug_count] = NULL;
   DebugInfo *d = xcalloc(1, sizeof *d);
   d->function = intern(t, function);
   d->file = intern(t, file);
@@ -107,6 +111,15 @@ uint32_t frames_debug_count(const FrameTable *t) { return t->debug_count; }
 
 const DebugInfo *frames_debug_by_id(const FrameTable *t, uint32_t id) {
   return id < t->debug_count ? t->debug[id] : NULL;
+}
+
+const FrameDesc *frames_debug_desc(const FrameTable *t, uint32_t id, uint32_t *sub) {
+  const FrameDesc *d = id < t->debug_count ? t->debug_desc[id] : NULL;
+  if (!d) return NULL;
+  uint32_t i = 0;
+  while (d->debug[i]->id != id) i++;
+  if (sub) *sub = i;
+  return d;
 }
 
 static uint32_t hash_key(const uint32_t *key, uint32_t mask) {
@@ -192,6 +205,11 @@ void frames_add(FrameTable *t, const FrameDesc *desc) {
   const DebugInfo **debug = xcalloc(desc->debug_count, sizeof *debug);
   memcpy(debug, desc->debug, desc->debug_count * sizeof *debug);
   d->debug = debug;
+  for (uint32_t i = 0; i < desc->debug_count; i++) {
+    ASSERT(desc->debug[i]->id < t->debug_count && !t->debug_desc[desc->debug[i]->id],
+           "a debug entry belongs to one descriptor");
+    t->debug_desc[desc->debug[i]->id] = d;
+  }
   insert(t, d);
   t->count++;
 }

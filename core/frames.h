@@ -132,6 +132,11 @@ const DebugInfo *frames_debug_new(FrameTable *table, const char *function,
 // Number of debug entries created so far; ids are 0 .. count-1.
 uint32_t frames_debug_count(const FrameTable *table);
 const DebugInfo *frames_debug_by_id(const FrameTable *table, uint32_t id);
+// The descriptor that holds debug entry `id` (the safe point whose site it
+// is: an allocation site's instruction is desc->key), with the entry's
+// index among its debug entries in *sub (an ALLOCN's sub-block; may be
+// NULL). NULL for an entry no descriptor holds (yet).
+const FrameDesc *frames_debug_desc(const FrameTable *table, uint32_t id, uint32_t *sub);
 
 // The table's copy of the live list live[0..count): equal lists are stored
 // once (interned); valid until frames_free.

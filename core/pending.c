@@ -12,6 +12,9 @@
 // next allocation slow path (gc_young_slow). The interpreter runs the
 // callbacks in run_poll and after_alloc (lang/runtime/interp.c); a signal ends the run
 // through vm_handle_signal (core/fail.c).
+// Pretenuring also rewrites opcodes (an allocation site's, memprof/pretenure.c):
+// vm_opcode_at and vm_set_opcode, below, see through a POLL written over
+// that instruction, so that neither undoes the other.
 #include "bytecode.h"
 #include "vm_state.h"
 
@@ -34,4 +37,13 @@ void vm_request_snapshot(Vm *vm, VmSnapshotAsk ask) {
   if (vm->pending_snapshot) return;   // one waits already: they are one snapshot
   vm->pending_snapshot = ask;
   vm->young_limit = vm->young_end;    // the next interpreter allocation stops
+}
+
+uint32_t vm_opcode_at(const Vm *vm, const uint32_t *pc) {
+  return pc == vm->poll_at ? vm->poll_saved_op : pc[0];
+}
+
+void vm_set_opcode(Vm *vm, const uint32_t *pc, uint32_t op) {
+  if (pc == vm->poll_at) vm->poll_saved_op = op;
+  else *(uint32_t *)(uintptr_t)pc = op;
 }

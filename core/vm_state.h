@@ -81,6 +81,8 @@ typedef struct GcStats {
   double minor_words;        // allocated in the minor heap, up to the last minor GC
   double promoted_words;     // copied to the major heap by minor GCs
   double major_words;        // allocated in the major heap, promotions included
+  double pretenured_words;   // of major_words: allocated there by pretenured sites
+                             // (memprof/pretenure.c), which would have been young
   uint64_t minor_collections;
   uint64_t major_collections;
   uint64_t heap_words;       // words of size-class pages and large blocks (not pooled pages: gc_internal.h)
@@ -132,6 +134,10 @@ typedef struct VmOptions {
   double memtrace_snapshot_peak;  // --memtrace-snapshot-peak: growth factor of the live
                                   // heap between peak snapshots (0: none)
   const char *memtrace_pprof_dir; // --memtrace-pprof-dir: a pprof profile per snapshot (NULL: none)
+  bool pretenure;             // --pretenure: the online feedback (memprof/pretenure.h)
+  double pretenure_rate;      // its profile's rate
+  bool pretenure_log;         // --pretenure-log: each decision on stderr
+  const char *pretenure_from; // --pretenure-from T.ctf: decisions from a trace, or NULL
 } VmOptions;
 
 typedef struct Vm {
@@ -208,6 +214,7 @@ typedef struct Vm {
   GcState gc;
   Memprof *memprof;
   struct Tracer *memtrace; // the trace being written (memprof/memtrace.c), or NULL
+  struct Pretenure *pretenure; // pretenuring's sites and decisions (memprof/pretenure.c), or NULL
   int memprof_module;     // the Memprof module's running profile
                           // (lang/lib/memprof_module.c), or -1
   bool memprof_pending;   // callbacks are queued: run them at the next safe point
@@ -343,6 +350,11 @@ _Noreturn void vm_raise_out_of_memory(Vm *vm);
 void vm_request_poll(Vm *vm);
 // The callbacks are running or the instruction raised: no poll is needed.
 void vm_cancel_poll(Vm *vm);
+// The opcode the instruction at `pc` runs with (the one a POLL covers, if
+// one was written over it), and its rewriting (under the POLL, then). For
+// pretenuring's switch of an allocation site (core/bytecode.h).
+uint32_t vm_opcode_at(const Vm *vm, const uint32_t *pc);
+void vm_set_opcode(Vm *vm, const uint32_t *pc, uint32_t op);
 
 // Temporary C roots: the GC updates *slot when it moves the block.
 static inline void vm_push_root(Vm *vm, Value *slot) {

@@ -75,6 +75,10 @@ Value gc_alloc_slow(Vm *vm, uint64_t wosize, unsigned tag) {
   return boehm_alloc(vm, wosize, tag);
 }
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm, wosize, tag); }
+Value gc_alloc_pretenured(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub) {
+  (void)sub;
+  return gc_alloc(vm, wosize, tag);
+}
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) { return gc_alloc(vm, wosize, tag); }
 
 Value gc_alloc_static(Vm *vm, uint64_t wosize, unsigned tag) {

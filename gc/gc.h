@@ -51,6 +51,12 @@ static inline Value gc_alloc_young_try(Vm *vm, uint64_t wosize, unsigned tag);
 // Allocates in the major heap whatever the size (memprof samples it as a major
 // allocation). May GC. Fields uninitialised; fill with gc_init_field.
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
+// gc_alloc_major for the interpreter's allocation instructions that
+// pretenuring switched to the major heap (ALLOC1_OLD, ALLOCN_OLD: core/bytecode.h):
+// counted in Gc.stat's pretenured_words, sampled by memprof as sub-block
+// `sub` of the instruction's site (each sub-block of a combined allocation
+// is a block of its own here).
+Value gc_alloc_pretenured(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub);
 // Allocates without ever collecting or sampling: in the minor heap if it has
 // room, else in the major heap. For runtime-internal blocks made where the
 // frame layout is unknown (error messages raised at any instruction).

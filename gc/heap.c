@@ -191,25 +191,35 @@ static inline __attribute__((always_inline)) Value major_alloc_counted(Vm *vm, u
 
 // gc_alloc_major once major_alloc_limit is reached: a major cycle may be due,
 // or the block may hold memprof's next sampled major word (vm_state.h).
-static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag) {
+// `sub`: the sub-block of the allocating instruction's site (gc_alloc_pretenured).
+static __attribute__((noinline)) Value alloc_major_slow(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub) {
   // The cycle is due: a minor collection, which ends with the major one
   // (gc/minor.c part 5; gc_major would run a second right after it).
   if (vm->gc.major_since_cycle > vm->gc.major_threshold) gc_minor(vm);
   Value v = major_alloc_counted(vm, wosize, tag);
   // Where the block starts, counted after any collection it caused.
   uint64_t at = vm->gc.major_since_cycle - (wosize + 1);
-  if (MEMPROF_BUILT && vm->memprof_sampling && at + wosize >= vm->memprof_major_point) memprof_sample_major(vm, v, wosize);
+  if (MEMPROF_BUILT && vm->memprof_sampling && at + wosize >= vm->memprof_major_point)
+    memprof_sample_major(vm, v, wosize, sub);
   return v;
 }
 
 // While memprof samples, a block that holds no sampled word takes the fast
 // path as when it does not: major_alloc_limit is the nearer of the cycle's
 // threshold and the sampled word (string_build makes thousands of them).
-Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) {
+static inline __attribute__((always_inline)) Value alloc_major(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub) {
   if (wosize == 0) return vm->empty_array;
   if (wosize > GC_MAX_WOSIZE) vm_raise_out_of_memory(vm);
-  if (vm->gc.major_since_cycle + wosize >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag);
+  if (vm->gc.major_since_cycle + wosize >= vm->gc.major_alloc_limit) return alloc_major_slow(vm, wosize, tag, sub);
   return major_alloc_counted(vm, wosize, tag);
+}
+
+Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) { return alloc_major(vm, wosize, tag, 0); }
+
+Value gc_alloc_pretenured(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub) {
+  Value v = alloc_major(vm, wosize, tag, sub);
+  vm->gc.stats.pretenured_words += (double)(wosize + 1);
+  return v;
 }
 
 Value gc_alloc_no_collect(Vm *vm, uint64_t wosize, unsigned tag) {

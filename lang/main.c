@@ -13,6 +13,7 @@
 #include "vm.h"
 #include "../gc/gc.h"
 #include "../memprof/memtrace.h"
+#include "../memprof/pretenure.h"
 #include "../trace/format.h"
 
 static void usage(FILE *out) {
@@ -31,6 +32,13 @@ static void usage(FILE *out) {
           "                       (each sample labelled with its holder; docs/snapshots.md)\n"
           "  --memprof-count R    sample every word with probability R; a C tracker counts\n"
           "                       samples, promotions and deallocations and prints totals\n"
+          "  --pretenure          allocate in the major heap at the sites whose sampled blocks\n"
+          "                       survive the minor heap, undone when they stop surviving\n"
+          "                       (decided from a profile of its own; docs/design.md)\n"
+          "  --pretenure-rate R   that profile's sampling rate, in (0, 1] (default 1e-04)\n"
+          "  --pretenure-from T   pretenure from the start the sites that trace T (a run's\n"
+          "                       --memtrace) shows surviving, by the same rule\n"
+          "  --pretenure-log      print each pretenuring decision and its evidence on stderr\n"
           "  --dump-bytecode      print every function's code and frame descriptors, run nothing\n"
           "  --stack-words N      VM stack size in words (default 16777216; at least 1024)\n"
           "  --minor-words N      minor heap size in words (default 2097152: 16 MiB)\n"
@@ -107,7 +115,7 @@ static bool parse_seed(const char *text, VmOptions *opt) {
 
 int main(int argc, char **argv) {
   VmOptions opt = {.stack_words = 16u << 20, .minor_words = 2u << 20, .memtrace_rate = MEMTRACE_DEFAULT_RATE,
-                   .memtrace_format = TRACE_VERSION_DEFAULT};
+                   .memtrace_format = TRACE_VERSION_DEFAULT, .pretenure_rate = PRETENURE_DEFAULT_RATE};
   // The environment first: the command line's flags win.
   const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
   if (env_trace && *env_trace) opt.memtrace_path = env_trace;
@@ -118,6 +126,7 @@ int main(int argc, char **argv) {
   const char *given[16];  // the options taken so far: one given twice is refused
   unsigned n_given = 0;
   bool trace_option = false;  // --memtrace-rate, -format, -no-end-state, -snapshot-*: they need a trace
+  bool pretenure_rate = false; // --pretenure-rate: it needs --pretenure
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     for (unsigned k = 0; k < n_given; k++)
@@ -131,12 +140,15 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
     else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
     else if (strcmp(a, "--memtrace-no-end-state") == 0) opt.memtrace_no_end_state = true;
+    else if (strcmp(a, "--pretenure") == 0) opt.pretenure = true;
+    else if (strcmp(a, "--pretenure-log") == 0) opt.pretenure_log = true;
     else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
     else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
               strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
               strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0 ||
               strcmp(a, "--memtrace-snapshot-every") == 0 || strcmp(a, "--memtrace-snapshot-peak") == 0 ||
-              strcmp(a, "--memtrace-pprof-dir") == 0) && !next) {
+              strcmp(a, "--memtrace-pprof-dir") == 0 ||
+              strcmp(a, "--pretenure-rate") == 0 || strcmp(a, "--pretenure-from") == 0) && !next) {
       fprintf(stderr, "vm: %s expects an argument\n", a);
       return 2;
     }
@@ -170,6 +182,12 @@ int main(int argc, char **argv) {
       opt.memtrace_format = next[0] - '0';
       i++;
     }
+    else if (strcmp(a, "--pretenure-rate") == 0) {
+      if (!parse_rate(a, next, &opt.pretenure_rate)) return VM_EXIT_USAGE;
+      pretenure_rate = true;
+      i++;
+    }
+    else if (strcmp(a, "--pretenure-from") == 0) { opt.pretenure_from = next; i++; }
     else if (strcmp(a, "--memprof-count") == 0) { if (!parse_rate(a, next, &opt.memprof_count_rate)) return VM_EXIT_USAGE; i++; }
     else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return 2; i++; }
     else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return 2; i++; }
@@ -188,6 +206,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state, --memtrace-snapshot-*"
                     " and --memtrace-pprof-dir go with --memtrace FILE"
                     " (or MEMTRACE=FILE)\n");
+    return VM_EXIT_USAGE;
+  }
+  if (pretenure_rate && !opt.pretenure) {
+    fprintf(stderr, "vm: --pretenure-rate goes with --pretenure\n");
+    return VM_EXIT_USAGE;
+  }
+  if (opt.pretenure_log && !opt.pretenure && !opt.pretenure_from) {
+    fprintf(stderr, "vm: --pretenure-log goes with --pretenure or --pretenure-from\n");
     return VM_EXIT_USAGE;
   }
   if (opt.dump_bytecode && (opt.memtrace_path || opt.memprof_count_rate > 0)) {

@@ -19,6 +19,7 @@
 #include "../memprof/memprof.h"
 #include "../memprof/counter.h"
 #include "../memprof/memtrace.h"
+#include "../memprof/pretenure.h"
 
 // What vm_new and vm_reset set up beyond the stack and the heaps.
 static void init_program_state(Vm *vm) {
@@ -71,6 +72,7 @@ Vm *vm_new(const VmOptions *options) {
 // Frees the program: code, tables, profiler state (not the heaps or stack).
 static void free_program_state(Vm *vm) {
   memprof_free(vm);
+  pretenure_free(vm);   // after the profiles' release (the feedback's names it)
   compiler_free(vm);
   image_free(vm);
   free(vm->handlers);
@@ -136,6 +138,12 @@ static int run_entry(Vm *vm, Proto *entry) {
   if (vm->options.memtrace_path) snapshots_arm(vm);
   if (vm->options.memprof_count_rate > 0 && !memprof_counter_start(vm, vm->options.memprof_count_rate)) {
     fprintf(stderr, "vm: --memprof-count: cannot start the profiler\n");
+    return VM_EXIT_USAGE;
+  }
+  if (vm->options.pretenure_log) pretenure_set_log(vm, true);
+  if (vm->options.pretenure && !pretenure_start(vm, vm->options.pretenure_rate, vm->options.pretenure_log, err,
+                                                sizeof err)) {
+    fprintf(stderr, "vm: --pretenure: %s\n", err);
     return VM_EXIT_USAGE;
   }
   bool ok;

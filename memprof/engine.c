@@ -296,6 +296,7 @@ static inline __attribute__((always_inline)) void track_for(Vm *vm, int id, Valu
   Profile *p = &mp->profiles[id];
   uint32_t u = unchanged < p->capture_carry ? unchanged : p->capture_carry;
   p->capture_carry = UINT32_MAX;
+  if (p->tracker.site_only) depth = u = 0;
   uint32_t i = new_entry(mp);
   mp->entries[i] = (Entry){.block = block, .user = {VAL_NIL, 0}, .wosize = wosize, .n_samples = kept,
                            .profile = id, .young = young, .major_born = !young,
@@ -327,26 +328,28 @@ static inline __attribute__((always_inline)) void track(Vm *vm, Value block, uin
     uint32_t kept = thin(&mp->sampler, n_samples, mp->profiles[id].rate);
     if (kept == 0) return;
     const DebugInfo *site = site_of(vm, sub);
-    if (!site || !capture(vm, &depth, &unchanged)) return;
+    if (!site || (!mp->profiles[id].tracker.site_only && !capture(vm, &depth, &unchanged))) return;
     track_for(vm, id, block, wosize, kept, young, site, depth, unchanged);
     return;
   }
   uint32_t kept[MEMPROF_MAX_RUNNING];
   int running[MEMPROF_MAX_RUNNING];
-  bool any = false;
+  bool any = false, stacks = false;   // some profile keeps words; one that wants callstacks
   for (uint32_t r = 0; r < n_running; r++) {
     running[r] = mp->running[r];
-    kept[r] = thin(&mp->sampler, n_samples, mp->profiles[running[r]].rate);
+    const Profile *p = &mp->profiles[running[r]];
+    kept[r] = thin(&mp->sampler, n_samples, p->rate);
     any |= kept[r] > 0;
+    stacks |= kept[r] > 0 && !p->tracker.site_only;
   }
   if (!any) return;
   const DebugInfo *site = site_of(vm, sub);
-  if (!site || !capture(vm, &depth, &unchanged)) return;
+  if (!site || (stacks && !capture(vm, &depth, &unchanged))) return;
   for (uint32_t r = 0; r < n_running; r++) {
     Profile *p = &mp->profiles[running[r]];
     if (!p->running) continue;
     if (kept[r] == 0) {   // a capture this profile will not see
-      if (unchanged < p->capture_carry) p->capture_carry = unchanged;
+      if (stacks && unchanged < p->capture_carry) p->capture_carry = unchanged;
       continue;
     }
     track_for(vm, running[r], block, wosize, kept[r], young, site, depth, unchanged);
@@ -407,7 +410,7 @@ void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
 // is major_next - 1 words past the last block that came here; before it,
 // major_next is 0 and memprof_major_point is major_since_cycle (every block
 // comes here).
-void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
+void memprof_sample_major(Vm *vm, Value block, uint64_t wosize, uint32_t sub) {
   Memprof *mp = vm->memprof;
   if (!sampling(mp)) return;
   uint64_t at = vm->gc.major_since_cycle - (wosize + 1);   // where the block starts
@@ -418,7 +421,7 @@ void memprof_sample_major(Vm *vm, Value block, uint64_t wosize) {
   if (n == 0 || mp->in_callback || vm->sampling_suspended) return;
   mp->allocations++;
   mp->batches++;
-  track(vm, block, wosize, n, false, 0);
+  track(vm, block, wosize, n, false, sub);
 }
 
 // =====================================================================
@@ -540,6 +543,7 @@ static inline __attribute__((always_inline)) bool deliver_alloc(Vm *vm, Profile 
   // Delivered as it happens, the event's capture is the last one, and its
   // runs begin at runs_from: unchanged <= low_water <= runs_from <= depth.
   Callstacks *cs = &mp->stacks;
+  if (p->tracker.site_only) return p->tracker.alloc(vm, p->tracker.data, &e->user, &s);
   if (direct
       || (!ev->own && ev->generation == cs->generation && cs->runs_from >= unchanged && cs->runs_from <= ev->depth)) {
     s.runs = cs->new_runs;

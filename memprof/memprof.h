@@ -44,8 +44,9 @@ void memprof_free(Vm *vm);
 void memprof_sample_young(Vm *vm, Value *old_young_ptr, uint64_t whsize,
                           const uint32_t *sub_whsizes, uint32_t n_sub);
 // A block of `wosize` fields was allocated in the major heap: draws its sample
-// count (binomial) and tracks it if sampled.
-void memprof_sample_major(Vm *vm, Value block, uint64_t wosize);
+// count (binomial) and tracks it if sampled, as sub-block `sub` of the
+// safe point's site (0 but for a pretenured combined allocation).
+void memprof_sample_major(Vm *vm, Value block, uint64_t wosize, uint32_t sub);
 // Draws the next sampled word of the (fresh) minor heap; sets young_trigger.
 void memprof_renew_trigger(Vm *vm);
 

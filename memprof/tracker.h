@@ -103,6 +103,10 @@ typedef struct MemprofTracker {
   // The alloc callback is given callers == NULL (above) and asks
   // memprof_callers for them when it needs them one by one.
   bool reads_runs;
+  // The alloc callback reads the site alone: memprof captures no callstack
+  // for this profile's samples (caller_count 0, callers and runs NULL), so a
+  // sample costs it no walk of the stack (pretenuring's feedback).
+  bool site_only;
 } MemprofTracker;
 
 // The callers of `sample`, one by one (MemprofSample.callers, listed if it

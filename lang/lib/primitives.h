@@ -25,7 +25,7 @@
   X(float_of_int, 1) X(float_sqrt, 1) X(float_floor, 1) X(float_log, 1)              \
   X(float_exp, 1) X(float_pow, 2) X(float_to_string, 2) X(int_of_float, 1)           \
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
-  X(gc_verify, 0)                                                                    \
+  X(gc_verify, 0) X(gc_set_pretenure, 1)                                             \
   X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)  \
   X(memtrace_start, 2) X(memtrace_stop, 0) X(memtrace_snapshot, 0)
 

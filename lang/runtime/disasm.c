@@ -24,7 +24,8 @@ static void dump_instruction(Vm *vm, FILE *out, const Proto *p, const uint32_t *
   uint32_t len = bytecode_length(pc);
   fprintf(out, "  %5u  %-10s", (uint32_t)(pc - p->code), bytecode_names[pc[0]]);
   for (uint32_t i = 1; i < len; i++) fprintf(out, " %d", (int32_t)pc[i]);
-  if (pc[0] == BC_ALLOCN || pc[0] == BC_ALLOCN2) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
+  Opcode young = bytecode_young_form(pc[0]);
+  if (young == BC_ALLOCN || young == BC_ALLOCN2) fprintf(out, "   ; combined: %u sub-blocks, %u words", pc[2], pc[1]);
   fprintf(out, "\n");
   const FrameDesc *d = frames_find(vm->frames, bytecode_is_call(pc[0]) ? call_ret(pc) : pc);
   if (d) dump_desc(out, d);

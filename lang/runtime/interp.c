@@ -109,17 +109,14 @@ static inline void fill_fields(Value *fields, const uint32_t *src, uint32_t n, c
   for (uint32_t i = 0; i < n; i++) fields[i] = base[src[i]];
 }
 
-// ALLOC1 when the fast path failed: heap full, memprof trigger, large block,
-// or the Boehm build. Returns the next pc.
-static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
-  Header hd = pc[2];
+// Fills the block `v` that the ALLOC1 (or ALLOC1_OLD, ALLOCBIG) at pc
+// allocated off its fast path, runs queued callbacks and writes its
+// register. Returns the next pc.
+static inline const uint32_t *alloc1_finish(Vm *vm, const uint32_t *pc, Value *base, Value v) {
   uint32_t n = pc[3];
-  uint64_t wosize = hd_wosize(hd);
-  unsigned tag = hd_tag(hd);
   const uint32_t *src = pc + 4;
-  Value v = gc_alloc(vm, wosize, tag);
   Value *f = val_fields(v);
-  if (tag == TAG_RECORD) *f++ = val_of_int(*src++);
+  if (hd_tag(pc[2]) == TAG_RECORD) *f++ = val_of_int(*src++);
   if (vm_is_young(vm, v)) {
     fill_fields(f, src, n, base);
   } else {
@@ -127,6 +124,19 @@ static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
   }
   base[pc[1]] = after_alloc(vm, v);
   return src + n;
+}
+
+// ALLOC1 when the fast path failed: heap full, memprof trigger, large block,
+// or the Boehm build.
+static const uint32_t *alloc1_slow(Vm *vm, const uint32_t *pc, Value *base) {
+  return alloc1_finish(vm, pc, base, gc_alloc(vm, hd_wosize(pc[2]), hd_tag(pc[2])));
+}
+
+// ALLOC1_OLD: an ALLOC1 whose site pretenuring switched to the major heap.
+// Out of line, as allocn_old: inlined, they cost the dispatch loop's other
+// instructions registers (7 % more instructions on binary_trees).
+static __attribute__((noinline)) const uint32_t *alloc1_old(Vm *vm, const uint32_t *pc, Value *base) {
+  return alloc1_finish(vm, pc, base, gc_alloc_pretenured(vm, hd_wosize(pc[2]), hd_tag(pc[2]), 0));
 }
 
 // An ALLOCN field operand: a register, or (bit 31 set) an earlier sub-block.
@@ -222,6 +232,41 @@ static const uint32_t *allocn_slow(Vm *vm, const uint32_t *pc, Value *base) {
   Value *p = gc_young_slow(vm, total, whs, nsub);
   vm->young_ptr = p;
   return allocn(vm, pc, base, p + total, false, true);
+}
+
+// ALLOCN_OLD and ALLOCN2_OLD: a combined allocation whose site pretenuring
+// switched to the major heap. Each sub-block is a major block of its own
+// (gc_alloc_pretenured, sampled as its sub-block), filled through the
+// barrier as soon as it is allocated; the sub-blocks already made are C
+// roots while the next one is allocated (a major collection may run, and
+// nothing else reaches them yet), and operands are read from the frame after
+// each allocation (a minor collection moves what they point to).
+static __attribute__((noinline)) const uint32_t *allocn_old(Vm *vm, const uint32_t *pc, Value *base) {
+  uint32_t nsub = pc[2];
+  Value subs[ALLOCN_MAX_SUBBLOCKS];
+  uint32_t dsts[ALLOCN_MAX_SUBBLOCKS];
+  for (uint32_t i = 0; i < nsub; i++) {
+    subs[i] = VAL_NIL;
+    vm_push_root(vm, &subs[i]);
+  }
+  const uint32_t *sub = pc + 3;
+  for (uint32_t i = 0; i < nsub; i++) {
+    Header hd = sub[1];
+    uint32_t n = sub[2];
+    const uint32_t *src = sub + 3;
+    Value v = gc_alloc_pretenured(vm, hd_wosize(hd), hd_tag(hd), i);
+    uint64_t k = 0;
+    if (hd_tag(hd) == TAG_RECORD) gc_init_field(vm, v, k++, val_of_int(*src++));
+    for (uint32_t j = 0; j < n; j++) gc_init_field(vm, v, k + j, allocn_operand(src[j], subs, base));
+    subs[i] = v;
+    dsts[i] = sub[0];
+    sub = src + n;
+  }
+  if (MEMPROF_BUILT && unlikely(vm->memprof_pending)) memprof_run_callbacks(vm);
+  vm_pop_roots(vm, nsub);
+  for (uint32_t i = 0; i < nsub; i++)
+    if (dsts[i] != OPERAND_NONE) base[dsts[i]] = subs[i];
+  return sub;
 }
 
 static const uint32_t *make_closure(Vm *vm, const uint32_t *pc, Value *base) {
@@ -737,6 +782,9 @@ op_ALLOC2: {   // retag_alloc2 (compiler.c): a pair or a cons cell, 3 words
   DISPATCH();
 }
 op_ALLOCBIG: SAVE(); pc = alloc1_slow(vm, pc, base); DISPATCH();
+op_ALLOC1_OLD: SAVE(); pc = alloc1_old(vm, pc, base); DISPATCH();
+op_ALLOCN_OLD:
+op_ALLOCN2_OLD: SAVE(); pc = allocn_old(vm, pc, base); DISPATCH();
 op_ALLOCN: {
   Value *p = vm->young_ptr - pc[1];
   if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {

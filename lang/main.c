@@ -35,7 +35,8 @@ static void usage(FILE *out) {
           "  --pretenure          allocate in the major heap at the sites whose sampled blocks\n"
           "                       survive the minor heap, undone when they stop surviving\n"
           "                       (decided from a profile of its own; docs/design.md)\n"
-          "  --pretenure-rate R   that profile's sampling rate, in (0, 1] (default 1e-04)\n"
+          "  --pretenure-rate R   that profile's sampling rate (also Gc.set_pretenure's), in\n"
+          "                       (0, 1] (default 1e-04)\n"
           "  --pretenure-from T   pretenure from the start the sites that trace T (a run's\n"
           "                       --memtrace) shows surviving, by the same rule\n"
           "  --pretenure-log      print each pretenuring decision and its evidence on stderr\n"
@@ -126,7 +127,6 @@ int main(int argc, char **argv) {
   const char *given[16];  // the options taken so far: one given twice is refused
   unsigned n_given = 0;
   bool trace_option = false;  // --memtrace-rate, -format, -no-end-state, -snapshot-*: they need a trace
-  bool pretenure_rate = false; // --pretenure-rate: it needs --pretenure
   for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
     for (unsigned k = 0; k < n_given; k++)
@@ -184,7 +184,6 @@ int main(int argc, char **argv) {
     }
     else if (strcmp(a, "--pretenure-rate") == 0) {
       if (!parse_rate(a, next, &opt.pretenure_rate)) return VM_EXIT_USAGE;
-      pretenure_rate = true;
       i++;
     }
     else if (strcmp(a, "--pretenure-from") == 0) { opt.pretenure_from = next; i++; }
@@ -206,14 +205,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state, --memtrace-snapshot-*"
                     " and --memtrace-pprof-dir go with --memtrace FILE"
                     " (or MEMTRACE=FILE)\n");
-    return VM_EXIT_USAGE;
-  }
-  if (pretenure_rate && !opt.pretenure) {
-    fprintf(stderr, "vm: --pretenure-rate goes with --pretenure\n");
-    return VM_EXIT_USAGE;
-  }
-  if (opt.pretenure_log && !opt.pretenure && !opt.pretenure_from) {
-    fprintf(stderr, "vm: --pretenure-log goes with --pretenure or --pretenure-from\n");
     return VM_EXIT_USAGE;
   }
   if (opt.dump_bytecode && (opt.memtrace_path || opt.memprof_count_rate > 0)) {

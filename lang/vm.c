@@ -13,6 +13,7 @@
 #include "lib/primitives.h"
 #include "runtime/disasm.h"
 #include "runtime/interp.h"
+#include "runtime/pretenure_from.h"
 #include "runtime/snapshots.h"
 #include "runtime/shapes.h"
 #include "vm.h"
@@ -141,6 +142,11 @@ static int run_entry(Vm *vm, Proto *entry) {
     return VM_EXIT_USAGE;
   }
   if (vm->options.pretenure_log) pretenure_set_log(vm, true);
+  if (vm->options.pretenure_from) {
+    bool read = pretenure_from_trace(vm, vm->options.pretenure_from, err, sizeof err);
+    if (err[0]) fprintf(stderr, "vm: --pretenure-from %s\n", err);
+    if (!read) return VM_EXIT_USAGE;
+  }
   if (vm->options.pretenure && !pretenure_start(vm, vm->options.pretenure_rate, vm->options.pretenure_log, err,
                                                 sizeof err)) {
     fprintf(stderr, "vm: --pretenure: %s\n", err);

@@ -121,12 +121,16 @@ static void decided(Vm *vm, Pretenure *pt, const PretenureDecision *d) {
   pt->decisions++;
   if (pt->log) {
     const DebugInfo *s = d->site;
-    fprintf(stderr, "pretenure: %s (%s:%u:%u-%u) -> %s%s: %llu of %llu sampled blocks %s; share >= %.4f > %.2f"
-                    " (minor collection %llu, major cycle %llu)\n",
+    char when[96];
+    if (d->offline) snprintf(when, sizeof when, "in the trace, before the run");
+    else
+      snprintf(when, sizeof when, "minor collection %llu, major cycle %llu", (unsigned long long)d->minor_collections,
+               (unsigned long long)d->major_collections);
+    fprintf(stderr, "pretenure: %s (%s:%u:%u-%u) -> %s: %llu of %llu sampled blocks %s; share >= %.4f > %.2f (%s)\n",
             s->function, s->file, s->line, s->start_col, s->end_col, d->old ? "major heap" : "minor heap again",
-            d->offline ? " (from the trace)" : "", (unsigned long long)d->count, (unsigned long long)d->blocks,
+            (unsigned long long)d->count, (unsigned long long)d->blocks,
             d->old ? "born young were promoted" : "born old died at their first major cycle", d->bound,
-            d->threshold, (unsigned long long)d->minor_collections, (unsigned long long)d->major_collections);
+            d->threshold, when);
   }
   if (pt->recorder) pt->recorder(vm, d);
 }

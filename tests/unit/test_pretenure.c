@@ -42,23 +42,7 @@ static bool decide(Vm *vm, const uint32_t *pc, uint32_t sub) {
 
 static void run_checked(void **state, const char *want) {
   Vm *vm = ts_vm(state);
-  TestCtx *t = *state;
-  bool ok = false;
-  char out_path[64];
-  int fd = ts_temp_file(out_path, sizeof out_path, ".out");
-  fflush(stdout);
-  int saved = dup(STDOUT_FILENO);
-  dup2(fd, STDOUT_FILENO);
-  interp_run_entry(vm, vm->entry_proto, &ok);
-  fflush(stdout);
-  dup2(saved, STDOUT_FILENO);
-  close(saved);
-  free(t->out);
-  t->out = ts_slurp_fd(fd);
-  close(fd);
-  unlink(out_path);
-  assert_true(ok);
-  assert_string_equal(t->out, want);
+  assert_string_equal(ts_run_entry(state, vm->entry_proto), want);
   assert_true(gc_verify(vm));
 }
 

@@ -144,11 +144,11 @@ TS_HELPER Proto *ts_compile(void **state, const char *src) {
   return entry;
 }
 
-// Compiles and runs `src` (it must succeed: an uncaught error exits the
-// process) and returns what it printed on stdout (owned by the context).
-TS_HELPER const char *ts_run(void **state, const char *src) {
+// Runs `entry`, compiled by ts_compile (it must succeed: an uncaught error
+// exits the process) and returns what it printed on stdout (owned by the
+// context).
+TS_HELPER const char *ts_run_entry(void **state, const Proto *entry) {
   TestCtx *t = *state;
-  Proto *entry = ts_compile(state, src);
   char out_path[64];
   int fd = ts_temp_file(out_path, sizeof out_path, ".out");
   fflush(stdout);
@@ -167,6 +167,10 @@ TS_HELPER const char *ts_run(void **state, const char *src) {
   assert_true(ok);
   return t->out;
 }
+
+// Compiles and runs `src` (it must succeed: an uncaught error exits the
+// process) and returns what it printed on stdout (owned by the context).
+TS_HELPER const char *ts_run(void **state, const char *src) { return ts_run_entry(state, ts_compile(state, src)); }
 
 // Compiles and runs `src` in a child process (for programs that fail, exit or
 // crash). Exit status 2: compile error; 1: uncaught runtime error.

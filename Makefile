@@ -144,3 +144,4 @@ clean:
 -include tests/fuzz/vm.mk
 -include tests/gen/gen.mk
 -include bench/retention.mk
+-include bench/pretenure.mk

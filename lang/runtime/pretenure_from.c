@@ -5,13 +5,14 @@
 //    callstack (a Minnow trace codes it 2 * debug id + 1: an allocation
 //    site, never a call); its location is the last of the code's location
 //    chain. Codes map to site records through an open-addressing table.
-// 2. Trials. Each allocation id keeps its site and whether it was born in the
-//    minor heap and is still unresolved (4 + 1 bytes an allocation, ids being
-//    dense from 0). A promote event resolves it as promoted, a collect event
-//    of one still unresolved as dead young; each resolution feeds the site's
-//    sequential test in the trace's order, as the online feedback's would
-//    have been fed at the trace's rate. A site passes once, with the
-//    evidence of that moment.
+// 2. Trials. Each allocation born in the minor heap keeps its site in a
+//    table keyed by its id (open addressing; 16 bytes an allocation: ids
+//    need not be dense, a version 3 trace's domains number theirs from
+//    far apart, and a hostile one may use any). A promote event resolves it
+//    as promoted, a collect event of one still unresolved as dead young;
+//    each resolution feeds the site's sequential test in the trace's order,
+//    as the online feedback's would have been fed at the trace's rate. A
+//    site passes once, with the evidence of that moment.
 // 3. Matching. A site that passed is looked up among the current program's
 //    debug entries by function, file, line and columns (a linear scan per
 //    site: sites that pass are few); one that is not there, or is not a
@@ -35,14 +36,21 @@ typedef struct TraceSite {
   double bound;
 } TraceSite;
 
+// An allocation born young (part 2): its id, its site's index + 1 (0: an
+// empty slot), whether it is still unresolved.
+typedef struct Young {
+  uint64_t id;
+  uint32_t site;
+  uint32_t unresolved;
+} Young;
+
 typedef struct Offline {
   TraceSite *sites;
   uint32_t site_count, site_cap;
   uint32_t *slots;             // code -> site index + 1 (0: empty), open addressing
   uint32_t slot_cap;
-  uint32_t *alloc_site;        // by allocation id: site index
-  uint8_t *alloc_young;        // by allocation id: born young, not yet resolved
-  uint64_t alloc_cap;
+  Young *young;                // open addressing by id, capacity a power of two
+  uint64_t young_count, young_cap;
 } Offline;
 
 static void *grow(void *p, size_t bytes) {
@@ -89,25 +97,37 @@ static uint32_t site_index(Offline *o, TraceReader *r, uint64_t code) {
   return o->site_count - 1;
 }
 
+static uint64_t young_slot(const Offline *o, uint64_t id) {
+  uint64_t mask = o->young_cap - 1, i = (id * 0x9e3779b97f4a7c15ull) >> 20 & mask;
+  while (o->young[i].site && o->young[i].id != id) i = (i + 1) & mask;
+  return i;
+}
+
 static void resolve(Offline *o, uint64_t id, bool promoted) {
-  if (id >= o->alloc_cap || !o->alloc_young[id]) return;
-  o->alloc_young[id] = 0;
-  TraceSite *t = &o->sites[o->alloc_site[id]];
+  if (!o->young_cap) return;
+  Young *y = &o->young[young_slot(o, id)];
+  if (!y->site || !y->unresolved) return;
+  y->unresolved = 0;
+  TraceSite *t = &o->sites[y->site - 1];
   if (!t->passed && share_test_add(&t->test, promoted, &PRETENURE_DEFAULTS, &t->bound)) t->passed = true;
 }
 
 static void on_alloc(Offline *o, TraceReader *r, const TraceEvent *ev) {
-  if (ev->backtrace_len == 0) return;
-  if (ev->id >= o->alloc_cap) {
-    uint64_t cap = o->alloc_cap ? 2 * o->alloc_cap : 1 << 16;
-    while (cap <= ev->id) cap *= 2;
-    o->alloc_site = grow(o->alloc_site, cap * sizeof *o->alloc_site);
-    o->alloc_young = grow(o->alloc_young, cap);
-    memset(o->alloc_young + o->alloc_cap, 0, cap - o->alloc_cap);
-    o->alloc_cap = cap;
+  if (ev->backtrace_len == 0 || ev->source != TRACE_SOURCE_MINOR) return;
+  if (2 * (o->young_count + 1) > o->young_cap) {
+    Young *old = o->young;
+    uint64_t old_cap = o->young_cap;
+    o->young_cap = old_cap ? 2 * old_cap : 1 << 16;
+    o->young = calloc(o->young_cap, sizeof *o->young);
+    if (!o->young) vm_out_of_memory(NULL, "--pretenure-from");
+    for (uint64_t i = 0; i < old_cap; i++)
+      if (old[i].site) o->young[young_slot(o, old[i].id)] = old[i];
+    free(old);
   }
-  o->alloc_site[ev->id] = site_index(o, r, ev->backtrace[ev->backtrace_len - 1]);
-  o->alloc_young[ev->id] = ev->source == TRACE_SOURCE_MINOR;
+  Young *y = &o->young[young_slot(o, ev->id)];
+  if (y->site) return;   // an id allocated twice (a damaged trace): the first stands
+  *y = (Young){ev->id, site_index(o, r, ev->backtrace[ev->backtrace_len - 1]) + 1, 1};
+  o->young_count++;
 }
 
 // The current program's debug entry at `loc` (part 3), or NULL.
@@ -125,8 +145,7 @@ static const DebugInfo *find_site(const Vm *vm, const TraceReaderLocation *loc) 
 static void free_offline(Offline *o) {
   free(o->sites);
   free(o->slots);
-  free(o->alloc_site);
-  free(o->alloc_young);
+  free(o->young);
 }
 
 bool pretenure_from_trace(Vm *vm, const char *path, char *err, size_t err_len) {

@@ -15,6 +15,7 @@
 #      before the next run starts; a trace of another program matches
 #      nothing (said by the log); a truncated trace is used to its last
 #      whole packet with a warning, one without a whole packet refused;
+#      every trace of the reader's fuzz corpus used or refused on vm-asan;
 #   6. Gc.set_pretenure, and a Memprof profile running beside the feedback
 #      (tests/pretenure/*.mn, // expect: lines, on vm and vm-asan);
 #   7. the language tests under --pretenure at rate 0.01 (all but gc/, whose
@@ -141,6 +142,21 @@ refused "vm: --pretenure-from $tmp/stub.ctf: byte 0: the trace is truncated" --p
 : >"$tmp/empty.ctf"
 refused "vm: --pretenure-from $tmp/empty.ctf: byte 0: the file is empty" --pretenure-from "$tmp/empty.ctf" \
   bench/pretenure/table.mn 10 1
+
+# Every trace of the reader's fuzz corpus (damaged, hostile, other
+# runtimes', version 3 with domains numbering ids far apart): --pretenure-from
+# uses it or refuses it (exit 0 or 2), on vm-asan, within 20 s each.
+printf 'let x = (1, 2)\nprintln(1)\n' >"$tmp/tiny.mn"
+n=0
+: >"$tmp/corpus.bad"
+for f in tests/fuzz/reader/corpus/*.ctf; do
+  timeout 20 ./vm-asan --pretenure-from "$f" "$tmp/tiny.mn" >/dev/null 2>"$tmp/corpus.err"
+  st=$?
+  n=$((n + 1))
+  [ $st -eq 0 ] || [ $st -eq 2 ] || echo "$f: exit $st: $(head -c 200 "$tmp/corpus.err")" >>"$tmp/corpus.bad"
+done
+check "--pretenure-from on the $n traces of the reader's fuzz corpus, vm-asan: each used or refused: $(head -3 "$tmp/corpus.bad")" \
+  '[ $n -gt 100 ] && [ ! -s "$tmp/corpus.bad" ]'
 
 # ---------------------------------------------------------------- 6. scripts
 

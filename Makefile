@@ -96,8 +96,8 @@ unit-bins: $(foreach t,$(UNIT_TESTS),build/release/unit/$(t) build/asan/unit/$(t
 # them (tests/suites/trace_writer.sh), and the encoder benchmark's stream.
 TEST_TOOLS := build/release/tests/trace_synth build/asan/tests/trace_synth build/release/tests/retain_dump \
               build/release/tests/snapshot_synth
-# retain_dump: an end-state file as text (tests/suites/end_state.sh).
-build/%/tests/retain_dump: tests/trace/retain_dump.c build/%/trace/retain.o build/%/trace/snapshot_file.o
+# retain_dump: a snapshot file's last snapshot as text (tests/suites/end_state.sh).
+build/%/tests/retain_dump: tests/trace/retain_dump.c build/%/trace/snapshot_reader.o build/%/trace/snapshot_file.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_$*) -o $@ $^ $(LDLIBS)
 # snapshot_synth: synthetic snapshot files (the reader's fuzz seeds, tests).

@@ -17,7 +17,7 @@ BENCH_RET_STATS := build/bench/retain_stats
 
 .PHONY: bench-retention
 
-$(BENCH_RET_STATS): $(BENCH_RET_DIR)/retain_stats.c build/release/trace/retain.o
+$(BENCH_RET_STATS): $(BENCH_RET_DIR)/retain_stats.c build/release/trace/snapshot_reader.o build/release/trace/snapshot_file.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 

@@ -22,7 +22,8 @@ run ./vm --minor-words 32768 --memtrace "$out/leaky_cache.ctf" --memtrace-rate "
 echo
 run tools/memtrace top -n 5 "$out/leaky_cache.ctf"
 echo
-run tools/memtrace leaks -n 1 "$out/leaky_cache.ctf"
+# leaks exits 3 when it finds a leak (0: none, 4: cannot judge): this one does
+run tools/memtrace leaks -n 1 "$out/leaky_cache.ctf" || [ $? -eq 3 ]
 echo
 tools/memtrace report "$out/leaky_cache.ctf" -o "$out/report.html"
 tools/memtrace flamegraph "$out/leaky_cache.ctf" -o "$out/flame.svg"

@@ -9,9 +9,7 @@
 // Like the rest of trace/, it knows nothing of the VM: roots and hops arrive
 // already named. The writer keeps everything in memory and writes the file
 // at the end (to a temporary name, then renamed: a reader sees a whole file
-// or none). The reader loads a whole file, checks every field against the
-// bytes that remain (so its memory follows the file's size) and never aborts
-// on bad input: it names the byte offset of the damage.
+// or none). trace/snapshot_reader.h reads it (as one whole end state).
 #ifndef MINNOW_TRACE_RETAIN_H
 #define MINNOW_TRACE_RETAIN_H
 
@@ -47,28 +45,5 @@ bool retain_writer_add(RetainWriter *w, const RetainPath *path);
 // writer. False with a message in err on failure (nothing left at `path`).
 bool retain_writer_finish(RetainWriter *w, const RetainHeader *header, const char *path, char *err, size_t err_len);
 void retain_writer_free(RetainWriter *w);
-
-// ---------------------------------------------------------------------------
-// Reading
-typedef struct RetainFile {
-  RetainHeader header;
-  uint64_t path_count;
-  RetainPath *paths;         // sorted by alloc_id, ids distinct
-  // storage behind the pointers above
-  char **strings;
-  uint64_t string_count;
-  RetainHop *hop_storage;
-  char *reason_storage;
-} RetainFile;
-
-// Reads the end-state file at `path` into `out`. False with a message
-// naming the file and the byte offset in err (out is then empty).
-bool retain_read(const char *path, RetainFile *out, char *err, size_t err_len);
-// The same from bytes in memory (the fuzz target); `name` names them in messages.
-bool retain_read_bytes(const unsigned char *bytes, size_t len, const char *name, RetainFile *out, char *err,
-                       size_t err_len);
-void retain_file_free(RetainFile *f);
-// The path of the block with allocation id `id`, or NULL.
-const RetainPath *retain_find(const RetainFile *f, uint64_t id);
 
 #endif

@@ -14,8 +14,10 @@
 #      3 among its sites; leak_twin.mn names the global log's list first, its
 #      cons (line 14) first and the entry (line 13) under it, its bounded twin
 #      nothing; the examples and bench programs that do not leak name nothing
-#      (rates 1e-3 and 1e-2) but word_count, whose table of words grows all
-#      over the run as a memo table does, named by its table;
+#      (rates 1e-3 and 1e-2), word_count neither: its table's words are the
+#      text's strings, made before the counting (its cells, remade as counts
+#      change, say when it last changed, not when its data came): "built
+#      early";
 #   4. diff: the same program under two seeds or two rates shows no
 #      significant change; doubling one site's allocation shows that site,
 #      first and significant, and no other;
@@ -164,8 +166,9 @@ for prog in "${nonleaking[@]}"; do
 done
 for rate in 1e-3 1e-2; do
   trace "$tmp/wc.ctf" $rate 1 bench/programs/word_count.mn 50000
-  got=$(first_holder "$tmp/wc.ctf")
-  check "leaks on word_count.mn (rate $rate) names its growing table, got '$got'" '[ "$got" = "global counts -> Hashtbl" ]'
+  got=$(leak_count "$tmp/wc.ctf")
+  check "leaks on word_count.mn (rate $rate) names nothing, its table built early (got $got)" \
+    '[ "$got" -eq 0 ] && "$tool" leaks --all "$tmp/wc.ctf" | grep -qF "Kept by global counts -> Hashtbl  [built early]"'
 done
 for f in tests/fixtures/memtrace/*.ctf; do
   check "leaks on $f cannot judge (no end state) and names nothing" \
@@ -201,7 +204,11 @@ for f in "$fixtures"/*.ctf; do
   for c in "top --by stack" "top --live --at 50%" "top --promoted --by function" "lifetimes --by file" "leaks --all"; do
     # shellcheck disable=SC2086
     "$asan_tool" $c "$f" >/dev/null 2>"$tmp/err"
-    check "ASan build: $c on $f exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+    s=$?
+    # leaks cannot judge these (no snapshot): status 4
+    want=0
+    [ "${c%% *}" = leaks ] && want=4
+    check "ASan build: $c on $f exits $want quietly (got $s)" '[ $s -eq $want ] && [ ! -s "$tmp/err" ]'
   done
 done
 "$tool" diff "$fixtures/bintrees-1e-5.ctf" "$fixtures/bintrees-1e-5.v3.ctf" >"$tmp/d.txt"
@@ -273,7 +280,10 @@ trace "$tmp/empty.ctf" 1e-9 1 "$tmp/one.mn"
 for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/empty.ctf" >"$tmp/out" 2>"$tmp/err"
-  check "$c on a trace without samples exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+  s=$?
+  want=0
+  [ "$c" = leaks ] && want=4  # cannot judge
+  check "$c on a trace without samples exits $want quietly (got $s)" '[ $s -eq $want ] && [ ! -s "$tmp/err" ]'
 done
 check "top on a trace without samples says so" 'grep -q "(no samples)" <("$tool" top "$tmp/empty.ctf")'
 check "leaks on a trace without samples cannot judge" \
@@ -284,7 +294,10 @@ check "top on a one-event trace: one sample, one site" \
 for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/one.ctf" >/dev/null 2>"$tmp/err"
-  check "$c on a one-event trace exits 0 quietly" '[ $? -eq 0 ] && [ ! -s "$tmp/err" ]'
+  s=$?
+  want=0
+  [ "$c" = leaks ] && want=4  # cannot judge
+  check "$c on a one-event trace exits $want quietly (got $s)" '[ $s -eq $want ] && [ ! -s "$tmp/err" ]'
 done
 size=$(wc -c <"$tmp/mix-1e-2-1.ctf")
 head -c $((size * 2 / 3)) "$tmp/mix-1e-2-1.ctf" >"$tmp/cut.ctf"
@@ -292,8 +305,12 @@ for c in "${cmds[@]}"; do
   # shellcheck disable=SC2086
   "$asan_tool" $c "$tmp/cut.ctf" >"$tmp/out" 2>"$tmp/err"
   status=$?
-  check "$c on a truncated trace: exit 1, PARTIAL in the answer, the byte on stderr" \
-    '[ $status -eq 1 ] && grep -q "^PARTIAL: " "$tmp/out" && grep -q "$tmp/cut.ctf: byte [0-9]*: the trace is truncated" "$tmp/err"'
+  # leaks judges a trace cut short (a killed run leaves one): its verdict's
+  # status, here 4 (cannot judge: no snapshot file beside it)
+  want=1
+  [ "$c" = leaks ] && want=4
+  check "$c on a truncated trace: exit $want, PARTIAL in the answer, the byte on stderr (got $status)" \
+    '[ $status -eq $want ] && grep -q "^PARTIAL: " "$tmp/out" && grep -q "$tmp/cut.ctf: byte [0-9]*: the trace is truncated" "$tmp/err"'
 done
 if $have_python; then
   "$tool" top --json "$tmp/cut.ctf" >"$tmp/cut.json" 2>/dev/null

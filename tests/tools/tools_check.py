@@ -38,20 +38,26 @@ KEY = (SITE_FIELDS, dict(SITE_FIELDS, stack=[FRAME]), {"function": "str", "file"
 COMMON = {"command": "str", "partial": "bool", "error": ("str", "null")}
 QUANTILES = {q: ("num", "null", "alive") for q in ("p50", "p90", "p99")}
 SIDE = {"bytes": "num", "interval": INTERVAL, "samples": "int"}
-END_STATE = {"status": "str", "file": ("str", "null"), "paths?": "bool", "why?": "str", "fix?": "str",
-             "final_collection?": "bool", "live_samples?": "int", "path_count?": "int",
-             "reachable_blocks?": "int", "reachable_words?": "int", "final_collection_s?": "num",
-             "walk_s?": "num"}
+SNAPSHOT = {"number": "int", "trigger": "str", "time_s": "num", "alloc_count": "int", "usable": "bool",
+            "why?": "str", "collected": "bool", "every_path": "bool", "live_samples": "int", "paths": "int",
+            "marked_blocks": "int", "marked_words": "int", "heap_words": "int", "pause_s": "num", "paths_s": "num",
+            "reason": "str"}
+SNAPSHOTS = {"status": "str", "file": ("str", "null"), "why?": "str", "fix?": "str", "tail?": "str",
+             "end_state": ("int", "null"), "shown": ("int", "null"), "list": [SNAPSHOT]}
 ROOT = {"kind": "str", "name?": "str", "file?": "str", "line?": "int", "local?": "str", "index?": "int"}
 PATH = {"root": ROOT, "hops": [{"kind": "str", "count?": "int", "index?": "int", "name?": "str"}]}
 CALLERS = [({"frames": [({"function": "str", "file": "str", "line": "int"}, {"code": "int"})], "repeat": "int"},
             LEFT_OUT)]
-KEPT_SITE = {"site": SITE_FIELDS, "depth": "int", "blocks": "int", "samples": "int", "kept_bytes": "num",
+KEPT_SITE_FIELDS = dict(SITE_FIELDS, **{"allocating_site?": SITE_FIELDS})
+KEPT_SITE = {"site": KEPT_SITE_FIELDS, "depth": "int", "blocks": "int", "samples": "int", "kept_bytes": "num",
              "kept_bytes_interval": INTERVAL, "path": (PATH, "null"), "callers": CALLERS}
+GROWTH = {"persist": "int", "grew": "int", "let_go": "int", "p": "num", "grew_last": "int", "let_go_last": "int"}
 HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "holder": (PATH, "null"),
           "example_path?": PATH, "blocks": "int", "samples": "int", "kept_bytes": "num",
           "kept_bytes_interval": INTERVAL, "allocated_samples": "int", "kept_share": "num",
-          "kept_share_interval": INTERVAL, "window_samples": ["int"], "sites": [KEPT_SITE]}
+          "kept_share_interval": INTERVAL, "window_samples": ["int"], "third_quarter_blocks": "int",
+          "last_quarter_blocks": "int", "series_samples": (["int"], "null"), "growth": (GROWTH, "null"),
+          "sites": [KEPT_SITE]}
 
 SCHEMAS = {
     "top": dict(COMMON, trace=TRACE, metric="str", by="str", at_s=("num", "null"), at_in_trace="bool",
@@ -68,14 +74,19 @@ SCHEMAS = {
                              "lifetime_us": QUANTILES, "lifetime_alloc_bytes": QUANTILES,
                              "minor_gcs_estimate": QUANTILES}],
                       rows_omitted="int"),
-    "leaks": dict(COMMON, trace=TRACE, end_state=END_STATE, judgement="str",
-                  rule={"windows": "int", "min_samples": "int", "min_trace_samples": "int"},
-                  survivor_samples="int", holders="int", too_few="int", leaks=[HOLDER], leaks_omitted="int",
+    "leaks": dict(COMMON, trace=TRACE, snapshots=SNAPSHOTS, judgement="str",
+                  rule={"name": "str", "series": ["int"], "alpha": "num", "eligible": "int", "windows": "int",
+                        "min_samples": "int", "min_trace_samples": "int"},
+                  kept_samples="int", holders="int", too_few="int", leaks=[HOLDER], leaks_omitted="int",
                   **{"why?": "str", "fix?": "str", "not_leaking?": [HOLDER]}),
-    "paths": dict(COMMON, trace=TRACE, end_state=END_STATE, by="str",
-                  **{"paths?": [{"alloc_id": "int", "samples": "int", "site": SITE_FIELDS, "path": PATH}],
+    "paths": dict(COMMON, trace=TRACE, snapshots=SNAPSHOTS, by="str",
+                  **{"why?": "str",
+                     "paths?": [{"alloc_id": "int", "samples": "int", "site": SITE_FIELDS, "path": PATH}],
                      "holders?": [{"holder": (PATH, "null"), "blocks": "int", "samples": "int", "bytes": "num",
-                                   "sites": [dict(SITE_FIELDS, depth="int", samples="int")]}]}),
+                                   "sites": [dict(KEPT_SITE_FIELDS, depth="int", samples="int")]}]}),
+    "top_holder": dict(COMMON, trace=TRACE, metric="str", by="str", snapshots=SNAPSHOTS,
+                       rows=[{"rank": "int", "holder": (PATH, "null"), "bytes": "num", "interval": INTERVAL,
+                              "samples": "int", "blocks": "int", "verdict": ("str", "null")}]),
     "diff": dict(COMMON, a=TRACE, b=TRACE, metric="str", by="str", keys_compared="int", alpha="num",
                  total={"a": SIDE, "b": SIDE, "change_bytes": "num", "p": "num"},
                  rows=[{"rank": "int", "key": KEY, "a": SIDE, "b": SIDE, "change_bytes": "num",
@@ -92,7 +103,7 @@ SCHEMAS = {
                  packets={"count": "int", "skipped": "int", "skipped_bytes": "int"},
                  bytes={"total": "int", "headers": "int", "trace_info": "int", "locations": "int",
                         "backtraces": "int", "events": "int"},
-                 end_state=END_STATE),
+                 snapshots=SNAPSHOTS),
     "timeline": dict(COMMON, trace=TRACE, by="str", bands=["str"],
                      points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
     "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",

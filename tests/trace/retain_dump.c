@@ -1,5 +1,6 @@
-// retain_dump.c - prints an end-state file (trace/retain.h) as text for
-// tests/suites/end_state.sh: one header line of fields "name=value", then a
+// retain_dump.c - prints the last whole snapshot of a snapshot file (the end
+// state; trace/snapshot_reader.h) as text for tests/suites/end_state.sh: one
+// header line of fields "name=value", then a
 // line a path, "ID ROOT -> HOP -> HOP ...", with a root as
 // "global NAME", "stack FUNCTION FILE:LINE local=NAME slot=N", "C N",
 // "exception" or "profiler", and a hop as its kind ("field NAME",
@@ -9,7 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "../../trace/retain.h"
+#include "../../trace/snapshot_reader.h"
 
 static void print_hop(const RetainHop *h) {
   printf(" -> %s", retain_hop_kind_name(h->kind));
@@ -29,28 +30,36 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: retain_dump FILE.retain\n");
     return 2;
   }
-  RetainFile f;
-  char err[512];
-  if (!retain_read(argv[1], &f, err, sizeof err)) {
+  char err[SNAPSHOT_READER_ERROR_MAX];
+  SnapshotReader *r = snapshot_reader_open(argv[1], err, sizeof err);
+  if (!r) {
     fprintf(stderr, "retain_dump: %s\n", err);
     return 1;
   }
-  const RetainHeader *h = &f.header;
+  uint32_t n = snapshot_count(r);
+  if (!n) {
+    fprintf(stderr, "retain_dump: %s: no whole snapshot\n", argv[1]);
+    snapshot_reader_close(r);
+    return 1;
+  }
+  const Snapshot *s = snapshot_get(r, n - 1);
+  const RetainSnapshotEnd *e = &s->end;
   printf("pid=%" PRIu64 " allocs=%" PRIu64 " final_gc=%d paths=%d live=%" PRIu64 " written=%" PRIu64
          " reachable=%" PRIu64 " reason=%s\n",
-         h->pid, h->alloc_count, (h->flags & RETAIN_FINAL_GC) != 0, (h->flags & RETAIN_PATHS) != 0, h->live_samples,
-         f.path_count, h->reachable_blocks, h->reason[0] ? h->reason : "-");
-  for (uint64_t i = 0; i < f.path_count; i++) {
-    const RetainPath *p = &f.paths[i];
-    const RetainRoot *r = &p->root;
-    printf("%" PRIu64 " %s", p->alloc_id, retain_root_kind_name(r->kind));
-    if (r->kind == RETAIN_ROOT_GLOBAL) printf(" %s", r->name);
-    if (r->kind == RETAIN_ROOT_STACK)
-      printf(" %s %s:%u local=%s slot=%" PRIu64, r->name, r->file, r->line, r->local[0] ? r->local : "-", r->index);
-    if (r->kind == RETAIN_ROOT_C) printf(" %" PRIu64, r->index);
+         snapshot_reader_pid(r), s->alloc_count, (e->flags & RETAIN_COLLECTED) != 0, (e->flags & RETAIN_PATHS) != 0,
+         e->live_samples, s->paths, e->marked_blocks, e->reason[0] ? e->reason : "-");
+  for (uint64_t i = 0; i < s->paths; i++) {
+    const RetainPath *p = snapshot_path(r, n - 1, i);
+    const RetainRoot *rt = &p->root;
+    printf("%" PRIu64 " %s", p->alloc_id, retain_root_kind_name(rt->kind));
+    if (rt->kind == RETAIN_ROOT_GLOBAL) printf(" %s", rt->name);
+    if (rt->kind == RETAIN_ROOT_STACK)
+      printf(" %s %s:%u local=%s slot=%" PRIu64, rt->name, rt->file, rt->line, rt->local[0] ? rt->local : "-",
+             rt->index);
+    if (rt->kind == RETAIN_ROOT_C) printf(" %" PRIu64, rt->index);
     for (uint32_t k = 0; k < p->hop_count; k++) print_hop(&p->hops[k]);
     putchar('\n');
   }
-  retain_file_free(&f);
+  snapshot_reader_close(r);
   return 0;
 }

@@ -1,10 +1,11 @@
-// test_trace_retain.c - cmocka tests of trace/retain.c, the end-state file
-// beside a trace: a round trip of every root and hop kind (paths added out
-// of order come back sorted, a duplicate id keeps its first path, shared
-// names are stored once); names cut at RETAIN_MAX_STRING; every truncation
-// point and every flipped byte of a file is refused with a byte offset or
-// read whole, never a crash (run under ASan by make test); one crafted
-// file per check of the reader; an unwritable place leaves no file.
+// test_trace_retain.c - cmocka tests of trace/retain.c, the version-1
+// end-state file beside a trace, read back by trace/snapshot_reader.c: a
+// round trip of every root and hop kind (paths added out of order come
+// back sorted, a duplicate id keeps its first path, shared names are stored
+// once); names cut at RETAIN_MAX_STRING; every truncation point and every
+// flipped byte of a file is refused with a byte offset or read whole, never
+// a crash (run under ASan by make test); one crafted file per check of the
+// version-1 reading; an unwritable place leaves no file.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../trace/retain.h"
+#include "../../trace/snapshot_reader.h"
 #include "test_files.h"
 
 
@@ -66,30 +68,36 @@ static void write_sample(const char *path) {
 static void test_round_trip(void **state) {
   (void)state;
   write_sample(tmp_path);
-  RetainFile f;
-  char err[256];
-  assert_true(retain_read(tmp_path, &f, err, sizeof err));
-  assert_int_equal(f.header.pid, 4242);
-  assert_int_equal(f.header.alloc_count, 1000);
-  assert_int_equal(f.header.flags, RETAIN_FINAL_GC | RETAIN_PATHS);
-  assert_int_equal(f.header.reachable_words, 525389);
-  assert_int_equal(f.header.walk_us, 5488);
-  assert_string_equal(f.header.reason, "");
-  assert_int_equal(f.path_count, 3);
-  assert_int_equal(f.paths[0].alloc_id, 10);
-  assert_int_equal(f.paths[1].alloc_id, 20);
-  assert_int_equal(f.paths[2].alloc_id, 30);
+  char err[SNAPSHOT_READER_ERROR_MAX];
+  SnapshotReader *r = snapshot_reader_open(tmp_path, err, sizeof err);
+  if (!r) fail_msg("%s", err);
+  assert_int_equal(snapshot_reader_version(r), RETAIN_VERSION_1);
+  assert_int_equal(snapshot_reader_pid(r), 4242);
+  assert_int_equal(snapshot_count(r), 1);
+  const Snapshot *s = snapshot_get(r, 0);
+  assert_int_equal(s->trigger, RETAIN_TRIGGER_END);
+  assert_int_equal(s->alloc_count, 1000);
+  assert_int_equal(s->end.flags, RETAIN_FINAL_GC | RETAIN_PATHS);
+  assert_int_equal(s->end.marked_words, 525389);
+  assert_int_equal(s->end.paths_us, 5488);
+  assert_int_equal(s->end.pause_us, 476 + 5488);
+  assert_string_equal(s->end.reason, "");
+  assert_int_equal(s->paths, 3);
+  const RetainPath *p10 = snapshot_path(r, 0, 0), *p20 = snapshot_path(r, 0, 1), *p30 = snapshot_path(r, 0, 2);
+  assert_int_equal(p10->alloc_id, 10);
+  assert_int_equal(p20->alloc_id, 20);
+  assert_int_equal(p30->alloc_id, 30);
   // id 10 keeps its first path (a global), not the duplicate
-  assert_int_equal(f.paths[0].root.kind, RETAIN_ROOT_GLOBAL);
-  assert_string_equal(f.paths[0].root.name, "log");
-  assert_int_equal(f.paths[0].hop_count, 3);
-  assert_int_equal(f.paths[1].root.kind, RETAIN_ROOT_C);
-  assert_int_equal(f.paths[1].root.index, 5);
-  assert_int_equal(f.paths[1].hop_count, 0);
-  const RetainPath *p = retain_find(&f, 30);
-  assert_ptr_equal(p, &f.paths[2]);
-  assert_null(retain_find(&f, 11));
-  assert_null(retain_find(&f, 31));
+  assert_int_equal(p10->root.kind, RETAIN_ROOT_GLOBAL);
+  assert_string_equal(p10->root.name, "log");
+  assert_int_equal(p10->hop_count, 3);
+  assert_int_equal(p20->root.kind, RETAIN_ROOT_C);
+  assert_int_equal(p20->root.index, 5);
+  assert_int_equal(p20->hop_count, 0);
+  const RetainPath *p = snapshot_find(r, 0, 30);
+  assert_ptr_equal(p, p30);
+  assert_null(snapshot_find(r, 0, 11));
+  assert_null(snapshot_find(r, 0, 31));
   assert_int_equal(p->root.kind, RETAIN_ROOT_STACK);
   assert_string_equal(p->root.name, "main");
   assert_string_equal(p->root.file, "x.mn");
@@ -105,11 +113,10 @@ static void test_round_trip(void **state) {
                    HOPS_A[i].kind == RETAIN_HOP_CAPTURE || HOPS_A[i].kind == RETAIN_HOP_OTHER;
     assert_int_equal(p->hops[i].index, indexed ? HOPS_A[i].index : 0);
   }
-  // "items" is stored once though two paths name it
-  uint64_t items = 0;
-  for (uint64_t i = 0; i < f.string_count; i++) items += strcmp(f.strings[i], "items") == 0;
-  assert_int_equal(items, 1);
-  retain_file_free(&f);
+  // "items" is stored once though two paths name it: one pointer
+  assert_ptr_equal(p10->hops[0].name, p30->hops[0].name);
+  assert_int_equal(snapshot_reader_strings(r), 6);   // main, x.mn, acc, items, buf, log: each once
+  snapshot_reader_close(r);
 }
 
 static void test_long_name_cut(void **state) {
@@ -123,10 +130,10 @@ static void test_long_name_cut(void **state) {
   RetainHeader h = header(1);
   char err[256];
   assert_true(retain_writer_finish(w, &h, tmp_path, err, sizeof err));
-  RetainFile f;
-  assert_true(retain_read(tmp_path, &f, err, sizeof err));
-  assert_int_equal(strlen(f.paths[0].root.name), RETAIN_MAX_STRING);
-  retain_file_free(&f);
+  SnapshotReader *r = snapshot_reader_open(tmp_path, err, sizeof err);
+  assert_non_null(r);
+  assert_int_equal(strlen(snapshot_path(r, 0, 0)->root.name), RETAIN_MAX_STRING);
+  snapshot_reader_close(r);
   free(name);
 }
 
@@ -134,17 +141,18 @@ static void test_truncation(void **state) {
   (void)state;
   write_sample(tmp_path);
   TestBytes b = test_slurp(tmp_path);
-  char err[256];
-  for (size_t n = 0; n < b.n; n++) {
-    RetainFile f;
+  char err[SNAPSHOT_READER_ERROR_MAX];
+  // A version-1 file is whole or damaged: every cut past its magic and
+  // version is refused (before them: a header not yet whole).
+  for (size_t n = 9; n < b.n; n++) {
     err[0] = 0;
-    assert_false(retain_read_bytes(b.b, n, "t.retain", &f, err, sizeof err));
+    SnapshotReader *r = snapshot_reader_open_bytes(b.b, n, "t.retain", err, sizeof err);
+    if (r) fail_msg("a cut at %zu bytes read", n);
     assert_non_null(strstr(err, "t.retain"));
-    assert_int_equal(f.path_count, 0);
   }
-  RetainFile f;
-  assert_true(retain_read_bytes(b.b, b.n, "t.retain", &f, err, sizeof err));
-  retain_file_free(&f);
+  SnapshotReader *r = snapshot_reader_open_bytes(b.b, b.n, "t.retain", err, sizeof err);
+  assert_non_null(r);
+  snapshot_reader_close(r);
   free(b.b);
 }
 
@@ -152,19 +160,20 @@ static void test_flipped_bytes(void **state) {
   (void)state;
   write_sample(tmp_path);
   TestBytes b = test_slurp(tmp_path);
-  char err[256];
+  char err[SNAPSHOT_READER_ERROR_MAX];
   unsigned refused = 0;
   for (size_t i = 0; i < b.n; i++) {
     for (unsigned mask = 1; mask < 256; mask <<= 1) {
       b.b[i] ^= (unsigned char)mask;
-      RetainFile f;
-      if (retain_read_bytes(b.b, b.n, "t.retain", &f, err, sizeof err)) {
+      SnapshotReader *r = snapshot_reader_open_bytes(b.b, b.n, "t.retain", err, sizeof err);
+      if (r) {
         // what reads must be consistent: sorted distinct ids below alloc_count
-        for (uint64_t k = 0; k < f.path_count; k++) {
-          assert_true(f.paths[k].alloc_id < f.header.alloc_count);
-          if (k) assert_true(f.paths[k].alloc_id > f.paths[k - 1].alloc_id);
-        }
-        retain_file_free(&f);
+        for (uint32_t k = 0; k < snapshot_count(r); k++)
+          for (uint64_t q = 0; q < snapshot_get(r, k)->paths; q++) {
+            assert_true(snapshot_path(r, k, q)->alloc_id < snapshot_get(r, k)->alloc_count);
+            if (q) assert_true(snapshot_path(r, k, q)->alloc_id > snapshot_path(r, k, q - 1)->alloc_id);
+          }
+        snapshot_reader_close(r);
       } else {
         assert_non_null(strstr(err, "t.retain"));
         refused++;
@@ -183,7 +192,7 @@ static size_t craft(unsigned char *out, uint64_t flags, uint64_t live, uint64_t 
   size_t n = 0;
   memcpy(out, "MNRETAIN", 8);
   n = 8;
-  out[n++] = RETAIN_VERSION_1;   // the file retain.c reads and writes
+  out[n++] = RETAIN_VERSION_1;
   const uint64_t nums[] = {1, 2, allocs, 3, flags, live, 0, 0, 0, 0};
   for (size_t i = 0; i < 10; i++) {
     uint64_t v = nums[i];
@@ -200,9 +209,8 @@ static size_t craft(unsigned char *out, uint64_t flags, uint64_t live, uint64_t 
 static void expect_refused(const unsigned char *rest, size_t len, uint64_t flags, uint64_t live, const char *what) {
   unsigned char buf[512];
   size_t n = craft(buf, flags, live, 100, rest, len);
-  RetainFile f;
-  char err[256] = "";
-  assert_false(retain_read_bytes(buf, n, "c.retain", &f, err, sizeof err));
+  char err[SNAPSHOT_READER_ERROR_MAX] = "";
+  assert_null(snapshot_reader_open_bytes(buf, n, "c.retain", err, sizeof err));
   if (!strstr(err, what)) fail_msg("expected '%s' in '%s'", what, err);
   assert_non_null(strstr(err, "c.retain"));
 }
@@ -215,11 +223,11 @@ static void test_crafted(void **state) {
   {
     unsigned char buf[512];
     size_t n = craft(buf, both, 1, 100, ok_path, sizeof ok_path);
-    RetainFile f;
-    char err[256];
-    assert_true(retain_read_bytes(buf, n, "c.retain", &f, err, sizeof err));
-    assert_string_equal(f.paths[0].root.name, "a");
-    retain_file_free(&f);
+    char err[SNAPSHOT_READER_ERROR_MAX];
+    SnapshotReader *r = snapshot_reader_open_bytes(buf, n, "c.retain", err, sizeof err);
+    assert_non_null(r);
+    assert_string_equal(snapshot_path(r, 0, 0)->root.name, "a");
+    snapshot_reader_close(r);
   }
   const unsigned char huge_strings[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
   expect_refused(huge_strings, sizeof huge_strings, both, 1, "strings cannot fit");
@@ -255,11 +263,10 @@ static void test_crafted(void **state) {
   const unsigned char line[] = {1, 0, 1, 5, 1, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0};
   expect_refused(line, sizeof line, both, 1, "line");
   // not a file of ours at all
-  RetainFile f;
-  char err[256];
-  assert_false(retain_read_bytes((const unsigned char *)"MNRETAIX\1", 9, "x", &f, err, sizeof err));
-  assert_non_null(strstr(err, "not an end-state file"));
-  assert_false(retain_read_bytes((const unsigned char *)"MNRETAIN\7", 9, "x", &f, err, sizeof err));
+  char err[SNAPSHOT_READER_ERROR_MAX];
+  assert_null(snapshot_reader_open_bytes((const unsigned char *)"MNRETAIX\1", 9, "x", err, sizeof err));
+  assert_non_null(strstr(err, "not a snapshot file"));
+  assert_null(snapshot_reader_open_bytes((const unsigned char *)"MNRETAIN\7", 9, "x", err, sizeof err));
   assert_non_null(strstr(err, "version 7"));
 }
 
@@ -271,10 +278,9 @@ static void test_unwritable(void **state) {
   assert_false(retain_writer_finish(w, &h, "/nonexistent-dir/t.ctf.retain", err, sizeof err));
   assert_non_null(strstr(err, "/nonexistent-dir/t.ctf.retain"));
   assert_int_equal(access("/nonexistent-dir/t.ctf.retain.tmp", F_OK), -1);
-  RetainFile f;
-  assert_false(retain_read("/nonexistent-dir/t.ctf.retain", &f, err, sizeof err));
+  assert_null(snapshot_reader_open("/nonexistent-dir/t.ctf.retain", err, sizeof err));
   assert_non_null(strstr(err, "cannot read"));
-  assert_false(retain_read("/tmp", &f, err, sizeof err));
+  assert_null(snapshot_reader_open("/tmp", err, sizeof err));
   assert_non_null(strstr(err, "not a regular file"));
 }
 

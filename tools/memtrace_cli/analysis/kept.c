@@ -1,4 +1,18 @@
-// kept.c - holders and leak verdicts from the end state (kept.h).
+// kept.c - holders and leak verdicts from a trace's snapshots (kept.h).
+//
+// 1. Members. Every block the analysed snapshot lists (and, for an end
+//    state whose paths are not all there, every survivor without one) is a
+//    member: its holder's key (the hash of the holder's erased text, cached
+//    per distinct path), its user site (cached per stack), its depth.
+//    Sorted by (holder, site), they make the holders and their sites.
+// 2. The series. For each snapshot of the series, each block it lists is
+//    matched to a holder of the analysed snapshot (by key; other holders are
+//    not followed): the samples kept at each snapshot, and the sets the
+//    series rule compares (at S_a, S_{L-1} and S_L, ids sorted per holder,
+//    merged).
+// 3. The end-state rule counts each holder's kept blocks born in the third
+//    and the last quarter of the run (the allocation clock at birth) while
+//    the members are gathered.
 #include "kept.h"
 
 #include <math.h>
@@ -6,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../../trace/snapshot_holder.h"
 #include "../base/hash.h"
 #include "../base/xalloc.h"
-#include "retain_text.h"
 
 const char *kept_verdict_name(KeptVerdict v) {
-  static const char *const names[] = {"leak", "built early", "a tail", "too few samples"};
+  static const char *const names[] = {"leak", "too few samples", "built early", "steady", "a tail"};
   return names[v];
 }
 
@@ -34,7 +48,6 @@ static double binomial_root(uint64_t k, uint64_t n, double target) {
 }
 
 // Clopper-Pearson: lo solves P(X >= k) = 2.5 %, hi solves P(X <= k) = 2.5 %.
-// (analysis/stats.c is getting its own; this one serves kept.c until then.)
 Interval kept_share_interval(uint64_t k, uint64_t n) {
   if (n == 0) return (Interval){0, 1};
   if (k > n) k = n;
@@ -59,40 +72,168 @@ double kept_floor(const Profile *p) {
   return clock ? fmin(1, (double)KEPT_MIN_SAMPLES / (double)clock) : 1;
 }
 
-// The holder's text (retain_text.h, erased: Hashtbl hops read the same
-// whatever their kind), hashed.
+double kept_growth_p(uint64_t x, uint64_t n) {
+  if (x == 0) return 1;
+  if (x > n) return 0;
+  return stats_binomial_cdf(n - x, n, 0.5);  // P(B >= x) = P(n - B <= n - x), B and n - B alike
+}
+
+// ---------------------------------------------------------------- sites
+
+static bool stdlib_file(const char *file) { return strncmp(file, "stdlib/", 7) == 0; }
+
+typedef struct UserSite {
+  const TraceReaderLocation *loc;
+  uint64_t code, key;
+} UserSite;
+
+static uint64_t location_key(const TraceReaderLocation *l) {
+  uint64_t h = hash_combine(hash_string(l->function), hash_string(l->file));
+  return hash_combine(hash_combine(h, l->line), (uint64_t)l->start_col << 32 | l->end_col);
+}
+
+// The user's line of stack s: the innermost location outside the stdlib
+// (any with `stdlib`), else the allocating one.
+static UserSite user_site(const Profile *p, ProfileStackId s, bool stdlib) {
+  ProfileNodeId leaf = profile_stack_leaf(p, s);
+  UserSite first = {NULL, leaf ? profile_node_code(p, leaf) : 0, 0};
+  bool have_first = false;
+  for (ProfileNodeId node = leaf; node != 0 && node != PROFILE_NONE; node = profile_node_parent(p, node)) {
+    const TraceReaderLocation *locs;
+    int count = profile_node_locations(p, node, &locs);
+    for (int i = count - 1; i >= 0; i--) {
+      UserSite u = {&locs[i], 0, location_key(&locs[i])};
+      if (!have_first) first = u, have_first = true;
+      if (stdlib || !stdlib_file(locs[i].file)) return u;
+    }
+    if (count <= 0 && !have_first) {
+      first.key = hash_combine(0xc0de, profile_node_code(p, node));
+      return first;  // a code without location: its own site
+    }
+  }
+  if (!have_first) first.key = hash_combine(0xc0de, first.code);
+  return first;
+}
+
+void kept_site_text(FILE *f, const Profile *p, const KeptSite *s) {
+  if (!s->loc) {
+    out_site(f, profile_site(p, s->site));
+    return;
+  }
+  fprintf(f, "%s %s:%u:%u-%u", s->loc->function, s->loc->file, s->loc->line, s->loc->start_col, s->loc->end_col);
+  const ProfileSite *a = profile_site(p, s->site);
+  if (!a->located || a->loc.function != s->loc->function || a->loc.line != s->loc->line ||
+      a->loc.start_col != s->loc->start_col || a->loc.file != s->loc->file)
+    fprintf(f, " (through %s)", a->located ? a->loc.function : "$code");
+}
+
+void kept_site_json(Json *j, const Profile *p, const KeptSite *s) {
+  const ProfileSite *a = profile_site(p, s->site);
+  if (!s->loc) {
+    json_site_fields(j, a);
+    return;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) xalloc_fail();
+  kept_site_text(f, p, s);
+  if (fclose(f) != 0) xalloc_fail();
+  json_string(j, "site", text);
+  free(text);
+  json_string(j, "function", s->loc->function);
+  json_string(j, "file", s->loc->file);
+  json_uint(j, "line", s->loc->line);
+  json_uint(j, "start_col", s->loc->start_col);
+  json_uint(j, "end_col", s->loc->end_col);
+  if (!a->located || a->loc.line != s->loc->line || a->loc.file != s->loc->file ||
+      a->loc.function != s->loc->function || a->loc.start_col != s->loc->start_col) {
+    json_object(j, "allocating_site");
+    json_site_fields(j, a);
+    json_end_object(j);
+  }
+}
+
+// ---------------------------------------------------------------- caches
+
+typedef struct PathInfo {
+  const RetainPath *path;
+  uint64_t key;
+  uint32_t cut, depth;
+} PathInfo;
+
+typedef struct Caches {
+  PathInfo *paths;          // open addressing by pointer
+  uint64_t path_mask, n_paths;
+  UserSite *sites;          // per stack (key 0: not computed)
+  bool stdlib;
+} Caches;
+
 static uint64_t holder_key(const RetainPath *path, uint32_t cut) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) xalloc_fail();
   retain_holder_text(f, path, cut);
-  fclose(f);
+  if (fclose(f) != 0) xalloc_fail();
   uint64_t h = hash_memory(text, len);
   free(text);
-  return h;
+  return h ? h : 1;
 }
 
+static const PathInfo *path_info(Caches *c, const RetainPath *path) {
+  if (2 * (c->n_paths + 1) > c->path_mask + 1) {
+    uint64_t cap = c->paths ? 2 * (c->path_mask + 1) : 1024;
+    PathInfo *t = xrealloc(NULL, cap * sizeof *t);
+    memset(t, 0, cap * sizeof *t);
+    for (uint64_t i = 0; c->paths && i <= c->path_mask; i++) {
+      if (!c->paths[i].path) continue;
+      uint64_t j = hash_mix((uint64_t)(uintptr_t)c->paths[i].path) & (cap - 1);
+      while (t[j].path) j = (j + 1) & (cap - 1);
+      t[j] = c->paths[i];
+    }
+    free(c->paths);
+    c->paths = t;
+    c->path_mask = cap - 1;
+  }
+  uint64_t j = hash_mix((uint64_t)(uintptr_t)path) & c->path_mask;
+  for (; c->paths[j].path; j = (j + 1) & c->path_mask)
+    if (c->paths[j].path == path) return &c->paths[j];
+  PathInfo *x = &c->paths[j];
+  x->path = path;
+  x->cut = retain_holder_cut(path, &x->depth);
+  x->key = holder_key(path, x->cut);
+  c->n_paths++;
+  return x;
+}
+
+static const UserSite *site_of(Caches *c, const Profile *p, ProfileStackId s) {
+  if (!c->sites[s].key) c->sites[s] = user_site(p, s, c->stdlib);
+  return &c->sites[s];
+}
+
+// ---------------------------------------------------------------- members
+
 typedef struct Member {
-  uint64_t key;
-  const ProfileSurvivor *s;
+  uint64_t key, site_key;
+  const SnapBlock *b;
   const RetainPath *path;
   uint32_t cut, depth;
-  ProfileSiteId site;
+  const UserSite *site;
 } Member;
 
 static int by_key(const void *a, const void *b) {
   const Member *x = a, *y = b;
   if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  if (x->site != y->site) return x->site < y->site ? -1 : 1;
-  return x->s->id < y->s->id ? -1 : x->s->id > y->s->id;
+  if (x->site_key != y->site_key) return x->site_key < y->site_key ? -1 : 1;
+  return x->b->id < y->b->id ? -1 : x->b->id > y->b->id;
 }
 
 static int by_directness(const void *a, const void *b) {
   const KeptSite *x = a, *y = b;
   if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
   if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
-  return x->site < y->site ? -1 : x->site > y->site;
+  return x->key < y->key ? -1 : x->key > y->key;
 }
 
 static int verdict_rank(KeptVerdict v) { return v == KEPT_LEAK ? 0 : v == KEPT_TOO_FEW ? 1 : 2; }
@@ -105,90 +246,336 @@ static int by_verdict(const void *a, const void *b) {
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static KeptVerdict judge(const uint64_t *w, uint64_t samples) {
-  bool first = w[0] + w[1] > 0, second = w[2] + w[3] > 0;
-  if (first && second) return KEPT_LEAK;
-  if (samples < KEPT_MIN_SAMPLES) return KEPT_TOO_FEW;
-  return first ? KEPT_EARLY : KEPT_LATE;
-}
-
 static void cannot(KeptAnalysis *a, const char *why, const char *fix) {
   a->judgement = KEPT_CANNOT_JUDGE;
   snprintf(a->why, sizeof a->why, "%s", why);
   snprintf(a->fix, sizeof a->fix, "%s", fix);
 }
 
-void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *a) {
-  memset(a, 0, sizeof *a);
-  if (es->status != END_STATE_PRESENT) {
-    cannot(a, es->why, es->status == END_STATE_ABSENT ? es->fix : "replace or remove the damaged end state");
-    return;
+// The holder index of `key` (a table over the holders), or UINT32_MAX.
+typedef struct HolderIndex {
+  uint32_t *slots;   // holder + 1
+  uint64_t mask;
+} HolderIndex;
+
+static void index_build(HolderIndex *ix, const KeptAnalysis *a) {
+  uint64_t cap = 16;
+  while (cap < 2 * (uint64_t)a->n + 2) cap *= 2;
+  ix->slots = xrealloc(NULL, cap * sizeof *ix->slots);
+  memset(ix->slots, 0, cap * sizeof *ix->slots);
+  ix->mask = cap - 1;
+  for (uint32_t i = 0; i < a->n; i++) {
+    uint64_t j = hash_mix(a->holders[i].key) & ix->mask;
+    while (ix->slots[j]) j = (j + 1) & ix->mask;
+    ix->slots[j] = i + 1;
   }
-  uint64_t clock = profile_summary(p)->clock;
-  if (clock < KEPT_MIN_TRACE_SAMPLES) {
-    char why[END_STATE_TEXT], fix[END_STATE_TEXT];
-    snprintf(why, sizeof why,
-             "the trace has %llu samples: fewer than %u cannot show a leak keeping under a fifth of what the run "
-             "allocates", (unsigned long long)clock, KEPT_MIN_TRACE_SAMPLES);
-    snprintf(fix, sizeof fix, "record at --memtrace-rate %g or more, or a longer run",
-             kept_rate_for(profile_rate(p), clock, KEPT_MIN_TRACE_SAMPLES));
-    cannot(a, why, fix);
-    return;
-  }
-  uint64_t n = es->n_survivors;
-  Member *m = xrealloc(NULL, (n ? n : 1) * sizeof *m);
+}
+
+static uint32_t index_find(const HolderIndex *ix, const KeptAnalysis *a, uint64_t key) {
+  for (uint64_t j = hash_mix(key) & ix->mask; ix->slots[j]; j = (j + 1) & ix->mask)
+    if (a->holders[ix->slots[j] - 1].key == key) return ix->slots[j] - 1;
+  return UINT32_MAX;
+}
+
+// ---------------------------------------------------------------- holders
+
+// Gathers the members of snapshot k into holders and sites.
+static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Caches *c, KeptAnalysis *a) {
+  const SnapState *st = &s->snaps[k];
+  uint64_t n = st->s->paths, extra = 0;
+  bool end_state = (int64_t)k == s->end_state;
+  (void)end_state;
+  // An end state short of paths: its survivors without one are members too.
+  if (end_state && n < s->n_survivors) extra = s->n_survivors - n;
+  Member *m = xrealloc(NULL, (n + extra ? n + extra : 1) * sizeof *m);
+  SnapBlock *unlisted = xrealloc(NULL, (extra ? extra : 1) * sizeof *unlisted);
+  uint64_t count = 0, n_unlisted = 0;
   for (uint64_t i = 0; i < n; i++) {
-    const ProfileSurvivor *s = &es->survivors[i];
-    const RetainPath *path = es->paths ? retain_find(&es->retain, s->id) : NULL;
-    ProfileSiteId site = profile_stack_site(p, s->stack);
-    Member *x = &m[i];
-    *x = (Member){0, s, path, 0, 0, site};
-    if (path) {
-      x->cut = retain_holder_cut(path, &x->depth);
-      x->key = holder_key(path, x->cut);
-    } else {
-      x->key = hash_combine(0x6e6f2070617468ull, profile_site(p, site)->key_site);  // "no path"
-    }
-    a->samples += s->samples;
+    const RetainPath *path = snapshots_path(s, k, i);
+    const PathInfo *pi = path_info(c, path);
+    const SnapBlock *b = snapshots_block(s, k, i);
+    const UserSite *u = site_of(c, p, b->stack);
+    m[count++] = (Member){pi->key, u->key, b, path, pi->cut, pi->depth, u};
   }
-  if (n) qsort(m, n, sizeof *m, by_key);
-  a->holders = xrealloc(NULL, (n ? n : 1) * sizeof *a->holders);
-  for (uint64_t i = 0; i < n;) {
+  if (extra) {
+    for (uint64_t i = 0; i < s->n_survivors; i++) {
+      const ProfileSurvivor *sv = &s->survivors[i];
+      if (snapshot_find(s->reader, k, sv->id)) continue;
+      unlisted[n_unlisted] = (SnapBlock){sv->id, sv->samples, sv->birth_us, sv->birth_clock, sv->stack};
+      const UserSite *u = site_of(c, p, sv->stack);
+      m[count++] = (Member){hash_combine(0x6e6f2070617468ull, u->key), u->key, &unlisted[n_unlisted++], NULL, 0, 0, u};
+    }
+  }
+  a->no_path = st->s->end.live_samples > n ? st->s->end.live_samples - n : 0;
+  if (count) qsort(m, count, sizeof *m, by_key);
+  uint64_t clock = profile_summary(p)->clock;
+  a->holders = xrealloc(NULL, (count ? count : 1) * sizeof *a->holders);
+  ProfileSiteId *alloc_sites = xrealloc(NULL, (count ? count : 1) * sizeof *alloc_sites);
+  for (uint64_t i = 0; i < count;) {
     uint64_t j = i;
-    while (j < n && m[j].key == m[i].key) j++;
+    while (j < count && m[j].key == m[i].key) j++;
     KeptHolder *h = &a->holders[a->n++];
-    *h = (KeptHolder){.key = m[i].key, .example = m[i].path, .cut = m[i].cut, .unknown_site = m[i].site};
+    *h = (KeptHolder){.key = m[i].key, .example = m[i].path, .cut = m[i].cut,
+                      .unknown_site = profile_stack_site(p, m[i].b->stack), .p = 1};
     h->sites = xrealloc(NULL, (j - i) * sizeof *h->sites);
-    for (uint64_t k = i; k < j; k++) {
-      const Member *x = &m[k];
-      uint32_t w = (uint32_t)(clock ? x->s->birth_clock * KEPT_WINDOWS / clock : 0);
+    for (uint64_t q = i; q < j; q++) {
+      const Member *x = &m[q];
+      uint32_t w = (uint32_t)(clock ? x->b->birth_clock * KEPT_WINDOWS / clock : 0);
       if (w >= KEPT_WINDOWS) w = KEPT_WINDOWS - 1;
-      if (!h->n_sites || h->sites[h->n_sites - 1].site != x->site) {
+      if (!h->n_sites || h->sites[h->n_sites - 1].key != x->site_key) {
         KeptSite *ks = &h->sites[h->n_sites++];
-        *ks = (KeptSite){.site = x->site, .stack = x->s->stack, .depth = UINT32_MAX};
-        h->allocated_samples += profile_site(p, x->site)->counts.samples;
+        *ks = (KeptSite){.loc = x->site->loc, .code = x->site->code, .site = profile_stack_site(p, x->b->stack),
+                         .stack = x->b->stack, .key = x->site_key};
       }
       KeptSite *ks = &h->sites[h->n_sites - 1];
-      ks->blocks++, ks->samples += x->s->samples, ks->windows[w] += x->s->samples;
-      if (profile_stack_counts(p, x->s->stack).live_samples > profile_stack_counts(p, ks->stack).live_samples)
-        ks->stack = x->s->stack;
-      if (x->depth < ks->depth) ks->depth = x->depth, ks->example = x->path;
-      h->blocks++, h->samples += x->s->samples, h->windows[w] += x->s->samples;
+      ks->blocks++, ks->samples += x->b->samples;
+      ks->by_depth[x->depth < 3 ? x->depth : 3] += x->b->samples;
+      if (profile_stack_counts(p, x->b->stack).samples > profile_stack_counts(p, ks->stack).samples)
+        ks->stack = x->b->stack, ks->site = profile_stack_site(p, x->b->stack);
+      h->blocks++, h->samples += x->b->samples, h->windows[w] += x->b->samples;
+      // The end-state rule's evidence: blocks born in the third quarter of
+      // the run, and in the last. A table's own cells and bucket arrays are
+      // made anew as it grows (Hashtbl.resize) and as values are replaced:
+      // their births say when it last changed, not when its data came. So
+      // the evidence is the data (depth 1 and more) and a list's cells.
+      double at = clock ? (double)x->b->birth_clock / (double)clock : 0;
+      if (x->depth == 0 && x->path && x->cut && x->path->hops[x->cut - 1].kind != RETAIN_HOP_LIST_CELL) continue;
+      if (at >= 0.75) h->last_quarter++;
+      else if (at >= 0.5) h->third_quarter++;
+    }
+    // Each site's depth: where most of its samples are held; an example path there.
+    for (uint32_t k2 = 0; k2 < h->n_sites; k2++) {
+      KeptSite *ks = &h->sites[k2];
+      uint32_t best = 0;
+      for (uint32_t d = 1; d < 4; d++)
+        if (ks->by_depth[d] > ks->by_depth[best]) best = d;
+      ks->depth = best;
+      for (uint64_t q = i; q < j && !ks->example; q++)
+        if (m[q].site_key == ks->key && (m[q].depth < 3 ? m[q].depth : 3) == best && m[q].path)
+          ks->example = m[q].path, ks->depth = m[q].depth;
     }
     qsort(h->sites, h->n_sites, sizeof *h->sites, by_directness);
-    h->verdict = judge(h->windows, h->samples);
-    a->n_leaking += h->verdict == KEPT_LEAK;
-    a->n_too_few += h->verdict == KEPT_TOO_FEW;
+    // Samples its members' allocating sites allocated over the run, each site once.
+    uint64_t n_alloc = 0;
+    for (uint64_t q = i; q < j; q++) {
+      ProfileSiteId site = profile_stack_site(p, m[q].b->stack);
+      bool seen = false;
+      for (uint64_t r = 0; r < n_alloc && !seen; r++) seen = alloc_sites[r] == site;
+      if (!seen) alloc_sites[n_alloc++] = site, h->allocated_samples += profile_site(p, site)->counts.samples;
+    }
+    a->samples += h->samples;
     i = j;
   }
   free(m);
-  if (a->n) qsort(a->holders, a->n, sizeof *a->holders, by_verdict);
-  a->judgement = KEPT_JUDGED;
+  free(unlisted);
+  free(alloc_sites);
+}
+
+// ---------------------------------------------------------------- end-state rule
+
+KeptVerdict kept_end_state_verdict(KeptHolder *h) {
+  uint64_t third = h->third_quarter, last = h->last_quarter;
+  // Births steady from 7/12 of the run on give the third quarter at least
+  // 2/3 as many as the last: at least 2/5 of the two, Binomial(third +
+  // last, >= 2/5); a tail is significantly below that.
+  h->p = third + last ? stats_binomial_cdf(third, third + last, 0.4) : 1;
+  bool rising = h->p < KEPT_ALPHA;
+  if (third && last && !rising) return KEPT_LEAK;
+  if (h->samples < KEPT_MIN_SAMPLES) return KEPT_TOO_FEW;
+  return !last ? KEPT_EARLY : KEPT_LATE;
+}
+
+static void judge_end_state(KeptAnalysis *a) {
+  for (uint32_t i = 0; i < a->n; i++) a->holders[i].verdict = kept_end_state_verdict(&a->holders[i]);
+}
+
+// ---------------------------------------------------------------- series rule
+
+typedef struct HeldId {
+  uint32_t holder;
+  uint64_t id, samples;
+} HeldId;
+
+static int by_holder_id(const void *a, const void *b) {
+  const HeldId *x = a, *y = b;
+  if (x->holder != y->holder) return x->holder < y->holder ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+// The blocks of snapshot k held by the analysis's holders, sorted.
+static HeldId *held(const Snapshots *s, uint32_t k, Caches *c, const HolderIndex *ix, const KeptAnalysis *a,
+                    uint64_t *n_out) {
+  uint64_t n = s->snaps[k].s->paths, count = 0;
+  HeldId *out = xrealloc(NULL, (n ? n : 1) * sizeof *out);
+  for (uint64_t i = 0; i < n; i++) {
+    const PathInfo *pi = path_info(c, snapshots_path(s, k, i));
+    uint32_t h = index_find(ix, a, pi->key);
+    if (h != UINT32_MAX) out[count++] = (HeldId){h, snapshots_path(s, k, i)->alloc_id, snapshots_block(s, k, i)->samples};
+  }
+  if (count > 1) qsort(out, count, sizeof *out, by_holder_id);
+  *n_out = count;
+  return out;
+}
+
+// Per holder: the sampled blocks in `to` not in `from` (*grew) and in
+// `from` not in `to` (*let_go). Blocks, not samples: a block of many
+// samples moves them all at once, and a count of samples is no Poisson
+// count (it would name a churn of big blocks far more often than 1 %).
+static void compare(const HeldId *from, uint64_t nf, const HeldId *to, uint64_t nt, uint32_t n_holders,
+                    uint64_t *grew, uint64_t *let_go) {
+  memset(grew, 0, n_holders * sizeof *grew);
+  memset(let_go, 0, n_holders * sizeof *let_go);
+  uint64_t i = 0, j = 0;
+  while (i < nf || j < nt) {
+    int c = i == nf ? 1 : j == nt ? -1 : by_holder_id(&from[i], &to[j]);
+    if (c < 0) let_go[from[i].holder]++, i++;
+    else if (c > 0) grew[to[j].holder]++, j++;
+    else i++, j++;
+  }
+}
+
+static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAnalysis *a) {
+  uint32_t n = a->n_series, L = n - 1, pos_a = L / 2;
+  a->series_a = pos_a;
+  uint32_t k_last = a->series[L], k_a = a->series[pos_a], k_prev = a->series[L - 1], k_0 = a->series[0];
+  HolderIndex ix;
+  index_build(&ix, a);
+  for (uint32_t i = 0; i < a->n; i++) a->holders[i].series = xrealloc(NULL, n * sizeof(uint64_t));
+  for (uint32_t q = 0; q < n; q++) {
+    uint32_t k = a->series[q];
+    for (uint32_t i = 0; i < a->n; i++) a->holders[i].series[q] = 0;
+    for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) {
+      uint32_t h = index_find(&ix, a, path_info(c, snapshots_path(s, k, i))->key);
+      if (h != UINT32_MAX) a->holders[h].series[q] += snapshots_block(s, k, i)->samples;
+    }
+  }
+  uint64_t nl, na, np;
+  HeldId *last = held(s, k_last, c, &ix, a, &nl), *mid = held(s, k_a, c, &ix, a, &na),
+         *prev = held(s, k_prev, c, &ix, a, &np);
+  uint64_t *x = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *x), *y = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *y);
+  compare(mid, na, last, nl, a->n, x, y);
+  for (uint32_t i = 0; i < a->n; i++) a->holders[i].grew = x[i], a->holders[i].let_go = y[i];
+  compare(prev, np, last, nl, a->n, x, y);
+  for (uint32_t i = 0; i < a->n; i++) a->holders[i].grew_last = x[i], a->holders[i].let_go_last = y[i];
+  uint64_t from = s->snaps[k_0].s->alloc_count, to = s->snaps[k_a].s->alloc_count;
+  for (uint64_t i = 0; i < nl; i++)
+    if (last[i].id >= from && last[i].id < to) a->holders[last[i].holder].persist++;
+  // A holder kept at every snapshot of the series persists too (a buffer
+  // whose storage is reallocated as it grows keeps no block for long).
+  for (uint32_t i = 0; i < a->n; i++) {
+    bool always = true;
+    for (uint32_t q = 0; q < n && always; q++) always = a->holders[i].series[q] > 0;
+    a->holders[i].always = always;
+  }
+  free(x);
+  free(y);
+  free(last);
+  free(mid);
+  free(prev);
+  free(ix.slots);
+  a->eligible = 0;
+  for (uint32_t i = 0; i < a->n; i++) a->eligible += a->holders[i].persist > 0 || a->holders[i].always;
+  a->alpha = KEPT_ALPHA / (a->eligible ? a->eligible : 1);
+  for (uint32_t i = 0; i < a->n; i++) a->holders[i].verdict = kept_series_verdict(&a->holders[i], a->alpha);
+  (void)p;
+}
+
+KeptVerdict kept_series_verdict(KeptHolder *h, double alpha) {
+  uint64_t changed = h->grew + h->let_go;
+  h->p = kept_growth_p(h->grew, changed);
+  if (!h->persist && !h->always) return KEPT_LATE;
+  if (h->p <= alpha && h->grew_last > h->let_go_last) return KEPT_LEAK;
+  if (h->grew > h->let_go && h->grew_last > h->let_go_last && ldexp(1, -(int)(changed < 1000 ? changed : 1000)) > alpha)
+    return KEPT_TOO_FEW;
+  return h->grew == 0 ? KEPT_EARLY : KEPT_STEADY;
+}
+
+// ---------------------------------------------------------------- the analysis
+
+void kept_analyse(const Profile *p, const Snapshots *s, int64_t k, const KeptOptions *o, KeptAnalysis *a) {
+  memset(a, 0, sizeof *a);
+  a->snapshot = -1;
+  a->rule = KEPT_RULE_NONE;
+  if (s->status != SNAPSHOTS_PRESENT) {
+    cannot(a, s->why, s->status == SNAPSHOTS_ABSENT ? s->fix : "replace or remove the damaged snapshot file");
+    return;
+  }
+  if (k < 0) k = snapshots_default(s);
+  if (k < 0 || (uint32_t)k >= s->n_snaps || !s->snaps[k].usable) {
+    cannot(a, k >= 0 && (uint32_t)k < s->n_snaps ? s->snaps[k].why : "no usable snapshot",
+           "pick a usable snapshot (memtrace info lists them)");
+    return;
+  }
+  a->snapshot = k;
+  Caches c = {.stdlib = o && o->stdlib};
+  c.sites = xrealloc(NULL, (profile_n_stacks(p) ? profile_n_stacks(p) : 1) * sizeof *c.sites);
+  memset(c.sites, 0, (profile_n_stacks(p) ? profile_n_stacks(p) : 1) * sizeof *c.sites);
+  build_holders(p, s, (uint32_t)k, &c, a);
+  // The series: usable snapshots up to k with every path.
+  a->series = xrealloc(NULL, ((size_t)k + 1) * sizeof *a->series);
+  for (uint32_t q = 0; q <= (uint32_t)k; q++) {
+    if (!s->snaps[q].usable || !(s->snaps[q].s->end.flags & RETAIN_PATHS)) continue;
+    // Two snapshots with no allocation between them (a period's, then the
+    // end state) are one moment of the run: the later stands for both.
+    if (a->n_series && s->snaps[a->series[a->n_series - 1]].s->alloc_count == s->snaps[q].s->alloc_count)
+      a->n_series--;
+    a->series[a->n_series++] = q;
+  }
+  bool series = a->n_series >= KEPT_SERIES_MIN && a->series[a->n_series - 1] == (uint32_t)k;
+  uint64_t clock = profile_summary(p)->clock;
+  if (series) {
+    a->rule = KEPT_RULE_SERIES;
+    judge_series(p, s, &c, a);
+  } else if (k == s->end_state) {
+    a->rule = KEPT_RULE_END_STATE;
+    if (clock < KEPT_MIN_TRACE_SAMPLES) {
+      char why[SNAPSHOTS_TEXT], fix[SNAPSHOTS_TEXT];
+      snprintf(why, sizeof why,
+               "the trace has %llu samples: fewer than %u cannot show a leak keeping under a fifth of what the run "
+               "allocates", (unsigned long long)clock, KEPT_MIN_TRACE_SAMPLES);
+      snprintf(fix, sizeof fix, "record at --memtrace-rate %g or more, or a longer run",
+               kept_rate_for(profile_rate(p), clock, KEPT_MIN_TRACE_SAMPLES));
+      cannot(a, why, fix);
+    } else {
+      judge_end_state(a);
+    }
+  } else {
+    char why[SNAPSHOTS_TEXT];
+    snprintf(why, sizeof why,
+             "snapshot %llu is not the end state and the series up to it holds %u snapshot%s with every path (the "
+             "series rule needs %d)", (unsigned long long)s->snaps[k].s->number, a->n_series,
+             a->n_series == 1 ? "" : "s", KEPT_SERIES_MIN);
+    cannot(a, why, "take more snapshots (--memtrace-snapshot-every SECONDS, SIGUSR1, Memtrace.snapshot()), or let "
+                   "the run end to get its end state");
+  }
+  if (a->judgement != KEPT_CANNOT_JUDGE) {
+    a->judgement = KEPT_JUDGED;
+    for (uint32_t i = 0; i < a->n; i++) {
+      a->n_leaking += a->holders[i].verdict == KEPT_LEAK;
+      a->n_too_few += a->holders[i].verdict == KEPT_TOO_FEW;
+    }
+    if (a->n) qsort(a->holders, a->n, sizeof *a->holders, by_verdict);
+  }
+  free(c.paths);
+  free(c.sites);
+}
+
+static int by_kept(const void *a, const void *b) {
+  const KeptHolder *x = a, *y = b;
+  if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+void kept_sort_by_kept(KeptAnalysis *a) {
+  if (a->n > 1) qsort(a->holders, a->n, sizeof *a->holders, by_kept);
 }
 
 void kept_analysis_free(KeptAnalysis *a) {
-  for (uint32_t i = 0; i < a->n; i++) free(a->holders[i].sites);
+  for (uint32_t i = 0; i < a->n; i++) {
+    free(a->holders[i].sites);
+    free(a->holders[i].series);
+  }
   free(a->holders);
-  a->holders = NULL;
-  a->n = 0;
+  free(a->series);
+  memset(a, 0, sizeof *a);
 }

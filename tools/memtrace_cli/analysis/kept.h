@@ -1,99 +1,168 @@
-// kept.h - what the end state keeps, and the leak verdicts of `memtrace
-// leaks`, `report` and `top --live --by holder`, from a trace and its end
-// state (end_state.h).
+// kept.h - what a snapshot keeps, and the leak verdicts of `memtrace
+// leaks`, `report`, `paths --by holder` and `top --live --by holder`, from a
+// trace and its snapshots (snapshots.h).
 //
-// Survivors are the sampled blocks without a collect event: with an end
-// state present, exactly the sampled blocks reachable when the run ended.
+// Holders. A block's path is cut after its first container hop
+// (trace/snapshot_holder.h); the root and hops up to the cut, erased, are
+// its holder: every block kept by one list, array or table, or one field,
+// reads the same, in every snapshot. A block without a path (an end state
+// whose paths are not all there) has the holder "unknown" of its site.
 //
-// Holders. A survivor's path is cut (trace/snapshot_holder.h) after its first container
-// hop (a run of list cells, an array element, a Hashtbl value, key or
-// entry); a path without one is cut before its last hop. The root and hops
-// up to the cut, with counts, array indices and frame lines erased, are the
-// holder: every block kept by one list, array or table, or one field,
-// reads the same. A survivor without a path (no paths in the file) has the
-// holder "unknown" of its site. Under a holder, a site's depth is how
-// directly it holds the site's blocks (the fewest, over its blocks): 0 the
-// container's own cells (list cells, Hashtbl entries), 1 its elements (a
-// list element, an array element, a Hashtbl key or value), each further hop
-// run one more (the data the elements hold).
+// Sites, by what the user can change. A block's site is the innermost frame
+// of its callstack outside the standard library (a file under "stdlib/"):
+// Hashtbl.resize's bucket arrays count as the user's Hashtbl.replace call
+// that grew the table. With `stdlib` (--stdlib) the allocating frame
+// itself. Under a holder, a site's depth is where most of its bytes are
+// held (the depth below the holder's cut with the most samples; the
+// shallower on a tie): 0 the container's own cells, 1 its elements, 2 and
+// more what they hold. Sites are listed by depth, then bytes: the line that
+// keeps the data comes before the data.
 //
-// Verdict. The run is cut into KEPT_WINDOWS = 5 windows of equal allocation
-// (by the allocation clock at each survivor's birth). The last window is
-// not judged (a bounded cache, a queue's tail, the last request's data live
-// there); the four others make two halves, the first two fifths and the
-// next two. A holder leaks when it keeps blocks born in each half: what it
-// keeps was allocated all over the run. None born in the second half: built
-// early, then kept; none in the first: a tail. With fewer than
-// KEPT_MIN_SAMPLES survivor samples a holder missing a half cannot be
-// judged. KEPT_MIN_SAMPLES = 10: the survivors of a holder that keeps a
-// fixed share of the allocation are spread evenly over the run, so with n
-// samples a given half (2/5 of the run) is empty with probability
-// e^(-2n/5), one of the two with at most 2 e^(-2n/5) <= 5 % for n >= 10 (a
-// Poisson count; the sampling of words is one). So a trace of N samples
-// shows for sure only leaks that keep at least 10 / N of what the run
-// allocates (kept_floor); one of fewer than KEPT_MIN_TRACE_SAMPLES = 5 x 10
-// samples would miss any leak keeping under a fifth: it cannot be judged at
-// all. (bench/LEAKS.md measures the rule on bench/leaks.)
+// Verdicts. Two rules; the analysis says which it used (KeptRule).
 //
-// Figures: kept bytes = survivor samples x word bytes / rate, with Garwood's
-// exact Poisson 95 % interval (stats.h); the kept share = survivor samples /
-// samples its sites allocated, with the exact binomial (Clopper-Pearson)
-// 95 % interval.
+// The series (KEPT_RULE_SERIES), with three or more usable snapshots with
+// every path (S_0 .. S_L, the one analysed last; a = floor(L / 2); two
+// snapshots with no allocation between them count once): a holder leaks
+// when
+//   (P) it keeps at S_L blocks born between S_0 and S_a (the three-snapshot
+//       rule of Chrome DevTools and MemLab: born between early snapshots,
+//       still kept at a later one), or it kept something at every snapshot
+//       (a buffer reallocated as it grows keeps no block for long), and
+//   (G) what it keeps grew from S_a to S_L: with X its sampled blocks at
+//       S_L not at S_a and Y its sampled blocks at S_a not at S_L,
+//       p = P(Binomial(X + Y, 1/2) >= X) <= KEPT_ALPHA / m, m the holders
+//       that meet (P) (Bonferroni), and
+//   (G') it still grew at the last step: X' > Y' for S_{L-1} -> S_L.
+// Error rate: for a holder whose blocks come and go at a steady rate (its
+// kept bytes neither grow nor shrink on average), X and Y are independent
+// Poisson counts of equal mean (sampled blocks of disjoint sets: those born
+// after S_a and kept, those let go; whatever their sizes: counting samples
+// instead would not be Poisson for blocks larger than the sampling
+// interval, whose samples come together), so
+// given X + Y, X is Binomial(X + Y, 1/2): (G) holds with probability at
+// most KEPT_ALPHA / m, and over the m holders of a run at most KEPT_ALPHA =
+// 1 % that any is named (tests/unit/test_tool_kept.c simulates it). A
+// holder that meets (P) and grew, on too few samples for (G) to be possible
+// (2^-(X+Y) > KEPT_ALPHA / m), cannot be judged ("too few samples").
+// Otherwise: "built early" (nothing new kept since S_a), "steady" (new
+// blocks kept, as many let go), "a tail" (nothing of the early snapshots
+// kept).
+//
+// The end state alone (KEPT_RULE_END_STATE), with fewer snapshots: each
+// kept block is placed in the run by the allocation clock at its birth. A
+// holder leaks when it keeps sampled blocks born in the third quarter of
+// the run and in the last, and not significantly fewer than 2/3 as many in
+// the third as in the last (P(Binomial(n3 + n4, 2/5) <= n3) >= KEPT_ALPHA,
+// n3 and n4 counts of sampled blocks: a block sampled many times counts
+// once; the blocks counted are the data the holder keeps and a list's
+// cells, not a table's cells and bucket arrays, which Hashtbl makes anew as
+// it grows and as values are replaced): blocks born steadily over the later
+// part of the run, whenever the leak began before 7/12 of it (then n3 is
+// at least 2/3 of n4 on average). None born in the last quarter: "built early"
+// (a table built once, however long the building took); significantly
+// fewer than 2/3 in the third: "a tail" (a churn's survivors crowd the end
+// of the run: a bounded cache, a queue, sessions that expire, whose lives
+// are a tenth of the run or shorter: named in under 2 % of runs). A steady leak with n kept
+// samples misses one of the two quarters with probability at most
+// 2 e^(-n/4) (a Poisson count), under 5 % for n >= KEPT_MIN_SAMPLES = 15,
+// and is taken for a tail with probability at most KEPT_ALPHA = 1 %
+// (tests/unit/test_tool_kept.c simulates both); a holder of fewer samples
+// that does not meet
+// the rule cannot be judged ("too few samples").
+// A trace of fewer than KEPT_MIN_TRACE_SAMPLES = 50 samples cannot be
+// judged at all.
+//
+// Figures: kept bytes = samples x word bytes / rate, with Garwood's exact
+// Poisson 95 % interval (stats.h); the kept share = kept samples / samples
+// its sites allocated, with the exact binomial (Clopper-Pearson) 95 %
+// interval.
 #ifndef MINNOW_MEMTRACE_KEPT_H
 #define MINNOW_MEMTRACE_KEPT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "end_state.h"
+#include "output.h"
 #include "profile.h"
+#include "snapshots.h"
 #include "stats.h"
 
-enum { KEPT_WINDOWS = 5, KEPT_MIN_SAMPLES = 10, KEPT_MIN_TRACE_SAMPLES = 50 };
+enum { KEPT_WINDOWS = 10, KEPT_MIN_SAMPLES = 15, KEPT_MIN_TRACE_SAMPLES = 50, KEPT_SERIES_MIN = 3 };
+#define KEPT_ALPHA 0.01
 
 typedef enum KeptVerdict {
-  KEPT_LEAK,        // survivors born in both judged halves
-  KEPT_EARLY,       // none in the second half: built early, then kept
-  KEPT_LATE,        // none in the first half: a tail (bounded cache, queue end, last work)
-  KEPT_TOO_FEW,     // a half empty, fewer than KEPT_MIN_SAMPLES samples: cannot judge
+  KEPT_LEAK,        // grows (series) / births steady to the end (end state)
+  KEPT_TOO_FEW,     // cannot be judged: too few samples
+  KEPT_EARLY,       // "built early": nothing new kept
+  KEPT_STEADY,      // series: new blocks kept, as many let go
+  KEPT_LATE,        // "a tail": nothing kept from early on
 } KeptVerdict;
 
+typedef enum KeptRule { KEPT_RULE_SERIES, KEPT_RULE_END_STATE, KEPT_RULE_NONE } KeptRule;
+
 typedef struct KeptSite {
-  ProfileSiteId site;
-  ProfileStackId stack;          // its stack with the most survivor samples here
-  uint64_t blocks, samples;      // survivors under the holder
-  uint32_t depth;                // fewest hop runs below the holder's cut
-  const RetainPath *example;     // a path of that depth (NULL without paths)
-  uint64_t windows[KEPT_WINDOWS];
+  const TraceReaderLocation *loc;  // the user's line (header); NULL: a code without location
+  uint64_t code;                   // loc NULL: the frame's code
+  ProfileSiteId site;              // the allocating site (its innermost frame)
+  ProfileStackId stack;            // its stack with the most samples here
+  uint64_t key;
+  uint64_t blocks, samples;        // kept under the holder
+  uint32_t depth;                  // where most of its samples are held
+  const RetainPath *example;       // a path of that depth (NULL without paths)
+  uint64_t by_depth[4];            // samples at depth 0, 1, 2, 3 or more
 } KeptSite;
 
 typedef struct KeptHolder {
   uint64_t key;
-  const RetainPath *example;     // a survivor's path (NULL: holder unknown)
+  const RetainPath *example;     // a kept block's path (NULL: holder unknown)
   uint32_t cut;                  // its first `cut` hops are the holder
-  ProfileSiteId unknown_site;    // example NULL: the site whose survivors these are
-  uint64_t blocks, samples;      // survivors
+  ProfileSiteId unknown_site;    // example NULL: the site whose blocks these are
+  uint64_t blocks, samples;      // kept at the snapshot analysed
   uint64_t allocated_samples;    // samples its sites allocated over the run
-  uint64_t windows[KEPT_WINDOWS];
+  uint64_t windows[KEPT_WINDOWS];   // kept samples by birth window
+  uint64_t third_quarter, last_quarter;   // end-state rule: kept sampled blocks born in [1/2, 3/4), [3/4, 1]
+  // the series rule: blocks (not samples)
+  uint64_t persist;              // (P): blocks kept at S_L, born between S_0 and S_a
+  bool always;                   // (P) too: it kept something at every snapshot of the series
+  uint64_t grew, let_go;         // X, Y from S_a to S_L (sampled blocks)
+  uint64_t grew_last, let_go_last;   // X', Y' from S_{L-1} to S_L (sampled blocks)
+  double p;                      // series: (G)'s p-value; end state: the rise's (1 when not computed)
+  uint64_t *series;              // samples kept at each snapshot of the series (n_series)
   KeptVerdict verdict;
-  KeptSite *sites;               // most directly held first (depth, then samples)
+  KeptSite *sites;               // by depth, then samples
   uint32_t n_sites;
 } KeptHolder;
 
 typedef enum KeptJudgement { KEPT_JUDGED, KEPT_CANNOT_JUDGE } KeptJudgement;
 
+typedef struct KeptOptions {
+  bool stdlib;                   // sites at the allocating frame, stdlib frames included
+} KeptOptions;
+
 typedef struct KeptAnalysis {
   KeptJudgement judgement;
-  char why[END_STATE_TEXT], fix[END_STATE_TEXT];   // CANNOT_JUDGE: why, what would let it
+  char why[SNAPSHOTS_TEXT], fix[SNAPSHOTS_TEXT];   // CANNOT_JUDGE: why, what would let it
+  KeptRule rule;
+  int64_t snapshot;              // the snapshot analysed (index in the file), -1 if none
+  uint32_t *series;              // the snapshots of the series (indices), the last the one analysed
+  uint32_t n_series;
+  uint32_t series_a;             // position of S_a in the series
+  double alpha;                  // (G)'s threshold per holder: KEPT_ALPHA / m
+  uint32_t eligible;             // m
   KeptHolder *holders;           // leaks first, then cannot judge, then the rest; by samples
   uint32_t n, n_leaking, n_too_few;
-  uint64_t samples;              // all survivor samples
+  uint64_t samples;              // all kept samples
+  uint64_t no_path;              // listed blocks short of paths (live samples - paths)
 } KeptAnalysis;
 
-// The analysis of a loaded profile and its end state (any status: without
-// a present one the judgement is CANNOT_JUDGE, holders empty).
-void kept_analyse(const Profile *p, const EndState *es, KeptAnalysis *out);
+// The analysis of snapshot k (-1: snapshots_default) of a loaded profile
+// and its snapshots (any status: without a usable snapshot the judgement is
+// CANNOT_JUDGE, holders empty). The verdict rule uses the usable snapshots
+// up to k.
+void kept_analyse(const Profile *p, const Snapshots *s, int64_t k, const KeptOptions *o, KeptAnalysis *out);
 void kept_analysis_free(KeptAnalysis *a);
+// Reorders the holders most kept first, whatever their verdicts.
+void kept_sort_by_kept(KeptAnalysis *a);
 
 // Estimated bytes kept (samples x sample bytes) and the intervals.
 double kept_bytes(const Profile *p, uint64_t samples);
@@ -105,10 +174,29 @@ Interval kept_share_interval(uint64_t k, uint64_t n);   // Clopper-Pearson, 95 %
 double kept_rate_for(double rate, uint64_t have, uint64_t want);
 
 // The smallest share of the allocation a leak must keep for this trace to
-// show it (KEPT_MIN_SAMPLES / samples).
+// show it for sure by the end-state rule (KEPT_MIN_SAMPLES / samples).
 double kept_floor(const Profile *p);
 
-// "leak", "built early", "a tail", "too few samples".
+// One holder's verdict by the series rule from its counts (persist, always,
+// grew, let_go, grew_last, let_go_last; sets p), `alpha` the threshold per
+// holder (KEPT_ALPHA / m); and by the end-state rule (third_quarter,
+// last_quarter, samples; sets p). The analysis applies them to every holder;
+// tests/unit/test_tool_kept.c simulates them.
+KeptVerdict kept_series_verdict(KeptHolder *h, double alpha);
+KeptVerdict kept_end_state_verdict(KeptHolder *h);
+
+// P(Binomial(n, 1/2) >= x): (G)'s p-value.
+double kept_growth_p(uint64_t x, uint64_t n);
+
+// "leak", "too few samples", "built early", "steady", "a tail".
 const char *kept_verdict_name(KeptVerdict v);
+
+// The site's line as text: "function file:line:start-end" (and, when the
+// allocating frame is another, " (through FUNCTION)"), or "$code".
+void kept_site_text(FILE *f, const Profile *p, const KeptSite *s);
+// Its JSON members: "site" (the text), "function", "file", "line",
+// "start_col", "end_col", and "allocating_site" (the innermost frame's
+// fields) when the two differ.
+void kept_site_json(Json *j, const Profile *p, const KeptSite *s);
 
 #endif

@@ -663,6 +663,15 @@ static void on_collect(Profile *p, const TraceEvent *ev) {
   live_remove(&p->live, ref);
 }
 
+bool profile_live_block(const Profile *p, uint64_t id, ProfileSurvivor *out) {
+  if (p->finished || p->opts.allocations_only) return false;
+  LiveEntry e;
+  LiveRef ref;
+  if (!live_get((LiveTable *)&p->live, id, &e, &ref)) return false;
+  *out = (ProfileSurvivor){e.id, e.samples, e.birth_us, e.birth_clock - e.samples, e.stack};
+  return true;
+}
+
 // --at: the live counts of now kept as the at counts (profile_stack_counts
 // reads the live ones as at without --at).
 static void snapshot(Profile *p) {

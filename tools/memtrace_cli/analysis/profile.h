@@ -286,6 +286,11 @@ uint64_t profile_proof_horizon(const Profile *p);
 // Major collections seen (episodes of old blocks' collect events).
 uint64_t profile_major_collections(const Profile *p);
 
+// The sampled block of allocation `id` if it is in the live set now (read
+// and not collected; while reading, before profile_finish), as a
+// ProfileSurvivor. False otherwise, and always with allocations_only.
+bool profile_live_block(const Profile *p, uint64_t id, ProfileSurvivor *out);
+
 // Events and time read so far.
 typedef struct ProfileSummary {
   uint64_t allocs, promotes, collects;

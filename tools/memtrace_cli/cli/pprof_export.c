@@ -27,6 +27,9 @@
 #include "../base/text.h"
 #include "../base/xalloc.h"
 #include "../render/pprof_file.h"
+#include "../analysis/retain_text.h"
+#include "../../../trace/snapshot_holder.h"
+#include "kept_load.h"
 #include "load.h"
 #include "outfile.h"
 
@@ -48,6 +51,7 @@ typedef struct LocNode {
 
 typedef struct Sample {
   uint32_t node;
+  uint32_t holder;        // a snapshot's profile: index in holder_texts
   double values[N_VALUES];
 } Sample;
 
@@ -67,6 +71,14 @@ typedef struct Export {
   size_t clean_cap;
   uint64_t first_us, last_us;  // since the epoch: earliest start, latest last event
   bool any_time, partial;
+  // a snapshot's profile (pprof --at): its blocks, one sample per
+  // (location-trie node, holder)
+  const Snapshots *snaps;
+  uint32_t snap;
+  KeyTable holder_of;     // pprof string id of a holder's text -> index in holder_texts
+  char **holder_texts;
+  uint32_t n_holders, cap_holders;
+  KeyTable sample_at;     // node << 32 | holder -> index in samples
 } Export;
 
 // ---------------------------------------------------------------- tables
@@ -229,8 +241,55 @@ static Sample *sample_of(Export *e, uint32_t node) {
   if (e->n_samples == e->cap_samples)
     e->samples = xrealloc(e->samples, (e->cap_samples = 2 * e->cap_samples + 256) * sizeof *e->samples);
   n->sample = e->n_samples;
-  e->samples[e->n_samples] = (Sample){node, {0}};
+  e->samples[e->n_samples] = (Sample){node, 0, {0}};
   return &e->samples[e->n_samples++];
+}
+
+// A snapshot's profile: the sample of the node and the holder.
+static Sample *holder_sample(Export *e, uint32_t node, uint32_t holder) {
+  uint64_t j = table_slot(&e->sample_at, (uint64_t)node << 32 | holder);
+  if (e->sample_at.values[j]) return &e->samples[e->sample_at.values[j] - 1];
+  if (e->n_samples == e->cap_samples)
+    e->samples = xrealloc(e->samples, (e->cap_samples = 2 * e->cap_samples + 256) * sizeof *e->samples);
+  e->samples[e->n_samples] = (Sample){node, holder, {0}};
+  e->sample_at.keys[j] = (uint64_t)node << 32 | holder;
+  e->sample_at.values[j] = e->n_samples + 1;
+  e->sample_at.used++;
+  return &e->samples[e->n_samples++];
+}
+
+// The index of a path's holder text (made on first use).
+static uint32_t holder_index(Export *e, const RetainPath *path) {
+  uint32_t depth;
+  char *text = retain_path_string(path, retain_holder_cut(path, &depth), true);
+  const char *clean = cleaned(e, text);
+  uint64_t sid = (uint64_t)pprof_writer_string(e->w, clean);
+  uint64_t j = table_slot(&e->holder_of, sid);
+  if (!e->holder_of.values[j]) {
+    if (e->n_holders == e->cap_holders)
+      e->holder_texts = xrealloc(e->holder_texts, (e->cap_holders = 2 * e->cap_holders + 64) * sizeof(char *));
+    e->holder_texts[e->n_holders] = xstrdup(clean);
+    e->holder_of.keys[j] = sid;
+    e->holder_of.values[j] = ++e->n_holders;
+    e->holder_of.used++;
+  }
+  free(text);
+  return e->holder_of.values[j] - 1;
+}
+
+// A snapshot's blocks, each into the sample of its stack's node and its
+// holder: inuse_space its samples' bytes, inuse_objects the blocks it
+// stands for as its stack's sampled blocks do on average.
+static void add_snapshot(Export *e, const Profile *p, const uint32_t *node_of) {
+  double bytes = profile_sample_bytes(p);
+  for (uint64_t i = 0; i < snapshots_paths(e->snaps, e->snap); i++) {
+    const SnapBlock *b = snapshots_block(e->snaps, e->snap, i);
+    ProfileCounts c = profile_stack_counts(p, b->stack);
+    Sample *m = holder_sample(e, node_of[profile_stack_leaf(p, b->stack)],
+                              holder_index(e, snapshots_path(e->snaps, e->snap, i)));
+    m->values[INUSE_OBJECTS] += c.blocks ? c.objects / (double)c.blocks : 0;
+    m->values[INUSE_SPACE] += (double)b->samples * bytes;
+  }
 }
 
 // inuse_objects: the live blocks weighted as the stack's blocks are on
@@ -298,8 +357,9 @@ static void add_stacks(Export *e, const Profile *p) {
       uint32_t at = run_node(e, p, c, run_of[profile_node_parent(p, leaf)], key_of, node_of_run);
       node_of[leaf] = loc_child(e, at, node_location(e, p, leaf));
     }
-    add_stack(e, p, s, node_of);
+    if (!e->snaps) add_stack(e, p, s, node_of);
   }
+  if (e->snaps) add_snapshot(e, p, node_of);
   collapse_free(c);
   free(node_of_run);
   free(run_of);
@@ -355,6 +415,24 @@ static void add_trace(Export *e, const Loaded *l, bool first) {
   e->partial |= l->partial;
 }
 
+static size_t sample_path(Export *e, uint32_t node, uint64_t *ids);
+
+// A snapshot's samples: inuse_objects and inuse_space, the holder a label.
+static void write_holder_samples(Export *e) {
+  uint32_t max_depth = 0;
+  for (uint32_t i = 0; i < e->n_samples; i++)
+    if (e->nodes[e->samples[i].node].depth > max_depth) max_depth = e->nodes[e->samples[i].node].depth;
+  uint64_t *ids = xrealloc(NULL, ((size_t)max_depth + 1) * sizeof *ids);
+  for (uint32_t i = 0; i < e->n_samples; i++) {
+    const Sample *m = &e->samples[i];
+    int64_t values[2] = {llround(m->values[INUSE_OBJECTS]), llround(m->values[INUSE_SPACE])};
+    PprofLabel label = {.key = "holder", .str = e->holder_texts[m->holder]};
+    if (values[0] || values[1])
+      pprof_writer_sample_labels(e->w, ids, sample_path(e, m->node, ids), values, 2, &label, 1);
+  }
+  free(ids);
+}
+
 // A sample's locations leaf first; the root's (empty callstacks, which
 // pprof would drop): a location "(no backtrace)".
 static size_t sample_path(Export *e, uint32_t node, uint64_t *ids) {
@@ -371,6 +449,10 @@ static size_t sample_path(Export *e, uint32_t node, uint64_t *ids) {
 }
 
 static void write_samples(Export *e) {
+  if (e->snaps) {
+    write_holder_samples(e);
+    return;
+  }
   uint32_t max_depth = 0;
   for (uint32_t i = 0; i < e->n_samples; i++)
     if (e->nodes[e->samples[i].node].depth > max_depth) max_depth = e->nodes[e->samples[i].node].depth;
@@ -388,8 +470,8 @@ static void write_samples(Export *e) {
 static void header(Export *e) {
   static const char *const types[N_VALUES][2] = {
       {"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
-  for (int k = 0; k < N_VALUES; k++) pprof_writer_sample_type(e->w, types[k][0], types[k][1]);
-  pprof_writer_default_sample_type(e->w, "alloc_space");
+  for (int k = e->snaps ? INUSE_OBJECTS : 0; k < N_VALUES; k++) pprof_writer_sample_type(e->w, types[k][0], types[k][1]);
+  pprof_writer_default_sample_type(e->w, e->snaps ? "inuse_space" : "alloc_space");
 }
 
 static void free_export(Export *e) {
@@ -398,6 +480,10 @@ static void free_export(Export *e) {
   free(e->nodes);
   free(e->samples);
   free(e->clean);
+  table_free(&e->holder_of);
+  table_free(&e->sample_at);
+  for (uint32_t i = 0; i < e->n_holders; i++) free(e->holder_texts[i]);
+  free(e->holder_texts);
 }
 
 // Reads every trace into e; false when one could not be read at all.
@@ -434,34 +520,81 @@ bool pprof_export_output_ok(const ToolUsage *usage, const char **out) {
   return false;
 }
 
-int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out, bool whole_stacks) {
+// Opens the output: `out` ("-": stdout) through outfile.h; false (said on
+// stderr, nothing left) on failure.
+static bool open_output(Export *e, const char *out) {
   char err[512];
-  Export e = {.usage = usage, .max_period = whole_stacks ? 0 : COLLAPSE_MAX_PERIOD};
-  e.nodes = xrealloc(NULL, 1024 * sizeof *e.nodes);
-  e.cap_nodes = 1024;
-  e.nodes[e.n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
-  const char *name = strcmp(out, "-") == 0 ? out : outfile_begin(usage->name, out);
-  if (!name) {
-    free_export(&e);
-    return 1;
-  }
+  e->nodes = xrealloc(NULL, 1024 * sizeof *e->nodes);
+  e->cap_nodes = 1024;
+  e->nodes[e->n_nodes++] = (LocNode){UINT32_MAX, 0, 0, UINT32_MAX};  // the root
+  const char *name = strcmp(out, "-") == 0 ? out : outfile_begin(e->usage->name, out);
+  if (!name) return false;
   int fd = strcmp(name, "-") == 0 ? dup(1) : outfile_fd(name);
   if (fd < 0) snprintf(err, sizeof err, "cannot create %s: %s", out, strerror(errno));
-  if (fd < 0 || !(e.w = pprof_file_open_fd(fd, out, err, sizeof err))) {
+  if (fd < 0 || !(e->w = pprof_file_open_fd(fd, out, err, sizeof err))) {
     outfile_discard();
-    fprintf(stderr, "memtrace %s: %s\n", usage->name, err);
+    fprintf(stderr, "memtrace %s: %s\n", e->usage->name, err);
+    return false;
+  }
+  header(e);
+  return true;
+}
+
+// Closes the output; the exit status (1: writing failed, or `failed`: the
+// output is discarded).
+static int close_output(Export *e, const char *out, bool failed) {
+  char err[512];
+  int status = pprof_file_close(e->w, err, sizeof err);
+  if (status != 0) fprintf(stderr, "memtrace %s: %s: %s\n", e->usage->name, out, err);
+  if (failed || status != 0) outfile_discard();
+  return status != 0 ? 1 : 0;
+}
+
+int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out, bool whole_stacks) {
+  Export e = {.usage = usage, .max_period = whole_stacks ? 0 : COLLAPSE_MAX_PERIOD};
+  if (!open_output(&e, out)) {
     free_export(&e);
     return 1;
   }
-  header(&e);
   bool ok = read_traces(&e, paths, n);
   if (ok) {
     write_samples(&e);
     pprof_writer_times(e.w, (int64_t)e.first_us * 1000, (int64_t)(e.last_us - e.first_us) * 1000);
   }
-  int status = pprof_file_close(e.w, err, sizeof err);
+  int status = close_output(&e, out, !ok);
   free_export(&e);
-  if (status != 0) fprintf(stderr, "memtrace %s: %s: %s\n", usage->name, out, err);
-  if (!ok || status != 0) outfile_discard();
   return !ok || status != 0 || e.partial ? 1 : 0;
+}
+
+int pprof_export_snapshot(const ToolUsage *usage, const char *path, const char *retain, const SnapPick *pick,
+                          const char *out, bool whole_stacks) {
+  ProfileOptions popts = {0};
+  Loaded l;
+  Snapshots s;
+  if (kept_load(usage, path, retain, &popts, NULL, &l, &s) != 0) return 1;
+  char why[SNAPSHOTS_TEXT];
+  int64_t k = kept_pick(&s, l.profile, pick, why, sizeof why);
+  if (k < 0) {
+    int closed = kept_close(usage, &l, &s);
+    if (!closed) fprintf(stderr, "memtrace %s: %s: no snapshot to write: %s\n", usage->name, path, why);
+    return 1;
+  }
+  Export e = {.usage = usage, .max_period = whole_stacks ? 0 : COLLAPSE_MAX_PERIOD, .snaps = &s, .snap = (uint32_t)k};
+  int status = 1;
+  if (open_output(&e, out)) {
+    add_trace(&e, &l, true);
+    const Snapshot *snap = s.snaps[k].s;
+    char text[256];
+    uint64_t at_us = snapshots_time(&s, (uint32_t)k);
+    snprintf(text, sizeof text, "memtrace snapshot %" PRIu64 " (%s, at %.6f s of the trace): %" PRIu64
+             " sampled blocks alive; label holder: what keeps each (docs/retention.md)", snap->number,
+             retain_trigger_name(snap->trigger), (double)at_us / 1e6, snapshots_paths(&s, (uint32_t)k));
+    pprof_writer_comment(e.w, text);
+    write_samples(&e);
+    pprof_writer_times(e.w, (int64_t)(s.start_us + at_us) * 1000, 0);
+    status = close_output(&e, out, false);
+  }
+  free_export(&e);
+  int closed = kept_close(usage, &l, &s);
+  return status || closed ? 1 : 0;
 }

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kept_load.h"
 #include "tool.h"
 
 // The output of -o: *out NULL becomes "-" (stdout). False (after printing
@@ -40,5 +41,16 @@ bool pprof_export_output_ok(const ToolUsage *usage, const char **out);
 // before the damage, marked PARTIAL in its comments), or writing failed.
 // Messages go to stderr prefixed with "memtrace NAME".
 int pprof_export(const ToolUsage *usage, const char *const *paths, size_t n, const char *out, bool whole_stacks);
+
+// A snapshot's profile (pprof --at): the trace `path` with its snapshots
+// (`retain`: --retain, or NULL), the one `pick` names; sample types
+// inuse_objects and inuse_space (shown by default) only: per block it lists,
+// its samples' bytes and the blocks it stands for (as its stack's sampled
+// blocks do on average), one sample per callstack and holder, the holder's
+// text (trace/snapshot_holder.h) the label "holder"; a comment names the
+// snapshot; time = its time. Exit status 1 when no snapshot is picked (why
+// on stderr, nothing written), the file is damaged, or writing failed.
+int pprof_export_snapshot(const ToolUsage *usage, const char *path, const char *retain, const SnapPick *pick,
+                          const char *out, bool whole_stacks);
 
 #endif

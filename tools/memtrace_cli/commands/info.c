@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "../analysis/end_state.h"
+#include "../analysis/snapshots.h"
 #include "../analysis/output.h"
 #include "../cli/kept_load.h"
 #include "../cli/options.h"
@@ -18,11 +18,12 @@ static const ToolUsage usage = {
     "collections, backtrace depths, and the bytes of the file split into packet\n"
     "headers, trace info, locations, backtraces and other event bytes, in total and\n"
     "per sample. A damaged trace is summarized up to the damage, then the error is\n"
-    "printed on stderr; exit status 1. Then the end state (FILE.retain, written\n"
-    "by ./vm when the run ends): whether a final collection ran, the blocks alive\n"
-    "and paths it holds, its times; or why there is none. A damaged end state, or\n"
-    "one of another trace, is an error (status 1).\n"
-    "  --retain FILE  the end state to read (default: FILE.retain)\n"
+    "printed on stderr; exit status 1. Then the snapshots (FILE.retain, written by\n"
+    "./vm while the program runs and when it ends), one line each: what took it,\n"
+    "when, the blocks alive and the paths it holds, its pause; whether the trace\n"
+    "reaches it; or why there is none. A damaged snapshot file, or one of another\n"
+    "trace, is an error (status 1).\n"
+    "  --retain FILE  the snapshot file to read (default: FILE.retain)\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT         write to OUT instead of stdout\n",
 };
@@ -101,28 +102,27 @@ static void print_bytes(const TraceReaderStats *s) {
          per(s->info_bytes, s->samples));
 }
 
-static void print_end_state(const EndState *es) {
-  const RetainHeader *h = &es->retain.header;
-  if (es->status == END_STATE_ABSENT) {
-    printf("%-16snone: %s\n%-16s%s\n", "end state", es->why, "to get one", es->fix);
+static void print_snapshots(const Snapshots *s) {
+  if (s->status == SNAPSHOTS_ABSENT && !s->n_snaps) {
+    printf("%-16snone: %s\n%-16s%s\n", "snapshots", s->why, "to get some", s->fix);
     return;
   }
-  if (es->status == END_STATE_DAMAGED) {
-    printf("%-16sunusable: %s\n", "end state", es->why);
+  if (s->status == SNAPSHOTS_DAMAGED) {
+    printf("%-16sunusable: %s\n", "snapshots", s->why);
     return;
   }
-  printf("%-16s%s: final collection in %.6f s, %" PRIu64 " sampled blocks alive at the end\n", "end state", es->file,
-         (double)h->gc_us / 1e6, h->live_samples);
-  if (es->paths)
-    printf("%-16s%" PRIu64 " from the roots (walk %.6f s; it reached %" PRIu64 " blocks, %" PRIu64 " words)\n",
-           "paths", es->retain.path_count, (double)h->walk_us / 1e6, h->reachable_blocks, h->reachable_words);
-  else
-    printf("%-16snone: %s\n", "paths", es->why);
+  printf("%-16s%s: %u whole, %u usable, %s\n", "snapshots", s->file, s->n_snaps, s->n_usable,
+         s->end_state >= 0 ? "the end state last" : "no end state");
+  if (*s->tail) printf("%-16s%s\n", "", s->tail);
+  for (uint32_t k = 0; k < s->n_snaps; k++) {
+    printf("%-16s", "");
+    kept_print_snapshot(stdout, s, k);
+  }
 }
 
 // The same figures as one JSON document.
 static void print_json(const char *path, const TraceReader *r, const TraceReaderStats *s, const EventTally *t,
-                       bool partial, const EndState *es) {
+                       bool partial, const Snapshots *snaps) {
   const TraceReaderInfo *info = trace_reader_info(r);
   uint64_t events = s->allocs + s->promotes + s->collects;
   Json j;
@@ -185,7 +185,7 @@ static void print_json(const char *path, const TraceReader *r, const TraceReader
   json_bool(&j, "partial", partial);
   if (partial) json_string(&j, "error", trace_reader_error(r)->message);
   else json_null(&j, "error");
-  kept_json_end_state_info(&j, es);
+  kept_json_snapshots(&j, snaps, snapshots_default(snaps));
   json_end_object(&j);
   json_finish(&j);
 }
@@ -211,22 +211,22 @@ int cmd_info(int argc, char **argv) {
   }
   TraceReaderStats stats;
   trace_reader_stats(r, &stats);
-  EndState es = {0};
-  end_state_open(&es, path, retain, trace_reader_info(r), stats.allocs, s == TRACE_READER_ERROR);
+  Snapshots snaps;
+  snapshots_check(&snaps, path, retain, trace_reader_info(r), stats.allocs, s == TRACE_READER_ERROR);
   if (json) {
-    print_json(path, r, &stats, &tally, s == TRACE_READER_ERROR, &es);
+    print_json(path, r, &stats, &tally, s == TRACE_READER_ERROR, &snaps);
   } else {
     print_header(path, trace_reader_info(r));
     print_counts(trace_reader_info(r), &stats, &tally);
     print_bytes(&stats);
-    print_end_state(&es);
+    print_snapshots(&snaps);
   }
   status = tool_finish_output(&usage);
-  if (es.status == END_STATE_DAMAGED) {
-    fprintf(stderr, "memtrace info: %s\n", es.why);
+  if (snaps.status == SNAPSHOTS_DAMAGED) {
+    fprintf(stderr, "memtrace info: %s\n", snaps.why);
     status = 1;
   }
-  end_state_free(&es);
+  snapshots_free(&snaps);
   if (s == TRACE_READER_ERROR) status = tool_trace_error(&usage, path, r);
   trace_reader_close(r);
   return status;

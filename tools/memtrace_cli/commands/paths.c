@@ -1,6 +1,6 @@
-// paths.c - `memtrace paths FILE`: the end state's paths (kept.h,
-// retain_text.h), one per sampled block alive at the end, or grouped by
-// holder, as text or JSON.
+// paths.c - `memtrace paths FILE`: a snapshot's paths (kept.h,
+// retain_text.h; the end state by default, --at N another), one per sampled
+// block alive then, or grouped by holder, as text or JSON.
 #include <inttypes.h>
 #include <string.h>
 
@@ -12,17 +12,21 @@
 
 static const ToolUsage usage = {
     "paths",
-    "usage: memtrace paths [--by holder] [--retain FILE] [-n N] [--json] [-o OUT] FILE\n"
-    "Lists the end state of the trace FILE (FILE.retain, written by ./vm when the\n"
-    "run ends): for each sampled block alive at the end, its site and one shortest\n"
-    "path from a GC root to it (root, then each hop; \"list cell x18\" is 18 cells\n"
-    "in a row), by allocation id. With --by holder, the blocks grouped by what\n"
-    "holds them (the path up to its first list, array or Hashtbl, counts erased),\n"
-    "most kept first, each with its sites, most directly held first. Without an\n"
-    "end state says why and what would give one; a damaged or foreign one is an\n"
-    "error (status 1).\n"
+    "usage: memtrace paths [--at N] [--by holder] [--retain FILE] [--stdlib] [-n N] [--json] [-o OUT] FILE\n"
+    "Lists a snapshot of the trace FILE (FILE.retain, written by ./vm while the\n"
+    "program runs and when it ends; by default the end state, else the last\n"
+    "snapshot): for each sampled block alive then, its site and the path from a GC\n"
+    "root by which the collection's mark reached it (root, then each hop; \"list\n"
+    "cell x18\" is 18 cells in a row), by allocation id. With --by holder, the\n"
+    "blocks grouped by what holds them (the path up to its first list, array or\n"
+    "Hashtbl, counts erased), most kept first, each with its sites (the innermost\n"
+    "line outside the stdlib), most directly held first. Without a snapshot says\n"
+    "why and what would give one; a damaged or foreign file is an error (status 1).\n"
+    "  --at N         snapshot N: its number, 'end', or a time (1.5s, 250ms, P%):\n"
+    "                 the last taken by then\n"
     "  --by holder    group by holder\n"
-    "  --retain FILE  the end state to read (default: FILE.retain)\n"
+    "  --retain FILE  the snapshot file to read (default: FILE.retain)\n"
+    "  --stdlib       with --by holder: sites at the allocating frame, stdlib included\n"
     "  -n N           show N paths or holders (default 0: all)\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT         write to OUT instead of stdout\n",
@@ -30,22 +34,22 @@ static const ToolUsage usage = {
 
 typedef struct PathsOptions {
   const char *by, *retain, *path;
+  SnapPick at;
   uint32_t rows;
-  bool json;
+  bool json, stdlib;
 } PathsOptions;
 
-static void print_paths(const Profile *p, const EndState *es, uint32_t rows) {
-  uint64_t shown = 0;
-  for (uint64_t i = 0; i < es->retain.path_count && (!rows || shown < rows); i++, shown++) {
-    const RetainPath *path = &es->retain.paths[i];
-    const ProfileSurvivor *s = end_state_survivor(es, path->alloc_id);
+static void print_paths(const Profile *p, const Snapshots *s, uint32_t k, uint32_t rows) {
+  uint64_t n = snapshots_paths(s, k), shown = 0;
+  for (uint64_t i = 0; i < n && (!rows || shown < rows); i++, shown++) {
+    const RetainPath *path = snapshots_path(s, k, i);
     printf("%" PRIu64 "  ", path->alloc_id);
-    out_site(stdout, profile_site(p, profile_stack_site(p, s->stack)));
+    out_site(stdout, profile_site(p, profile_stack_site(p, snapshots_block(s, k, i)->stack)));
     printf("\n    ");
     retain_path_text(stdout, path, path->hop_count, false);
     putchar('\n');
   }
-  if (shown < es->retain.path_count) printf("(%" PRIu64 " more: -n 0 shows all)\n", es->retain.path_count - shown);
+  if (shown < n) printf("(%" PRIu64 " more: -n 0 shows all)\n", n - shown);
 }
 
 static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank) {
@@ -58,21 +62,21 @@ static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank) {
   for (uint32_t k = 0; k < h->n_sites; k++) {
     const KeptSite *s = &h->sites[k];
     printf("     depth %u  %" PRIu64 " samples  ", s->depth, s->samples);
-    out_site(stdout, profile_site(p, s->site));
+    kept_site_text(stdout, p, s);
     putchar('\n');
   }
 }
 
-static void json_paths(Json *j, const Profile *p, const EndState *es, uint32_t rows) {
+static void json_paths(Json *j, const Profile *p, const Snapshots *s, uint32_t k, uint32_t rows) {
   json_array(j, "paths");
-  for (uint64_t i = 0; i < es->retain.path_count && (!rows || i < rows); i++) {
-    const RetainPath *path = &es->retain.paths[i];
-    const ProfileSurvivor *s = end_state_survivor(es, path->alloc_id);
+  for (uint64_t i = 0; i < snapshots_paths(s, k) && (!rows || i < rows); i++) {
+    const RetainPath *path = snapshots_path(s, k, i);
+    const SnapBlock *b = snapshots_block(s, k, i);
     json_object(j, NULL);
     json_uint(j, "alloc_id", path->alloc_id);
-    json_uint(j, "samples", s->samples);
+    json_uint(j, "samples", b->samples);
     json_object(j, "site");
-    json_site_fields(j, profile_site(p, profile_stack_site(p, s->stack)));
+    json_site_fields(j, profile_site(p, profile_stack_site(p, b->stack)));
     json_end_object(j);
     retain_json_path(j, "path", path, path->hop_count, false);
     json_end_object(j);
@@ -93,7 +97,7 @@ static void json_holders(Json *j, const Profile *p, const KeptAnalysis *an, uint
     json_array(j, "sites");
     for (uint32_t k = 0; k < h->n_sites; k++) {
       json_object(j, NULL);
-      json_site_fields(j, profile_site(p, h->sites[k].site));
+      kept_site_json(j, p, &h->sites[k]);
       json_uint(j, "depth", h->sites[k].depth);
       json_uint(j, "samples", h->sites[k].samples);
       json_end_object(j);
@@ -109,7 +113,8 @@ int cmd_paths(int argc, char **argv) {
   const char *out = NULL;
   const ToolOption options[] = {
       {"--by", "KEY", &o.by, NULL, NULL, 0, 0}, KEPT_OPTION_RETAIN(&o.retain), TOOL_OPTION_ROWS(&o.rows),
-      TOOL_OPTION_JSON(&o.json),                TOOL_OPTION_OUTPUT(&out),
+      TOOL_OPTION_JSON(&o.json),                TOOL_OPTION_OUTPUT(&out),        KEPT_OPTION_AT(&o.at),
+      KEPT_OPTION_STDLIB(&o.stdlib),
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 1, 1, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
@@ -120,36 +125,48 @@ int cmd_paths(int argc, char **argv) {
     if (strcmp(o.by, "holder") != 0) return tool_usage_error(&usage, "option --by: '%s' is not holder", o.by);
     by_holder = true;
   }
+  if (o.stdlib && !by_holder) return tool_usage_error(&usage, "--stdlib goes with --by holder");
   if (!tool_output_to(&usage, out)) return 1;
   ProfileOptions popts = {0};
   Loaded l;
-  EndState es;
-  if (kept_load(&usage, o.path, o.retain, &popts, NULL, &l, &es) != 0) return 1;
+  Snapshots s;
+  if (kept_load(&usage, o.path, o.retain, &popts, NULL, &l, &s) != 0) return 1;
   const Profile *p = l.profile;
+  char err[SNAPSHOTS_TEXT] = "";
+  int64_t k = kept_pick(&s, p, &o.at, err, sizeof err);
   KeptAnalysis an = {0};
-  if (by_holder) kept_analyse(p, &es, &an);
-  bool usable = es.status == END_STATE_PRESENT && es.paths;
+  KeptOptions ko = {.stdlib = o.stdlib};
+  if (by_holder && k >= 0) {
+    kept_analyse(p, &s, k, &ko, &an);
+    kept_sort_by_kept(&an);
+  }
+  bool usable = k >= 0;
   if (o.json) {
     Json j;
     load_json_begin(&j, stdout, "paths", &l);
-    kept_json_end_state(&j, &es);
+    kept_json_snapshots(&j, &s, k);
+    if (!usable && *err) json_string(&j, "why", err);
     json_string(&j, "by", by_holder ? "holder" : "block");
     if (usable && by_holder) json_holders(&j, p, &an, o.rows);
-    else if (usable) json_paths(&j, p, &es, o.rows);
+    else if (usable) json_paths(&j, p, &s, (uint32_t)k, o.rows);
     json_end_object(&j);
     json_finish(&j);
   } else {
     printf("%s: ", l.path);
-    kept_print_end_state(stdout, &es);
+    kept_print_snapshots(stdout, &s, k);
     load_print_partial(stdout, &l);
-    if (es.status == END_STATE_ABSENT) printf("to get one: %s\n", es.fix);
+    if (s.status == SNAPSHOTS_ABSENT) printf("to get one: %s\n", s.fix);
+    else if (!usable && s.status == SNAPSHOTS_PRESENT) printf("--at: %s\n", err);
     if (usable && by_holder) {
       printf("%u holders, most kept first\n", an.n);
       for (uint32_t i = 0; i < an.n && (!o.rows || i < o.rows); i++) print_holder(p, &an.holders[i], i + 1);
     } else if (usable) {
-      print_paths(p, &es, o.rows);
+      print_paths(p, &s, (uint32_t)k, o.rows);
     }
   }
   kept_analysis_free(&an);
-  return kept_close(&usage, &l, &es);
+  bool unpicked = !usable && s.status == SNAPSHOTS_PRESENT && o.at.set;
+  status = kept_close(&usage, &l, &s);
+  if (unpicked) fprintf(stderr, "memtrace paths: --at: %s\n", err);
+  return unpicked ? 1 : status;
 }

@@ -77,7 +77,7 @@ typedef struct Page {
   const Loaded *l;
   const Profile *p;
   const LiveSeries *series;
-  const EndState *es;
+  const Snapshots *snaps;
 } Page;
 
 // ---------------------------------------------------------------- options
@@ -323,7 +323,7 @@ static void put_summary(const Page *pg) {
   row_end(out);
   row_start(out, "live at the end (estimated)");
   put_estimate(out, p, t->live_samples);
-  if (pg->es && pg->es->status == END_STATE_PRESENT)
+  if (pg->snaps && pg->snaps->end_state >= 0)
     fputs(" <span class=\"note\">(reachable when the trace ended: a final collection ran first; see Kept "
           "by)</span>", out);
   else
@@ -526,7 +526,7 @@ static void put_holder(FILE *out, const Profile *p, const KeptHolder *h) {
   Interval bi = kept_bytes_interval(p, h->samples), si = kept_share_interval(h->samples, h->allocated_samples);
   double share = h->allocated_samples ? (double)h->samples / (double)h->allocated_samples : 0;
   fprintf(out, "%s</b> <span class=\"iv\">[%s, %s]</span>, %.3g%% <span class=\"iv\">[%.3g%%, %.3g%%]</span> of "
-          "what its sites allocated; survivor samples by fifth of the run:", out_bytes(a, kept_bytes(p, h->samples)),
+          "what its sites allocated; kept samples by tenth of the run:", out_bytes(a, kept_bytes(p, h->samples)),
           out_bytes(b, bi.lo), out_bytes(c, bi.hi), 100 * share, 100 * si.lo, 100 * si.hi);
   for (int w = 0; w < KEPT_WINDOWS; w++) fprintf(out, " %llu", (unsigned long long)h->windows[w]);
   fputs("</div>\n", out);
@@ -540,7 +540,11 @@ static void put_holder(FILE *out, const Profile *p, const KeptHolder *h) {
     const KeptSite *s = &h->sites[k];
     Interval iv = kept_bytes_interval(p, s->samples);
     fputs("<li><span class=\"leaksite\">", out);
-    put_group(out, p, PROFILE_BY_SITE, s->stack);
+    Captured site;
+    kept_site_text(capture(&site), p, s);
+    char *site_text = captured(&site);
+    put(out, site_text);
+    free(site_text);
     fprintf(out, "</span> &mdash; %s: %s <span class=\"iv\">[%s, %s]</span>", h->example ? depth_text(s->depth) : "kept",
             out_bytes(a, kept_bytes(p, s->samples)), out_bytes(b, iv.lo), out_bytes(c, iv.hi));
     Captured cap;
@@ -557,7 +561,7 @@ static void put_kept(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
   KeptAnalysis an;
-  kept_analyse(p, pg->es, &an);
+  kept_analyse(p, pg->snaps, -1, NULL, &an);
   fputs("<section id=\"kept-by\">\n<h2>Kept by</h2>\n<p class=\"note\">", out);
   fprintf(out, "From the end state (a final collection, then a path from a GC root to every sampled block still "
           "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
@@ -566,7 +570,7 @@ static void put_kept(const Page *pg) {
           "Bytes with Garwood's Poisson 95%% interval, shares with Clopper-Pearson's.</p>\n<p class=\"note\">",
           KEPT_WINDOWS);
   Captured cap;
-  kept_print_end_state(capture(&cap), pg->es);
+  kept_print_snapshots(capture(&cap), pg->snaps, an.snapshot);
   char *text = captured(&cap);
   text[strcspn(text, "\n")] = 0;
   put(out, text);
@@ -638,14 +642,14 @@ int cmd_report(int argc, char **argv) {
   live_series_init(&series, 400);
   ProfileOptions popts = {.lifetimes = true, .before_event = live_series_hook, .hook_ctx = &series};
   Loaded l;
-  EndState es;
-  if (kept_load(&usage, o.file, o.retain, &popts, NULL, &l, &es) != 0) {
+  Snapshots snaps;
+  if (kept_load(&usage, o.file, o.retain, &popts, NULL, &l, &snaps) != 0) {
     live_series_free(&series);
     if (!to_stdout) fclose(out);  // load_trace discarded the output
     return 1;
   }
   live_series_end(&series, l.profile);
-  Page pg = {out, &o, &l, l.profile, &series, &es};
+  Page pg = {out, &o, &l, l.profile, &series, &snaps};
   write_page(&pg);
   status = 0;
   if (!to_stdout) {
@@ -656,6 +660,6 @@ int cmd_report(int argc, char **argv) {
   }
   if (status) fprintf(stderr, "memtrace report: error writing %s\n", to_stdout ? "the output" : o.out), outfile_discard();
   live_series_free(&series);
-  int trace_status = kept_close(&usage, &l, &es);
+  int trace_status = kept_close(&usage, &l, &snaps);
   return status ? status : trace_status;
 }

@@ -28,13 +28,15 @@ static const ToolUsage usage = {
     "  --live        rank by bytes live at the end of the trace (or at --at)\n"
     "  --at TIME     with --live: live at TIME since the trace's start: 1.5s,\n"
     "                250ms, 800us, 2min, a plain number of seconds, or P% of the\n"
-    "                trace's duration\n"
+    "                trace's duration; with --by holder, a snapshot: its number,\n"
+    "                'end', or a time (the last snapshot taken by then)\n"
     "  --promoted    rank by bytes promoted (blocks that survived a minor GC)\n"
     "  --by KEY      site (default: the innermost frame's location), function,\n"
     "                file, or stack (the whole callstack); with --live, holder:\n"
-    "                the blocks alive at the end grouped by what holds them, from\n"
-    "                the end state FILE.retain (memtrace paths --by holder)\n"
-    "  --retain FILE with --by holder: the end state (default: FILE.retain)\n"
+    "                the blocks alive at a snapshot (the end state by default)\n"
+    "                grouped by what holds them, from FILE.retain (memtrace paths\n"
+    "                --by holder); with --follow, each new snapshot's table\n"
+    "  --retain FILE with --by holder: the snapshot file (default: FILE.retain)\n"
     "  -n N          show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json        JSON instead of the table (schema: tools/memtrace_cli/README.md)\n"
@@ -44,7 +46,9 @@ static const ToolUsage usage = {
     "  -o OUT        write to OUT instead of stdout\n"
     "  --follow      the trace is being written: redraw every second until the\n"
     "                writer is gone (its pid, on this host), or until the file\n"
-    "                stopped growing for --idle seconds when that cannot be told\n"
+    "                stopped growing for --idle seconds when that cannot be told;\n"
+    "                with --live --by holder, each new snapshot's table as it is\n"
+    "                taken, until the end state arrives or SIGINT\n"
     "  --idle S      with --follow (default 10)\n"
     "A damaged or truncated trace: the figures of the events before the damage,\n"
     "marked PARTIAL, the error on stderr, exit status 1.\n",
@@ -56,6 +60,7 @@ typedef struct TopOptions {
   uint32_t rows;
   bool json, follow;
   AtTime at;
+  SnapPick pick;        // --at with --by holder
   double idle_s;
   const char *path;
   bool by_holder;
@@ -75,11 +80,11 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
   *o = (TopOptions){.metric = RANK_ALLOCATED, .by = PROFILE_BY_SITE, .rows = 20, .idle_s = -1};
   bool live = false, promoted = false, whole = false;
   uint32_t max_frames = TOOL_MAX_FRAMES_UNSET;
-  const char *out = NULL;
+  const char *out = NULL, *at = NULL;
   const ToolOption options[] = {
       {"--live", NULL, &live, NULL, NULL, 0, 0},
       {"--promoted", NULL, &promoted, NULL, NULL, 0, 0},
-      LOAD_OPTION_AT(&o->at),
+      {"--at", "TIME", &at, NULL, NULL, 0, 0},  // parsed below: a time, or with --by holder a snapshot
       {"--by", "KEY", &o->by, parse_top_by, "site, function, file, stack or holder", PROFILE_BY_SITE,
        PROFILE_BY_STACK},
       KEPT_OPTION_RETAIN(&o->retain),
@@ -100,15 +105,20 @@ static int parse_options(int argc, char **argv, TopOptions *o) {
     return tool_usage_error(&usage, "--whole-stacks goes with --by stack");
   status = tool_max_frames(&usage, max_frames, o->by == PROFILE_BY_STACK && o->json, "--by stack --json");
   if (status != TOOL_CONTINUE) return status;
+  if (at && o->by_holder && !kept_parse_pick(at, &o->pick))
+    return tool_usage_error(&usage, "option --at: '%s' is not a snapshot (its number, 'end', or a time: 1.5s, "
+                            "250ms, 800us, 2min, P%%)", at);
+  ToolOption at_option = LOAD_OPTION_AT(&o->at);
+  if (at && !o->by_holder && !load_parse_at(&at_option, at))
+    return tool_usage_error(&usage, "option --at: '%s' is not %s", at, at_option.expected);
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
-  if (o->at.set && !live) return tool_usage_error(&usage, "--at goes with --live");
-  if (o->follow && o->at.set) return tool_usage_error(&usage, "--follow shows the present: no --at");
+  if (at && !live) return tool_usage_error(&usage, "--at goes with --live");
+  if (o->follow && at) return tool_usage_error(&usage, "--follow shows the present: no --at");
   if (o->follow && strcmp(o->path, "-") == 0) return tool_usage_error(&usage, "--follow needs a file, not stdin");
   if (o->idle_s >= 0 && !o->follow) return tool_usage_error(&usage, "--idle goes with --follow");
   if (o->idle_s < 0) o->idle_s = 10;
   o->metric = live ? RANK_LIVE : promoted ? RANK_PROMOTED : RANK_ALLOCATED;
-  if (o->by_holder && (!live || o->at.set || o->follow))
-    return tool_usage_error(&usage, "--by holder goes with --live, at the end (no --at, no --follow)");
+  if (o->by_holder && !live) return tool_usage_error(&usage, "--by holder goes with --live");
   if (o->retain && !o->by_holder) return tool_usage_error(&usage, "--retain goes with --by holder");
   return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
@@ -393,16 +403,18 @@ static int follow(const TopOptions *o) {
 
 // ---------------------------------------------------------------- by holder
 
-static void holders_text(const Loaded *l, const EndState *es, const TopOptions *o, const KeptAnalysis *an) {
+static void holders_text(const Loaded *l, const Snapshots *s, const TopOptions *o, const KeptAnalysis *an) {
   const Profile *p = l->profile;
   char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
-  printf("%s: live at the end by holder\n", l->path);
+  printf("%s: live by holder\n", l->path);
   load_print_partial(stdout, l);
-  kept_print_end_state(stdout, es);
-  if (es->status != END_STATE_PRESENT) {
-    if (es->status == END_STATE_ABSENT) printf("to get one: %s\n", es->fix);
+  kept_print_snapshots(stdout, s, an->snapshot);
+  if (an->snapshot < 0) {
+    if (s->status == SNAPSHOTS_ABSENT) printf("to get one: %s\n", s->fix);
+    else if (s->status == SNAPSHOTS_PRESENT) printf("%s\n", an->why);
     return;
   }
+  if (an->judgement == KEPT_CANNOT_JUDGE) printf("verdicts: cannot judge: %s\n", an->why);
   double total = kept_bytes(p, an->samples);
   printf("%4s %10s %23s %6s %7s  %-15s %s\n", "rank", "bytes", "95% interval", "share", "samples", "verdict",
          "holder");
@@ -411,22 +423,23 @@ static void holders_text(const Loaded *l, const EndState *es, const TopOptions *
     Interval iv = kept_bytes_interval(p, h->samples);
     printf("%4u %10s [%10s, %10s] %5.1f%% %7llu  %-15s ", i + 1, out_bytes(a, kept_bytes(p, h->samples)),
            out_bytes(b, iv.lo), out_bytes(c, iv.hi), total > 0 ? 100 * kept_bytes(p, h->samples) / total : 0,
-           (unsigned long long)h->samples, kept_verdict_name(h->verdict));
+           (unsigned long long)h->samples,
+           an->judgement == KEPT_CANNOT_JUDGE ? "-" : kept_verdict_name(h->verdict));
     if (h->example) retain_path_text(stdout, h->example, h->cut, true);
     else printf("(no path) "), out_site(stdout, profile_site(p, h->unknown_site));
     putchar('\n');
   }
 }
 
-static void holders_json(const Loaded *l, const EndState *es, const TopOptions *o, const KeptAnalysis *an) {
+static void holders_json(const Loaded *l, const Snapshots *s, const TopOptions *o, const KeptAnalysis *an) {
   const Profile *p = l->profile;
   Json j;
   load_json_begin(&j, stdout, "top", l);
   json_string(&j, "metric", "live");
   json_string(&j, "by", "holder");
-  kept_json_end_state(&j, es);
+  kept_json_snapshots(&j, s, an->snapshot);
   json_array(&j, "rows");
-  for (uint32_t i = 0; es->status == END_STATE_PRESENT && i < an->n && (!o->rows || i < o->rows); i++) {
+  for (uint32_t i = 0; an->snapshot >= 0 && i < an->n && (!o->rows || i < o->rows); i++) {
     const KeptHolder *h = &an->holders[i];
     json_object(&j, NULL);
     json_uint(&j, "rank", i + 1);
@@ -437,7 +450,8 @@ static void holders_json(const Loaded *l, const EndState *es, const TopOptions *
     json_interval(&j, "interval", iv.lo, iv.hi);
     json_uint(&j, "samples", h->samples);
     json_uint(&j, "blocks", h->blocks);
-    json_string(&j, "verdict", kept_verdict_name(h->verdict));
+    if (an->judgement == KEPT_CANNOT_JUDGE) json_null(&j, "verdict");
+    else json_string(&j, "verdict", kept_verdict_name(h->verdict));
     json_end_object(&j);
   }
   json_end_array(&j);
@@ -445,23 +459,109 @@ static void holders_json(const Loaded *l, const EndState *es, const TopOptions *
   json_finish(&j);
 }
 
-static int by_kept(const void *a, const void *b) {
-  const KeptHolder *x = a, *y = b;
-  if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
-  return x->key < y->key ? -1 : x->key > y->key;
+// The table of snapshot k (-1: the default), most kept first.
+static void holders_show(const Loaded *l, const Snapshots *s, const TopOptions *o, int64_t k, const char *why) {
+  KeptAnalysis an;
+  kept_analyse(l->profile, s, k, NULL, &an);
+  if (k < 0 && *why) {  // --at named no usable snapshot
+    kept_analysis_free(&an);
+    memset(&an, 0, sizeof an);
+    an.snapshot = -1;
+    snprintf(an.why, sizeof an.why, "--at: %s", why);
+  }
+  kept_sort_by_kept(&an);  // most kept first, whatever the verdict
+  (o->json ? holders_json : holders_text)(l, s, o, &an);
+  kept_analysis_free(&an);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+// --follow --by holder: each snapshot's table as it is taken; stops with
+// the end state, SIGINT, or when the writer is gone.
+static int follow_holders(const TopOptions *o) {
+  Loaded l = {.path = o->path};
+  if (!(l.reader = open_when_there(o))) return 1;
+  trace_reader_follow(l.reader, true);
+  ProfileOptions popts = {0};
+  Snapshots s;
+  snapshots_follow(&s, o->path, o->retain, &popts);
+  if (!(l.profile = profile_new(l.reader, &popts))) {
+    fprintf(stderr, "memtrace top: out of memory\n");
+    snapshots_free(&s);
+    load_close(&l);
+    return 1;
+  }
+  struct sigaction sa = {0}, old;
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  const TraceReaderInfo *info = trace_reader_info(l.reader);
+  uint64_t size = file_size(o->path);
+  double last_growth = now_seconds();
+  uint32_t shown = 0;
+  bool end_state = false;
+  TraceReaderStatus st = TRACE_READER_END;
+  WriterState w = WRITER_RUNNING;
+  if (!o->json)
+    printf("memtrace top --follow --by holder: %s, each snapshot's table as it is taken (until the end state or "
+           "SIGINT)\n", o->path);
+  while (!interrupted) {
+    if (!snapshots_follow_update(&s, info)) break;
+    st = profile_read(l.profile, NULL);
+    if (!snapshots_follow_update(&s, info)) break;
+    for (; shown < s.next; shown++) {
+      if (!s.snaps[shown].usable) continue;
+      if (!o->json) putchar('\n');
+      holders_show(&l, &s, o, shown, "");
+      fflush(stdout);
+      end_state |= (int64_t)shown == s.end_state;
+    }
+    if (end_state || st == TRACE_READER_ERROR || !profile_ok(l.profile)) break;
+    w = writer_state(info);
+    uint64_t now_size = file_size(o->path);
+    if (now_size != size) size = now_size, last_growth = now_seconds();
+    if (w == WRITER_GONE || (w == WRITER_UNKNOWN && now_seconds() - last_growth > o->idle_s)) break;
+    pause_seconds(1);
+  }
+  sigaction(SIGINT, &old, NULL);
+  int status = 0;
+  if (s.status == SNAPSHOTS_DAMAGED) {
+    fprintf(stderr, "memtrace top: %s\n", s.why);
+    status = 1;
+  } else if (st == TRACE_READER_ERROR && !end_state) {
+    fprintf(stderr, "memtrace top: %s: %s\n", o->path, profile_error(l.profile));
+    status = 1;
+  } else if (!profile_ok(l.profile)) {
+    fprintf(stderr, "memtrace top: %s: out of memory\n", o->path);
+    status = 1;
+  } else if (!o->json && !end_state) {
+    printf("\nmemtrace top --follow: %s; %u snapshot%s shown, no end state\n",
+           interrupted ? "interrupted" : "the writer is gone", shown, shown == 1 ? "" : "s");
+  }
+  snapshots_free(&s);
+  load_close(&l);
+  return tool_finish_output(&usage) ? 1 : status;
 }
 
 static int top_by_holder(const TopOptions *o) {
   ProfileOptions popts = {0};
   Loaded l;
-  EndState es;
-  if (kept_load(&usage, o->path, o->retain, &popts, NULL, &l, &es) != 0) return 1;
-  KeptAnalysis an;
-  kept_analyse(l.profile, &es, &an);
-  if (an.n) qsort(an.holders, an.n, sizeof *an.holders, by_kept);  // most kept first, whatever the verdict
-  (o->json ? holders_json : holders_text)(&l, &es, o, &an);
-  kept_analysis_free(&an);
-  return kept_close(&usage, &l, &es);
+  Snapshots s;
+  if (kept_load(&usage, o->path, o->retain, &popts, NULL, &l, &s) != 0) return 1;
+  char why[SNAPSHOTS_TEXT] = "";
+  int64_t k = kept_pick(&s, l.profile, &o->pick, why, sizeof why);
+  holders_show(&l, &s, o, k, o->pick.set ? why : "");
+  int status = kept_close(&usage, &l, &s);
+  if (k < 0 && o->pick.set && !status) {
+    fprintf(stderr, "memtrace top: --at: %s\n", why);
+    return 1;
+  }
+  return status;
 }
 
 // ---------------------------------------------------------------- main
@@ -470,6 +570,7 @@ int cmd_top(int argc, char **argv) {
   TopOptions o;
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;
+  if (o.follow && o.by_holder) return follow_holders(&o);
   if (o.follow) return follow(&o);
   if (o.by_holder) return top_by_holder(&o);
   // Bytes allocated need no block's death: no live table (profile.h).

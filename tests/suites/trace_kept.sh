@@ -36,7 +36,9 @@
 #   7. Snapshots while the program runs (tests/kept/series.mn): a run killed
 #      by SIGKILL after 4 snapshots is judged by the series (the log first;
 #      a ring and a table built once: no leak); top --live --by holder --at
-#      a number and a time, paths --at, --at naming nothing; top --follow
+#      a number and a time, paths --at, --at naming nothing; diff --by
+#      holder (two snapshots of one trace, two traces); report's kept-over-time
+#      chart and snapshot ticks; top --follow
 #      --by holder on the running program; pprof --at (go
 #      tool pprof -raw and -tags: inuse only, the snapshot's samples, holder
 #      labels); a file cut inside its last snapshot.
@@ -322,6 +324,41 @@ check "paths --at end on a killed run: no end state, status 1" \
   '"$tool" paths --at end "$tmp/k.ctf" >/dev/null 2>"$tmp/ee"; [ $? = 1 ] && [ -s "$tmp/ee" ]'
 check "leaks --at 1: two snapshots up to it, the end-state rule cannot judge a mid-run one, status 4" \
   '"$tool" leaks --at 1 "$tmp/k.ctf" >/dev/null; [ $? = 4 ]'
+# diff --by holder: two snapshots of one trace (blocks matched by id: new and
+# gone), or of two traces (the samples' test).
+"$tool" diff --by holder --from 0 --to 3 "$tmp/k.ctf" >"$tmp/d03"
+first=$(grep -m1 -E '^ +1 ' "$tmp/d03")
+check "diff --by holder --from 0 --to 3 (killed run): the log first, grown, significant, new blocks and none gone ($first)" \
+  'grep -q "^from: .*snapshot 0 (call" "$tmp/d03" && grep -q "^to  : .*snapshot 3 (call" "$tmp/d03" &&
+   [[ "$first" =~ \ \+[0-9.]+\ [KM]iB\*\ +[1-9][0-9]*\ +0\ .*global\ log\ -\>\ field\ items\ -\>\ list\ cell\ xn$ ]]'
+"$tool" diff --by holder "$tmp/kr.ctf" >"$tmp/dr"
+check "diff --by holder on the ring's run (first to last snapshot): no change significant" \
+  '[ "$(grep -cE "^ +[0-9]+ " "$tmp/dr")" -ge 2 ] && ! grep -qE "^ +[0-9]+ .*\* " "$tmp/dr"'
+check "diff --by holder --json: from, to, rows with new and gone blocks" \
+  '"$tool" diff --by holder --json "$tmp/k.ctf" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"by\"] == \"holder\" and d[\"from\"][\"snapshot\"] == 0 and d[\"to\"][\"snapshot\"] == 3, d
+r = d[\"rows\"][0]
+assert r[\"holder\"] == \"global log -> field items -> list cell xn\" and r[\"new_blocks\"] > 0 and r[\"gone_blocks\"] == 0 and r[\"significant\"], r
+"'
+"$tool" diff --by holder "$tmp/kr.ctf" "$tmp/k.ctf" >"$tmp/d2"
+check "diff --by holder A B (two traces): the log kept only in B, significant, new and gone not counted" \
+  'grep -qE "^ +1 +0 B .*\* +- +- .*global log -> field items -> list cell xn$" "$tmp/d2"'
+check "diff --by holder --to 9: no such snapshot, said on stderr, status 1" \
+  '"$tool" diff --by holder --to 9 "$tmp/k.ctf" >/dev/null 2>"$tmp/d9"; [ $? = 1 ] && grep -q "no snapshot to compare" "$tmp/d9"'
+check "diff --by holder with --retain and two traces is refused (status 2)" \
+  '"$tool" diff --by holder --retain "$tmp/k.ctf.retain" "$tmp/k.ctf" "$tmp/kr.ctf" >/dev/null 2>&1; [ $? = 2 ]'
+
+# report: the leading holders' kept bytes at each snapshot of the series,
+# the snapshots ticked on it and on the live heap chart.
+"$tool" report "$tmp/k.ctf" -o "$tmp/k.html"
+check "report of the killed run: the kept-over-time chart, the log [leak] in its legend, 4 snapshots ticked on each chart" \
+  'grep -q "id=\"kept-over-time\"" "$tmp/k.html" && grep -qF "global log -&gt; field items -&gt; list cell xn [leak]" "$tmp/k.html" &&
+   [ "$(grep -o "<line class=\"tick\"" "$tmp/k.html" | wc -l)" = 8 ] && grep -qF "<title>snapshot 3 (call, at " "$tmp/k.html"'
+check "report of a run with the end state alone: no kept-over-time chart" \
+  '"$tool" report "$tmp/r.ctf" -o "$tmp/r1.html" && ! grep -q "kept-over-time" "$tmp/r1.html"'
+
 # top --follow --by holder on a running program: each snapshot's table as it
 # is taken, until the writer is gone (killed here after its fourth).
 MINNOW_SEED=1 ./vm --memtrace "$tmp/f.ctf" --memtrace-rate 1e-3 tests/kept/series.mn leak 3000 4 >/dev/null 2>&1 &

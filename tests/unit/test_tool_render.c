@@ -538,7 +538,9 @@ static void test_svg_chart_axes_and_bands(void **state) {
   double y[6] = {1 * mib, 0.5 * mib, 2 * mib, 1.5 * mib, 1 * mib, 0};
   const char *names[2] = {"site a", "rest"};
   StackedChart c = {"Live", "time", "bytes", 3, 2, x, y, names, true};
-  SvgChartOptions o = {1000, 200, "chart", true, 1, "peak here"};
+  double ticks[3] = {0.5, 1.5, 7};   // the last outside the plot: not drawn
+  const char *tick_labels[3] = {"snapshot 0", "snapshot <1>", "snapshot 2"};
+  SvgChartOptions o = {1000, 200, "chart", true, 1, "peak here", ticks, tick_labels, 3};
   char *svg = chart(&c, &o);
   const char *start = "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\"";
   assert_true(strncmp(svg, start, strlen(start)) == 0);
@@ -555,6 +557,11 @@ static void test_svg_chart_axes_and_bands(void **state) {
   assert_non_null(strstr(svg, "<title>site a: peak 2 MiB</title>"));
   assert_non_null(strstr(svg, "fill=\"#bab0ac\""));
   assert_non_null(strstr(svg, ">peak here</text>"));
+  // Ticked moments: a dotted line each within the plot, the label a tooltip, escaped.
+  assert_int_equal(count(svg, "<line class=\"tick\""), 2);
+  assert_non_null(strstr(svg, "<title>snapshot 0</title></line>"));
+  assert_non_null(strstr(svg, "<title>snapshot &lt;1&gt;</title></line>"));
+  assert_null(strstr(svg, "snapshot 2"));
   // Band 0 starts at its own top (1 MiB of 4: y = 34 + 200 - 50); the stack's top reaches 3.5 MiB.
   assert_non_null(strstr(svg, "d=\"M92.0,184.0"));
   assert_non_null(strstr(svg, "points=\"92.0,159.0 "));
@@ -570,7 +577,7 @@ static void test_svg_chart_escapes_and_empty(void **state) {
   double x[2] = {0, 1}, y[2] = {8, 16};
   const char *names[1] = {"f </title><script>alert('x')</script> & \"q\""};
   StackedChart c = {"t<i>", "a&b", "y", 2, 1, x, y, names, false};
-  SvgChartOptions o = {0, 0, NULL, false, 0, NULL};
+  SvgChartOptions o = {0, 0, NULL, false, 0, NULL, NULL, NULL, 0};
   char *svg = chart(&c, &o);
   assert_null(strstr(svg, "<script"));
   assert_null(strstr(svg, "<i>"));

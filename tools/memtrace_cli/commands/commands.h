@@ -13,6 +13,8 @@ int cmd_top(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+// diff --by holder (diff_holder.c)
+int cmd_diff_holder(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

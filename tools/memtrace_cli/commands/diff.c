@@ -31,7 +31,8 @@ static const ToolUsage usage = {
     "Ranked by the size of the change.\n"
     "  --live       bytes live at the end of each trace\n"
     "  --promoted   bytes promoted\n"
-    "  --by KEY     site (default), function, file or stack\n"
+    "  --by KEY     site (default), function, file or stack; holder: what each\n"
+    "               holder keeps at two snapshots (memtrace help diff --by holder)\n"
     "  -n N         show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
@@ -275,7 +276,16 @@ static void print_json(const Sides *s, const Options *o, const Comparison *c) {
   json_finish(&j);
 }
 
+// Whether the arguments ask for --by holder (diff_holder.c answers).
+static bool by_holder(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--by=holder") == 0 || (strcmp(argv[i], "--by") == 0 && i + 1 < argc && strcmp(argv[i + 1], "holder") == 0))
+      return true;
+  return false;
+}
+
 int cmd_diff(int argc, char **argv) {
+  if (by_holder(argc, argv)) return cmd_diff_holder(argc, argv);
   Options o;
   int status = parse_options(argc, argv, &o);
   if (status != TOOL_CONTINUE) return status;

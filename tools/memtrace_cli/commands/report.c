@@ -19,6 +19,7 @@
 // under a banner naming the reader's message (and so the byte offset); the
 // message follows on stderr and the exit status is 1.
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,18 @@ static const ToolUsage usage = {
     "live at the end and at the peak, with 95 % intervals), the top allocation sites,\n"
     "the estimated live heap over time (top sites stacked, drawn as inline SVG), a\n"
     "flame graph of the bytes allocated (click a frame to zoom), lifetimes per site\n"
-    "and what the end state keeps (\"Kept by\": the holders of the blocks alive at\n"
-    "the end, their paths, the sites under them, the bytes kept; leaks first, as\n"
-    "memtrace leaks judges them). Everything is inline: it opens from a file in any\n"
-    "browser, offline.\n"
+    "and what the snapshots keep (\"Kept by\": the holders of the blocks alive at\n"
+    "the end state, else the last snapshot, their paths, the sites under them, the\n"
+    "bytes kept; leaks first, as memtrace leaks judges them; with three snapshots or\n"
+    "more, the leading holders' kept bytes at each, the snapshots ticked on the live\n"
+    "heap chart too). Everything is inline: it opens from a file in any browser,\n"
+    "offline.\n"
     "  -o OUT      write the page to OUT (default: stdout)\n"
     "  -n N        rows of the sites and lifetimes tables (default 20; 0: all)\n"
     "  --whole-stacks  callstacks and the flame graph whole (default: recursion folded)\n"
     "  --top N     sites of their own in the live heap chart (default 8)\n"
     "  --title T   the page's heading (default: the traced program)\n"
-    "  --retain F  the end state (default: FILE.retain)\n"
+    "  --retain F  the snapshot file (default: FILE.retain)\n"
     "On a damaged or truncated trace: the page of the events before the damage,\n"
     "under a PARTIAL banner naming the byte offset, the error on stderr; exit status 1.\n",
 };
@@ -380,6 +383,41 @@ static void put_top_sites(const Page *pg) {
   ranking_free(&r);
 }
 
+// ---------------------------------------------------------------- snapshots
+
+// The usable snapshots' times (s since the trace's start) and labels; with
+// `only`, those of the series (indices into the file) only.
+typedef struct SnapTicks {
+  double *x;
+  char **labels;
+  size_t n;
+} SnapTicks;
+
+static void snap_ticks(SnapTicks *t, const Snapshots *s, const uint32_t *only, uint32_t n_only) {
+  *t = (SnapTicks){0};
+  if (s->status != SNAPSHOTS_PRESENT) return;
+  size_t cap = only ? n_only : s->n_snaps;
+  t->x = xrealloc(NULL, (cap ? cap : 1) * sizeof *t->x);
+  t->labels = xrealloc(NULL, (cap ? cap : 1) * sizeof *t->labels);
+  for (size_t i = 0; i < cap; i++) {
+    uint32_t k = only ? only[i] : (uint32_t)i;
+    if (!s->snaps[k].usable) continue;
+    char d[OUT_TEXT_MAX], *label = NULL;
+    const Snapshot *snap = s->snaps[k].s;
+    if (asprintf(&label, "snapshot %" PRIu64 " (%s, at %s)", snap->number, retain_trigger_name(snap->trigger),
+                 out_duration(d, (double)snapshots_time(s, k))) < 0)
+      xalloc_fail();
+    t->x[t->n] = (double)snapshots_time(s, k) / 1e6;
+    t->labels[t->n++] = label;
+  }
+}
+
+static void snap_ticks_free(SnapTicks *t) {
+  for (size_t i = 0; i < t->n; i++) free(t->labels[i]);
+  free(t->x);
+  free(t->labels);
+}
+
 // ---------------------------------------------------------------- live heap
 
 static void put_live_heap(const Page *pg) {
@@ -396,7 +434,10 @@ static void put_live_heap(const Page *pg) {
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   StackedChart c = {title, "time since the trace's start", "live bytes", b.n_points, b.n_top + 1, b.x_s, b.y,
                     (const char *const *)b.names, true};
-  SvgChartOptions so = {1180, 300, "chart", false, 0, NULL};
+  SvgChartOptions so = {1180, 300, "chart", false, 0, NULL, NULL, NULL, 0};
+  SnapTicks ticks;
+  snap_ticks(&ticks, pg->snaps, NULL, 0);
+  so.ticks = ticks.x, so.tick_labels = (const char *const *)ticks.labels, so.n_ticks = ticks.n;
   if (pg->series->n_points) {
     uint32_t k = live_series_peak(pg->series);
     snprintf(label, sizeof label, "peak %s at %s", out_bytes(a, pg->series->total[k] * profile_sample_bytes(p)),
@@ -405,9 +446,13 @@ static void put_live_heap(const Page *pg) {
     so.marker_x = pg->series->times_us[k] / 1e6;
     so.marker_label = label;
   }
+  if (ticks.n)
+    fprintf(out, "<p class=\"note\">The %zu snapshot%s of <code>%s</code> ticked (dotted lines; hover one for its "
+            "number).</p>\n", ticks.n, ticks.n == 1 ? "" : "s", pg->snaps->file);
   fputs("<div class=\"figure\">", out);
   svg_chart_write(&c, &so, out);
   fputs("</div>\n</section>\n", out);
+  snap_ticks_free(&ticks);
   live_bands_free(&b);
 }
 
@@ -557,18 +602,79 @@ static void put_holder(FILE *out, const Profile *p, const KeptHolder *h) {
   fputs("</ul></li>\n", out);
 }
 
+// The series rule's holders: the kept bytes of the leading ones (by what
+// they keep at the snapshot judged) at each snapshot of the series, stacked,
+// the rest grey, the snapshots ticked.
+enum { KEPT_CHART_TOP = 6 };
+
+static void put_kept_chart(const Page *pg, const KeptAnalysis *an) {
+  FILE *out = pg->out;
+  uint32_t n = an->n_series, top = an->n < KEPT_CHART_TOP ? an->n : KEPT_CHART_TOP;
+  uint32_t *order = xrealloc(NULL, (an->n ? an->n : 1) * sizeof *order);
+  for (uint32_t i = 0; i < an->n; i++) order[i] = i;
+  for (uint32_t i = 0; i < top; i++)   // the `top` most kept first (selection: few)
+    for (uint32_t j = i + 1; j < an->n; j++)
+      if (an->holders[order[j]].samples > an->holders[order[i]].samples) {
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+      }
+  uint32_t bands = top + 1;   // the rest last, grey (if empty: zero)
+  double *x = xrealloc(NULL, (size_t)n * sizeof *x), *y = xrealloc(NULL, (size_t)n * bands * sizeof *y);
+  char **names = xrealloc(NULL, (size_t)bands * sizeof *names);
+  double bytes = profile_sample_bytes(pg->p);
+  for (uint32_t q = 0; q < n; q++) {
+    x[q] = (double)snapshots_time(pg->snaps, an->series[q]) / 1e6;
+    double rest = 0;
+    for (uint32_t i = 0; i < an->n; i++) {
+      double v = an->holders[order[i]].series ? (double)an->holders[order[i]].series[q] * bytes : 0;
+      if (i < top) y[(size_t)q * bands + i] = v;
+      else rest += v;
+    }
+    y[(size_t)q * bands + top] = rest;
+  }
+  for (uint32_t i = 0; i < top; i++) {
+    const KeptHolder *h = &an->holders[order[i]];
+    char *text = h->example ? retain_path_string(h->example, h->cut, true) : xstrdup("unknown holder");
+    if (asprintf(&names[i], "%s [%s]", text, kept_verdict_name(h->verdict)) < 0) xalloc_fail();
+    free(text);
+  }
+  names[top] = xstrdup("other holders");
+  char title[128];
+  snprintf(title, sizeof title, "Kept by the leading holders at each of %u snapshots", n);
+  StackedChart c = {title, "time since the trace's start", "kept bytes", n, bands, x, y, (const char *const *)names,
+                    true};
+  SnapTicks ticks;
+  snap_ticks(&ticks, pg->snaps, an->series, n);
+  SvgChartOptions so = {1180, 240, "chart", false, 0, NULL, ticks.x, (const char *const *)ticks.labels, ticks.n};
+  fprintf(out, "<p class=\"note\">What the %u holder%s keeping the most at the snapshot judged kept at each "
+          "snapshot of the series (estimated bytes, stacked; the rest grey), the snapshots ticked.</p>\n", top,
+          top == 1 ? "" : "s");
+  fputs("<div class=\"figure\" id=\"kept-over-time\">", out);
+  svg_chart_write(&c, &so, out);
+  fputs("</div>\n", out);
+  snap_ticks_free(&ticks);
+  for (uint32_t i = 0; i < bands; i++) free(names[i]);
+  free(names);
+  free(x);
+  free(y);
+  free(order);
+}
+
 static void put_kept(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
   KeptAnalysis an;
   kept_analyse(p, pg->snaps, -1, NULL, &an);
   fputs("<section id=\"kept-by\">\n<h2>Kept by</h2>\n<p class=\"note\">", out);
-  fprintf(out, "From the end state (a final collection, then a path from a GC root to every sampled block still "
-          "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
-          "erased). The run is cut into %d windows of equal allocation; the last is not judged, the others make "
-          "two halves: a holder <b>leaks</b> when the blocks it keeps were born in both. Under each holder, its sites, most directly held first. "
-          "Bytes with Garwood's Poisson 95%% interval, shares with Clopper-Pearson's.</p>\n<p class=\"note\">",
-          KEPT_WINDOWS);
+  fputs("From the snapshots (each a major collection, then a path from a GC root to every sampled block still "
+        "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
+        "erased). With three snapshots or more, a holder <b>leaks</b> when it still keeps blocks born between the "
+        "early snapshots and what it keeps grew from the middle one to the last (a holder that does not grow is "
+        "named in at most 1% of runs); with the end state alone, when the blocks it keeps were born steadily over "
+        "the later part of the run (in its third quarter and its last, not significantly fewer than 2/3 as many in "
+        "the third). Under each holder, its sites, most directly held first. Bytes with Garwood's Poisson 95% "
+        "interval, shares with Clopper-Pearson's.</p>\n<p class=\"note\">", out);
   Captured cap;
   kept_print_snapshots(capture(&cap), pg->snaps, an.snapshot);
   char *text = captured(&cap);
@@ -583,12 +689,15 @@ static void put_kept(const Page *pg) {
     put(out, an.fix);
     fputs(".</p>\n", out);
   } else {
+    const char *how = an.rule == KEPT_RULE_SERIES ? "keeps growing from snapshot to snapshot"
+                                                  : "keeps blocks born steadily to the end of the run";
+    if (an.rule == KEPT_RULE_SERIES) put_kept_chart(pg, &an);
     if (an.n_leaking)
-      fprintf(out, "<p class=\"verdict\">%u leak%s: blocks born all over the run, most kept first:</p>\n",
-              an.n_leaking, an.n_leaking > 1 ? "s" : "");
+      fprintf(out, "<p class=\"verdict\">%u leak%s: %s, most kept first:</p>\n", an.n_leaking,
+              an.n_leaking > 1 ? "s" : "", how);
     else if (!an.n_too_few)
-      fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak: of %u holder%s of blocks alive at the end, none "
-              "keeps blocks born all over the run.</p>\n", an.n, an.n == 1 ? "" : "s");
+      fprintf(out, "<p class=\"verdict\" id=\"no-leaks\">No leak: of %u holder%s of blocks alive, none %s.</p>\n", an.n,
+              an.n == 1 ? "" : "s", how);
     else
       fprintf(out, "<p class=\"verdict\" id=\"too-few\">No leak found, but %u holder%s keep%s too few samples to "
               "judge (%d needed).</p>\n", an.n_too_few, an.n_too_few > 1 ? "s" : "", an.n_too_few > 1 ? "" : "s",

@@ -119,6 +119,21 @@ static void put_marker(FILE *out, const SvgChartOptions *opt, const Frame *f) {
   fputs("</text>\n", out);
 }
 
+static void put_ticks(FILE *out, const SvgChartOptions *opt, const Frame *f) {
+  for (size_t i = 0; i < opt->n_ticks; i++) {
+    if (!(opt->ticks[i] >= f->x0 && opt->ticks[i] <= f->x1)) continue;
+    double x = px_x(f, opt->ticks[i]);
+    fprintf(out, "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#36c\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"1 3\">", x, x, f->top, f->top + f->h);
+    if (opt->tick_labels) {
+      fputs("<title>", out);
+      text_put_xml(out, opt->tick_labels[i], SIZE_MAX);
+      fputs("</title>", out);
+    }
+    fputs("</line>\n", out);
+  }
+}
+
 static void put_legend(FILE *out, const StackedChart *c, const Frame *f) {
   double y = f->top + f->h + AXIS_GAP;
   for (size_t k = c->n_bands; k-- > 0; y += LEGEND_LINE) {  // the top band first: the stack's order
@@ -159,6 +174,7 @@ int svg_chart_write(const StackedChart *c, const SvgChartOptions *opt, FILE *out
   put_axes(out, c, &f);
   put_bands(out, c, &f);
   put_marker(out, opt, &f);
+  put_ticks(out, opt, &f);
   put_legend(out, c, &f);
   fputs("</svg>", out);
   return ferror(out) ? -1 : 0;

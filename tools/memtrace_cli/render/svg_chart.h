@@ -2,8 +2,9 @@
 // an HTML page, written by the tool itself (no gnuplot): axes with round
 // ticks (bytes in binary units when y_bytes; x in s or ms), each band a
 // filled path with its name and peak as a tooltip (<title>), the total as a
-// line on top, an optional marked moment (a dashed line and its label), and
-// a legend under the plot. Knows nothing of traces.
+// line on top, an optional marked moment (a dashed line and its label),
+// moments ticked (a dotted line each, its label as a tooltip: snapshots),
+// and a legend under the plot. Knows nothing of traces.
 //
 // Contract
 // 1. Every string (title, labels, band names) is written escaped
@@ -27,6 +28,9 @@ typedef struct SvgChartOptions {
   bool marker;              // draw the marked moment
   double marker_x;          // its x
   const char *marker_label; // its label (NULL: none)
+  const double *ticks;      // n_ticks moments ticked (their x), or NULL
+  const char *const *tick_labels;  // their tooltips (NULL: none)
+  size_t n_ticks;
 } SvgChartOptions;
 
 // Returns 0, or -1 when writing failed.

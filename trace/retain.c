@@ -38,6 +38,7 @@ static void bytes_reserve(Bytes *b, size_t more) {
 }
 
 static void put_bytes(Bytes *b, const void *p, size_t n) {
+  if (n == 0) return; /* p may be NULL for an empty table */
   bytes_reserve(b, n);
   if (b->failed) return;
   memcpy(b->data + b->len, p, n);

@@ -14,6 +14,12 @@
 //    indices into `strings`); names are cut to RETAIN_MAX_STRING bytes.
 // 4. Failure is sticky (w->error): nothing more is written after the first,
 //    so the file never holds a record whose bytes were not all meant.
+// 5. Decision records: their names are interned at once (a name's strings
+//    record always precedes the record using it: during a snapshot, the
+//    snapshot's next strings record). Between snapshots a decision is
+//    appended and written at once (decisions are rare, and a run killed
+//    later keeps them); during one its record goes to `held`, whole, and
+//    `held` follows the end record into `pending`.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -35,6 +41,9 @@ struct SnapshotWriter {
   int fd;
   char *path;                 // for messages
   Bytes pending, body, fresh;
+  Bytes held;                 // decision records made during a snapshot (part 5)
+  uint64_t held_count;
+  uint64_t decisions;         // decision records written
   uint64_t body_paths;        // paths in `body`
   uint64_t fresh_count;       // strings in `fresh`
   char **strings;             // the table, by index
@@ -111,18 +120,21 @@ static void put_u32(unsigned char *p, uint32_t v) {
 
 // --- records (part 2) ----------------------------------------------------------
 
-static size_t record_open(SnapshotWriter *w, unsigned kind) {
-  size_t at = w->pending.len;
+// A record of `kind` opened at the end of `b`: where its header starts.
+static size_t record_open_in(SnapshotWriter *w, Bytes *b, unsigned kind) {
+  size_t at = b->len;
   unsigned char blank[RETAIN_RECORD_HEADER] = {0};
-  put(w, &w->pending, blank, sizeof blank);
-  put_byte(w, &w->pending, kind);
+  put(w, b, blank, sizeof blank);
+  put_byte(w, b, kind);
   return at;
 }
 
-static void record_close(SnapshotWriter *w, size_t at) {
+static size_t record_open(SnapshotWriter *w, unsigned kind) { return record_open_in(w, &w->pending, kind); }
+
+static void record_close_in(SnapshotWriter *w, Bytes *b, size_t at) {
   if (failed(w)) return;
-  unsigned char *hd = w->pending.data + at;
-  size_t len = w->pending.len - at - RETAIN_RECORD_HEADER;
+  unsigned char *hd = b->data + at;
+  size_t len = b->len - at - RETAIN_RECORD_HEADER;
   if (len > RETAIN_MAX_RECORD) {
     fail(w, "%s: a record of %zu bytes (the limit is %d)", w->path, len, RETAIN_MAX_RECORD);
     return;
@@ -130,6 +142,8 @@ static void record_close(SnapshotWriter *w, size_t at) {
   put_u32(hd, (uint32_t)len);
   put_u32(hd + 4, retain_crc32(0, hd + RETAIN_RECORD_HEADER, len));
 }
+
+static void record_close(SnapshotWriter *w, size_t at) { record_close_in(w, &w->pending, at); }
 
 static void write_all(SnapshotWriter *w, const unsigned char *p, size_t n) {
   while (n > 0 && !failed(w)) {
@@ -349,13 +363,41 @@ bool snapshot_writer_end(SnapshotWriter *w, const RetainSnapshotEnd *e) {
   const char *reason = e->reason ? e->reason : "";
   put_string(w, b, reason, strnlen(reason, RETAIN_MAX_STRING));
   record_close(w, at);
+  if (w->held_count > 0) {   // part 5
+    put(w, &w->pending, w->held.data, w->held.len);
+    w->held.len = 0;
+  }
   write_pending(w);
   w->in_snapshot = false;
   w->number++;
+  if (!failed(w)) w->decisions += w->held_count;
+  w->held_count = 0;
   if (failed(w)) return false;
   w->snapshots++;
   return true;
 }
+
+bool snapshot_writer_decision(SnapshotWriter *w, const RetainDecision *d) {
+  if (failed(w)) return false;
+  uint64_t function = intern(w, d->function), file = intern(w, d->file);
+  if (!w->in_snapshot) close_paths(w);   // the fresh names' strings record first
+  Bytes *b = w->in_snapshot ? &w->held : &w->pending;
+  size_t at = record_open_in(w, b, RETAIN_RECORD_DECISION);
+  const uint64_t fields[] = {d->time_us, d->alloc_count, d->action, function, file, d->line, d->first_col,
+                             d->last_col, d->sampled, d->counted, d->bound_millionths, d->threshold_millionths};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) put_varint(w, b, fields[i]);
+  record_close_in(w, b, at);
+  if (w->in_snapshot) {
+    w->held_count++;
+    return !failed(w);
+  }
+  write_pending(w);
+  if (failed(w)) return false;
+  w->decisions++;
+  return true;
+}
+
+uint64_t snapshot_writer_decisions(const SnapshotWriter *w) { return w->decisions; }
 
 const char *snapshot_writer_error(const SnapshotWriter *w) { return w->error; }
 
@@ -374,6 +416,7 @@ void snapshot_writer_close(SnapshotWriter *w) {
   free(w->pending.data);
   free(w->body.data);
   free(w->fresh.data);
+  free(w->held.data);
   free(w->path);
   free(w);
 }

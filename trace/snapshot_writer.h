@@ -13,6 +13,11 @@
 //    and the string table (each distinct name once a file), not the paths.
 //  * The first failure (a write error, memory) is kept: every later call
 //    returns false and writes nothing; snapshot_writer_error says what.
+//  * A decision record (snapshot_writer_decision) may be given at any time:
+//    between snapshots it is written at once; during one (the runtime
+//    decides inside collections, and a snapshot is one) it is held and
+//    written right after the snapshot's end record, since the format puts
+//    none inside a snapshot.
 #ifndef MINNOW_TRACE_SNAPSHOT_WRITER_H
 #define MINNOW_TRACE_SNAPSHOT_WRITER_H
 
@@ -33,6 +38,24 @@ bool snapshot_writer_begin(SnapshotWriter *w, RetainTrigger trigger, uint64_t ti
 bool snapshot_writer_path(SnapshotWriter *w, const RetainPath *path);
 // Ends the snapshot: its remaining paths, then its end record; all written.
 bool snapshot_writer_end(SnapshotWriter *w, const RetainSnapshotEnd *end);
+// A pretenuring decision about an allocation site (record kind 5,
+// docs/trace-format.md 12.1): snapshot_reader gives it back as a
+// SnapshotDecision.
+typedef struct RetainDecision {
+  uint64_t time_us;          // µs since the epoch, the trace's clock
+  uint64_t alloc_count;      // allocations the trace held then
+  uint32_t action;           // 0: the site allocates young again; 1: old
+  const char *function, *file;
+  uint64_t line, first_col, last_col;
+  uint64_t sampled;          // evidence: sampled blocks
+  uint64_t counted;          // of them promoted (action 1) or dead at their first major cycle (action 0)
+  uint64_t bound_millionths, threshold_millionths;
+} RetainDecision;
+// Appends a decision record (its names interned as paths' are), at once or
+// after the snapshot being taken (contract above).
+bool snapshot_writer_decision(SnapshotWriter *w, const RetainDecision *d);
+// Decision records written (held ones not counted until written).
+uint64_t snapshot_writer_decisions(const SnapshotWriter *w);
 // The first failure's message, "" if none.
 const char *snapshot_writer_error(const SnapshotWriter *w);
 // Paths added to the snapshot begun, or to the last one ended.

@@ -4,7 +4,9 @@
 // their lengths and CRC-32s (checked against the standard check value);
 // names written once a file and defined before use; paths records closed
 // at 64 KiB so that a snapshot of many paths spans several; failures sticky
-// (a path outside a snapshot, a nested begin); the file created exclusively.
+// (a path outside a snapshot, a nested begin); the file created exclusively;
+// decision records (kind 5): written at once between snapshots, held until
+// the end record during one, read back by trace/snapshot_reader.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../trace/snapshot_reader.h"
 #include "../../trace/snapshot_writer.h"
 
 static char tmp_path[64];
@@ -315,6 +318,86 @@ static void test_created_exclusively(void **state) {
   assert_null(snapshot_writer_open("/nonexistent-dir/x.retain", 1, 2, err, sizeof err));
 }
 
+// A decision between snapshots is written at once, its names defined by a
+// strings record just before it; the bytes by hand.
+static void test_decision_bytes(void **state) {
+  (void)state;
+  char err[256];
+  SnapshotWriter *w = snapshot_writer_open(tmp_path, 7, 8, err, sizeof err);
+  assert_non_null(w);
+  RetainDecision d = {1795786331000000u, 1234, 1, "<top>", "t.mn", 16, 27, 77, 64, 64, 863500, 850000};
+  assert_true(snapshot_writer_decision(w, &d));
+  assert_int_equal(snapshot_writer_decisions(w), 1);
+  size_t len;
+  const unsigned char *got = read_file(tmp_path, &len);   // written at once: the writer is still open
+  static Buf want, body;
+  want.n = 0;
+  memcpy(want.b, "MNRETAIN", 8);
+  want.n = 8;
+  b_byte(&want, 2);
+  b_leb(&want, 7);
+  b_leb(&want, 8);
+  body.n = 0;
+  b_byte(&body, 1);
+  b_leb(&body, 2);
+  b_str(&body, "<top>");
+  b_str(&body, "t.mn");
+  b_record(&want, &body);
+  body.n = 0;
+  b_byte(&body, 5);
+  const uint64_t fields[] = {1795786331000000u, 1234, 1, 0, 1, 16, 27, 77, 64, 64, 863500, 850000};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) b_leb(&body, fields[i]);
+  b_record(&want, &body);
+  assert_bytes(got, len, &want);
+  snapshot_writer_close(w);
+}
+
+// A decision made while a snapshot is taken (the runtime decides inside
+// collections) follows its end record; the reader takes the file whole,
+// with both decisions and the snapshot's paths.
+static void test_decision_during_snapshot(void **state) {
+  (void)state;
+  char err[256];
+  SnapshotWriter *w = snapshot_writer_open(tmp_path, 7, 8, err, sizeof err);
+  assert_non_null(w);
+  RetainDecision d1 = {100, 10, 1, "entry", "p.mn", 16, 14, 64, 64, 64, 863500, 850000};
+  RetainDecision d2 = {200, 20, 0, "entry", "p.mn", 16, 14, 64, 1197, 1197, 994200, 500000};
+  assert_true(snapshot_writer_decision(w, &d1));
+  assert_true(snapshot_writer_begin(w, RETAIN_TRIGGER_CALL, 150, 15));
+  RetainPath p1 = {3, {RETAIN_ROOT_GLOBAL, "table", "", 0, "", 0}, 1, HOPS};
+  assert_true(snapshot_writer_path(w, &p1));
+  assert_true(snapshot_writer_decision(w, &d2));
+  assert_int_equal(snapshot_writer_decisions(w), 1);   // held
+  RetainSnapshotEnd e = {RETAIN_COLLECTED | RETAIN_PATHS, 1, 5, 20, 40, 1, 1, ""};
+  assert_true(snapshot_writer_end(w, &e));
+  assert_int_equal(snapshot_writer_decisions(w), 2);
+  snapshot_writer_close(w);
+
+  SnapshotReader *r = snapshot_reader_open(tmp_path, err, sizeof err);
+  if (!r) fail_msg("%s", err);
+  assert_int_equal(snapshot_count(r), 1);
+  assert_int_equal(snapshot_get(r, 0)->paths, 1);
+  assert_int_equal(snapshot_decision_count(r), 2);
+  const RetainDecision *want[] = {&d1, &d2};
+  for (uint32_t i = 0; i < 2; i++) {
+    const SnapshotDecision *g = snapshot_decision(r, i);
+    assert_int_equal(g->time_us, want[i]->time_us);
+    assert_int_equal(g->alloc_count, want[i]->alloc_count);
+    assert_int_equal(g->action, want[i]->action);
+    assert_string_equal(g->function, want[i]->function);
+    assert_string_equal(g->file, want[i]->file);
+    assert_int_equal(g->line, want[i]->line);
+    assert_int_equal(g->first_col, want[i]->first_col);
+    assert_int_equal(g->last_col, want[i]->last_col);
+    assert_int_equal(g->sampled, want[i]->sampled);
+    assert_int_equal(g->counted, want[i]->counted);
+    assert_int_equal(g->bound_millionths, want[i]->bound_millionths);
+    assert_int_equal(g->threshold_millionths, want[i]->threshold_millionths);
+  }
+  assert_true(snapshot_decision(r, 1)->offset > snapshot_get(r, 0)->end_offset - 1);   // after the end record
+  snapshot_reader_close(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_crc32_check_value),
@@ -322,6 +405,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_many_paths_span_records, make_tmp, remove_tmp),
       cmocka_unit_test_setup_teardown(test_misuse_is_sticky, make_tmp, remove_tmp),
       cmocka_unit_test_setup_teardown(test_created_exclusively, make_tmp, remove_tmp),
+      cmocka_unit_test_setup_teardown(test_decision_bytes, make_tmp, remove_tmp),
+      cmocka_unit_test_setup_teardown(test_decision_during_snapshot, make_tmp, remove_tmp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,9 +31,11 @@
 //    instruction starts afresh (a new switch test on new evidence, an empty
 //    window). After MAX_UNDOS undos its sites stay young for the rest of the
 //    run: a site whose blocks' fates keep changing gains nothing from moving.
-// 6. Each decision is printed (--pretenure-log) and handed to the recorder
-//    (a running trace's snapshot file), one per site: a combined
-//    allocation's switch makes one per sub-block, each with its evidence.
+// 6. Each decision is printed (--pretenure-log) and, while a trace runs,
+//    written to its snapshot file as a decision record (T.retain; the
+//    writer holds one made during a snapshot until the snapshot's end), one
+//    per site: a combined allocation's switch makes one per sub-block, each
+//    with its evidence.
 // 7. The state outlives the feedback's profile: offline decisions
 //    (--pretenure-from) need no profile, and stopping the feedback switches
 //    every instruction it made old back (the keys are kept in `switched`).
@@ -41,11 +43,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "memprof_internal.h"
+#include "memtrace.h"
 #include "pretenure.h"
 #include "pretenure_rule.h"
 #include "../core/bytecode.h"
 #include "../core/vm_state.h"
+#include "../trace/snapshot_writer.h"
 
 enum { MAX_UNDOS = 3 };
 
@@ -67,7 +73,6 @@ typedef struct Pretenure {
   PretenureParams params;
   int profile;                 // the feedback's profile, -1 when not running
   bool log;
-  PretenureRecorder *recorder;
   Site *sites;                 // by debug entry id
   uint32_t site_cap;
   const uint32_t **switched;   // keys of the instructions ever made old (part 7)
@@ -117,6 +122,23 @@ static uint32_t collection_now(const Vm *vm) {
   return (uint32_t)vm->gc.stats.major_collections + (vm->gc.collecting ? 1 : 0);
 }
 
+static uint64_t millionths(double x) { return x <= 0 ? 0 : (uint64_t)(x * 1e6 + 0.5); }
+
+// Part 6: the decision record in the running trace's snapshot file.
+static void record(Vm *vm, const PretenureDecision *d) {
+  if (!MEMPROF_BUILT || !vm->memprof) return;
+  SnapshotWriter *w = memtrace_snapshots(vm);
+  MemtraceIdentity id;
+  if (!w || !memtrace_identity(vm, &id)) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const DebugInfo *s = d->site;
+  RetainDecision r = {(uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, id.alloc_count, d->old,
+                      s->function, s->file, s->line, s->start_col, s->end_col, d->blocks, d->count,
+                      millionths(d->bound), millionths(d->threshold)};
+  snapshot_writer_decision(w, &r);
+}
+
 static void decided(Vm *vm, Pretenure *pt, const PretenureDecision *d) {
   pt->decisions++;
   if (pt->log) {
@@ -132,7 +154,7 @@ static void decided(Vm *vm, Pretenure *pt, const PretenureDecision *d) {
             d->old ? "born young were promoted" : "born old died at their first major cycle", d->bound,
             d->threshold, when);
   }
-  if (pt->recorder) pt->recorder(vm, d);
+  record(vm, d);
 }
 
 // A decision made now: inside a minor collection (a switch: the promotions
@@ -305,10 +327,6 @@ bool pretenure_stop(Vm *vm) {
 bool pretenure_running(const Vm *vm) { return vm->pretenure && vm->pretenure->profile >= 0; }
 
 void pretenure_set_log(Vm *vm, bool log) { state(vm)->log = log; }
-
-void pretenure_set_recorder(Vm *vm, PretenureRecorder *recorder) {
-  if (recorder || vm->pretenure) state(vm)->recorder = recorder;
-}
 
 bool pretenure_decide_offline(Vm *vm, const PretenureDecision *d) {
   Pretenure *pt = state(vm);

@@ -39,10 +39,6 @@ typedef struct PretenureDecision {
   bool offline;                // from --pretenure-from's trace
 } PretenureDecision;
 
-// Where decisions go besides --pretenure-log: the running trace's snapshot
-// file (memprof/memtrace.c sets it while a trace runs), NULL for none.
-typedef void PretenureRecorder(Vm *vm, const PretenureDecision *d);
-
 // Starts the online feedback: a profile at `rate` whose native tracker
 // counts, per site, its sampled blocks' fates and switches sites by the
 // rule. `log`: each decision on stderr. False, with a reason in err, when
@@ -55,7 +51,6 @@ bool pretenure_stop(Vm *vm);
 bool pretenure_running(const Vm *vm);
 // --pretenure-log without the online feedback (offline decisions only).
 void pretenure_set_log(Vm *vm, bool log);
-void pretenure_set_recorder(Vm *vm, PretenureRecorder *recorder);
 
 // Offline: switches the instruction of `site` to the major heap on the
 // evidence of a previous run (d->site == site; d->offline). A combined

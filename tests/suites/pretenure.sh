@@ -16,6 +16,9 @@
 #      nothing (said by the log); a truncated trace is used to its last
 #      whole packet with a warning, one without a whole packet refused;
 #      every trace of the reader's fuzz corpus used or refused on vm-asan;
+#      with a trace running, each decision is a record of its snapshot file
+#      (read by tests/trace/snapshots.py), one made during a snapshot after
+#      it;
 #   6. Gc.set_pretenure, and a Memprof profile running beside the feedback
 #      (tests/pretenure/*.mn, // expect: lines, on vm and vm-asan);
 #   7. the language tests under --pretenure at rate 0.01 (all but gc/, whose
@@ -157,6 +160,33 @@ for f in tests/fuzz/reader/corpus/*.ctf; do
 done
 check "--pretenure-from on the $n traces of the reader's fuzz corpus, vm-asan: each used or refused: $(head -3 "$tmp/corpus.bad")" \
   '[ $n -gt 100 ] && [ ! -s "$tmp/corpus.bad" ]'
+# ---------------------------------------------------------------- 5b. decisions in the trace
+
+# With a trace running, each decision is a record of the snapshot file beside
+# it (docs/trace-format.md 12.1, kind 5), read by the independent reader
+# tests/trace/snapshots.py.
+if command -v python3 >/dev/null; then
+  ./vm $small --pretenure --memtrace "$tmp/dec.ctf" --memtrace-rate 1e-4 bench/pretenure/table.mn 300000 2 >/dev/null
+  python3 tests/trace/snapshots.py "$tmp/dec.ctf.retain" >"$tmp/dec.txt" 2>&1
+  st=$?
+  check "--pretenure with --memtrace: one decision record, table.mn's site made old on 64 of 64 promoted (exit $st): $(grep decision "$tmp/dec.txt")" \
+    '[ $st -eq 0 ] && [ "$(grep -c "^decision " "$tmp/dec.txt")" -eq 1 ] &&
+     grep -Eq "^decision time=[0-9]+ allocs=[0-9]+ action=old site=<top> bench/pretenure/table.mn:16:27-77 sampled=64 counted=64 bound=8[5-9][0-9]{4} threshold=850000$" "$tmp/dec.txt"'
+  # Snapshots every 10 ms: decisions made while one is taken wait for its end.
+  ./vm --pretenure --memtrace "$tmp/ph.ctf" --memtrace-rate 1e-4 --memtrace-snapshot-every 0.01 \
+    bench/pretenure/phases.mn 1000000 4 >/dev/null
+  python3 tests/trace/snapshots.py "$tmp/ph.ctf.retain" >"$tmp/ph.txt" 2>&1
+  st=$?
+  check "phases.mn traced with snapshots every 10 ms: the file reads whole (exit $st), $(grep -c "^number=" "$tmp/ph.txt") snapshots, made old then young again: $(grep decision "$tmp/ph.txt" | cut -d" " -f4-6 | tr "\n" " ")" \
+    '[ $st -eq 0 ] && [ "$(grep -c "^number=" "$tmp/ph.txt")" -ge 2 ] &&
+     [ "$(grep "^decision " "$tmp/ph.txt" | sed "s/.* action=\([a-z]*\) site=entry bench\/pretenure\/phases.mn:16:14-64 .*/\1/" | tr "\n" " ")" = "old young " ]'
+  ./vm --memtrace "$tmp/off2.ctf" --pretenure-from "$tmp/table.ctf" bench/pretenure/table.mn 300000 2 >/dev/null
+  python3 tests/trace/snapshots.py "$tmp/off2.ctf.retain" >"$tmp/off2.txt" 2>&1
+  check "--pretenure-from with --memtrace: the offline decision recorded before any allocation: $(grep decision "$tmp/off2.txt")" \
+    'grep -Eq "^decision time=[0-9]+ allocs=0 action=old site=<top> bench/pretenure/table.mn:16:27-77 " "$tmp/off2.txt"'
+else
+  skip "python3 is not installed: the decision records were not read"
+fi
 
 # ---------------------------------------------------------------- 6. scripts
 

@@ -24,11 +24,13 @@
 #                         but its summary, then "NAME (LABEL): N passed, N
 #                         failed", and adds its counts to ours (a runner that
 #                         prints no summary counts as one failure).
-#   run_signalled DELAY SIGNAL OUT ERR COMMAND...  runs COMMAND in the
+#   run_signalled CPU SIGNAL OUT ERR COMMAND...  runs COMMAND in the
 #                         background (stdout to OUT, stderr to ERR, stdin
-#                         /dev/null), sends it SIGNAL after DELAY seconds,
-#                         SIGKILLs it if it still runs 20 s later; returns its
-#                         exit status. A suite using it sets no EXIT trap: the
+#                         /dev/null), sends it SIGNAL once it has used CPU
+#                         seconds of processor time (/proc/PID/stat: past its
+#                         start however loaded the machine; 120 s of wall
+#                         clock at most), SIGKILLs it if it still runs 20 s
+#                         later; returns its exit status. A suite using it sets no EXIT trap: the
 #                         guard process would inherit it between fork and
 #                         exec, and a guard killed then would run it.
 #   suite_end             prints the skips, then "N passed, N failed" as the
@@ -84,12 +86,27 @@ lang_run() {
   fail=$((fail + $(echo "$last" | awk '{print $3}')))
 }
 
+# cpu_wait PID SECONDS: returns once process PID has used SECONDS of CPU time
+# (user + system), has ended, or 120 s of wall clock have passed.
+cpu_wait() {
+  local pid=$1 want hz used i
+  hz=$(getconf CLK_TCK)
+  want=$(awk -v s="$2" -v hz="$hz" 'BEGIN { printf "%d", s * hz + 0.5 }')
+  for ((i = 0; i < 2400; i++)); do
+    # Fields after "PID (COMM) ": the state is the 1st, utime the 12th, stime the 13th.
+    used=$(sed 's/^.*) //' "/proc/$pid/stat" 2> /dev/null | awk '$1 != "Z" { print $12 + $13 }')
+    [ -z "$used" ] && return   # ended (gone, or a zombie not yet waited for)
+    [ "$used" -ge "$want" ] && return
+    sleep 0.05
+  done
+}
+
 run_signalled() {
   local delay=$1 sig=$2 out=$3 err=$4 pid guard status
   shift 4
   "$@" > "$out" 2> "$err" < /dev/null &
   pid=$!
-  sleep "$delay"
+  cpu_wait "$pid" "$delay"
   kill -s "$sig" "$pid"
   ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
   guard=$!

@@ -91,7 +91,12 @@ way "Memtrace.stop" stop 0
 # 3. SIGKILL: readable up to the last whole packet.
 ./vm --memtrace "$tmp/k.ctf" --memtrace-rate 0.01 tests/memtrace/long_run.mn > /dev/null 2>&1 &
 pid=$!
-sleep 2
+# Killed once the trace holds 64 KiB (some 9,000 events at this rate), not
+# after a fixed sleep: a loaded machine may start the VM late. 60 s at most.
+for _ in $(seq 600); do
+  [ "$(stat -c %s "$tmp/k.ctf" 2> /dev/null || echo 0)" -ge 65536 ] && break
+  sleep 0.1
+done
 kill -KILL "$pid"
 wait "$pid" 2> /dev/null
 $mt dump "$tmp/k.ctf" > "$tmp/kd" 2> "$tmp/kerr"

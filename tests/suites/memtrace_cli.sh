@@ -185,8 +185,13 @@ assert abs(total - d[\"total_bytes\"]) < len(folded)
   chmod +x "$tmp/fakebin/gnuplot"
   rm -f "$tmp/gnuplot.script"
   PATH="$tmp/fakebin:$PATH" "$tool" timeline -o "$tmp/chart.png" "$a" 2>"$tmp/err"
+  # The units are read from the script without the lines that name files or
+  # sites (set output, set title, each plot's title): those hold the temporary
+  # directory's and the clone's paths, whose names may hold "MB" anywhere.
+  grep -v -e "^set output " -e "^set title " "$tmp/gnuplot.script" 2>/dev/null |
+    sed "s/ title '.*$//" >"$tmp/gnuplot.units"
   check "$tool timeline -o X.png: the y axis in MiB, never MB ($(grep 'format y' "$tmp/gnuplot.script" 2>/dev/null))" \
-    'grep -q "^set format y .%g MiB.$" "$tmp/gnuplot.script" && ! grep -q "MB" "$tmp/gnuplot.script"'
+    'grep -q "^set format y .%g MiB.$" "$tmp/gnuplot.units" && grep -q "^set ylabel " "$tmp/gnuplot.units" && ! grep -q "MB" "$tmp/gnuplot.units"'
   peak=$(awk -F, 'NR > 1 && $NF > m {m = $NF} END {print m}' "$tmp/t2.csv")
   top=$(awk '/^\$data/ {on = 1; next} /^EOD/ {on = 0} on {if ($NF > m) m = $NF} END {print m}' "$tmp/gnuplot.script")
   check "$tool timeline: the chart's data in MiB (peak $peak B = $top MiB)" \

@@ -115,6 +115,16 @@ static uint64_t hash_location(const TraceReaderLocation *l) {
   return hash_combine(hash_combine(hash_combine(h, l->line), l->start_col), l->end_col);
 }
 
+// A located site's keys (fill_site; the only place they are made).
+uint64_t profile_location_key(const TraceReaderLocation *l, ProfileBy by) {
+  uint64_t file = hash_string(l->file);
+  switch (by) {
+    case PROFILE_BY_FILE: return file;
+    case PROFILE_BY_FUNCTION: return hash_combine(hash_string(l->function), file);
+    default: return hash_location(l);
+  }
+}
+
 // The nodes the profile adds where a limit left frames out: their one location.
 static const TraceReaderLocation cut_nodes_location = {
     "(frames left out: more distinct frames than the tools' limit of 2097152)", "", 0, 0, 0};
@@ -470,9 +480,9 @@ static void fill_site(ProfileSite *s, const SiteKey *k, uint64_t code) {
     s->key_site = s->key_function = s->key_file = hash_combine(0x5eed, code);
     return;
   }
-  s->key_site = hash_location(&k->loc);
-  s->key_file = hash_string(k->loc.file);
-  s->key_function = hash_combine(hash_string(k->loc.function), s->key_file);
+  s->key_site = profile_location_key(&k->loc, PROFILE_BY_SITE);
+  s->key_file = profile_location_key(&k->loc, PROFILE_BY_FILE);
+  s->key_function = profile_location_key(&k->loc, PROFILE_BY_FUNCTION);
 }
 
 static ProfileSiteId site_of(Profile *p, uint64_t code) {

@@ -308,6 +308,13 @@ const ProfileSummary *profile_summary(const Profile *p);
 // stack in one pass over the nodes).
 uint64_t profile_stack_key(const Profile *p, ProfileStackId s, ProfileBy by);
 
+// The key a located site (one whose innermost location is *l) has for a
+// grouping by site, function or file (PROFILE_BY_STACK: as by site): what
+// rows are keyed by, so that something naming a location outside the trace
+// (a pretenuring decision) finds its row. A site without location has a
+// key of its code instead.
+uint64_t profile_location_key(const TraceReaderLocation *l, ProfileBy by);
+
 // The locations of a node's code: as trace_reader_locations; a node of
 // what a limit left out has one, its function naming the limit.
 int profile_node_locations(const Profile *p, ProfileNodeId n, const TraceReaderLocation **locs);

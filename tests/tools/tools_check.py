@@ -59,6 +59,10 @@ HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "hold
           "last_quarter_blocks": "int", "series_samples": (["int"], "null"), "growth": (GROWTH, "null"),
           "sites": [KEPT_SITE]}
 
+DECISION = {"action": "str", "time_s": ("num", "null"), "alloc_count": "int",
+            "site": {"function": "str", "file": "str", "line": "int", "first_col": "int", "last_col": "int"},
+            "sampled": "int", "counted": "int", "bound": "num", "threshold": "num"}
+
 SCHEMAS = {
     "top": dict(COMMON, trace=TRACE, metric="str", by="str", at_s=("num", "null"), at_in_trace="bool",
                 total={"bytes": "num", "interval": INTERVAL, "samples": "int", "sampled_blocks": "int"},
@@ -72,8 +76,10 @@ SCHEMAS = {
                              "promoted_share": ("num", "null"), "promoted_interval": INTERVAL,
                              "died_young_blocks": "int", "alive_at_end_share": ("num", "null"),
                              "lifetime_us": QUANTILES, "lifetime_alloc_bytes": QUANTILES,
-                             "minor_gcs_estimate": QUANTILES}],
-                      rows_omitted="int"),
+                             "minor_gcs_estimate": QUANTILES, "major_blocks": "int",
+                             "pretenured": [DECISION]}],
+                      rows_omitted="int",
+                      pretenure_decisions={"file": ("str", "null"), "count": "int", "not_shown": "int"}),
     "leaks": dict(COMMON, trace=TRACE, snapshots=SNAPSHOTS, judgement="str",
                   rule={"name": "str", "series": ["int"], "alpha": "num", "eligible": "int", "windows": "int",
                         "min_samples": "int", "min_trace_samples": "int"},
@@ -103,7 +109,7 @@ SCHEMAS = {
                  packets={"count": "int", "skipped": "int", "skipped_bytes": "int"},
                  bytes={"total": "int", "headers": "int", "trace_info": "int", "locations": "int",
                         "backtraces": "int", "events": "int"},
-                 snapshots=SNAPSHOTS),
+                 snapshots=SNAPSHOTS, decisions=[DECISION]),
     "timeline": dict(COMMON, trace=TRACE, by="str", bands=["str"],
                      points=[{"time_s": "num", "bytes": ["num"], "total_bytes": "num"}]),
     "flamegraph": dict(COMMON, trace=TRACE, metric="str", frames_by="str", total_bytes="num",

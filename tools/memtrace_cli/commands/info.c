@@ -1,11 +1,14 @@
 // info.c - `memtrace info FILE`: the trace's header (trace info), its
 // events counted by kind and source, duration, sampling rate, backtrace
-// depths, and where its bytes go, per sample (README.md shows the layout).
+// depths, and where its bytes go, per sample (README.md shows the layout);
+// then its snapshot file: the snapshots, and the pretenuring decisions, all
+// of them in file order (decisions_show.h).
 #include <inttypes.h>
 #include <time.h>
 
 #include "../analysis/snapshots.h"
 #include "../analysis/output.h"
+#include "../cli/decisions_show.h"
 #include "../cli/kept_load.h"
 #include "../cli/options.h"
 #include "commands.h"
@@ -21,8 +24,9 @@ static const ToolUsage usage = {
     "printed on stderr; exit status 1. Then the snapshots (FILE.retain, written by\n"
     "./vm while the program runs and when it ends), one line each: what took it,\n"
     "when, the blocks alive and the paths it holds, its pause; whether the trace\n"
-    "reaches it; or why there is none. A damaged snapshot file, or one of another\n"
-    "trace, is an error (status 1).\n"
+    "reaches it; or why there is none. Then the pretenuring decisions the file\n"
+    "holds (./vm --pretenure): when, what, which site, on what evidence. A damaged\n"
+    "snapshot file, or one of another trace, is an error (status 1).\n"
     "  --retain FILE  the snapshot file to read (default: FILE.retain)\n"
     "  --json         JSON (schema: tools/memtrace_cli/README.md)\n"
     "  -o OUT         write to OUT instead of stdout\n",
@@ -100,6 +104,27 @@ static void print_bytes(const TraceReaderStats *s) {
          "bytes/sample", per(s->bytes, s->samples), per(s->header_bytes, s->samples),
          per(s->location_bytes, s->samples), per(s->backtrace_bytes, s->samples), per(s->event_bytes, s->samples),
          per(s->info_bytes, s->samples));
+}
+
+// After the snapshots: every decision, in the order made (nothing when the
+// file is not the trace's: the snapshots line said why).
+static void print_decisions(const Snapshots *s, uint64_t start_us) {
+  const SnapshotReader *r = decisions_reader(s);
+  if (!r) return;
+  uint32_t n = snapshot_decision_count(r);
+  if (!n) {
+    printf("%-16snone (pretenuring: ./vm --pretenure)\n", "decisions");
+    return;
+  }
+  printf("%-16s%u pretenuring decision%s\n", "decisions", n, n == 1 ? "" : "s");
+  for (uint32_t i = 0; i < n; i++) {
+    const SnapshotDecision *x = snapshot_decision(r, i);
+    printf("%-16s", "");
+    decision_print_site(stdout, x);
+    printf(": ");
+    decision_print(stdout, x, start_us);
+    putchar('\n');
+  }
 }
 
 static void print_snapshots(const Snapshots *s) {
@@ -186,6 +211,11 @@ static void print_json(const char *path, const TraceReader *r, const TraceReader
   if (partial) json_string(&j, "error", trace_reader_error(r)->message);
   else json_null(&j, "error");
   kept_json_snapshots(&j, snaps, snapshots_default(snaps));
+  json_array(&j, "decisions");
+  const SnapshotReader *dr = decisions_reader(snaps);
+  for (uint32_t i = 0; dr && i < snapshot_decision_count(dr); i++)
+    decision_json(&j, NULL, snapshot_decision(dr, i), info->start_time_us);
+  json_end_array(&j);
   json_end_object(&j);
   json_finish(&j);
 }
@@ -220,6 +250,7 @@ int cmd_info(int argc, char **argv) {
     print_counts(trace_reader_info(r), &stats, &tally);
     print_bytes(&stats);
     print_snapshots(&snaps);
+    print_decisions(&snaps, trace_reader_info(r)->start_time_us);
   }
   status = tool_finish_output(&usage);
   if (snaps.status == SNAPSHOTS_DAMAGED) {

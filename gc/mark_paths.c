@@ -311,8 +311,11 @@ static void scan(PathMark *m) {
     Header bh = val_hd(b);
     uint64_t n = hd_wosize(bh);
     uint32_t btag = hd_tag(bh);
-    Value bshape = btag == TAG_RECORD ? fields[0] : 0;
     uint64_t i = f->cursor;
+    // The frame's key in locals (the root's frame has none: no field is
+    // UINT32_MAX); a child continues the frame's run only with it.
+    const uint32_t kfield = top > 0 ? f->key.field : UINT32_MAX, ktag = f->key.tag;
+    const Value kshape = f->key.shape;
   fields:
     for (; i < n; i++) {
       Value v = fields[i];
@@ -329,16 +332,14 @@ static void scan(PathMark *m) {
         marked++;
       }
       if (hd_tag(h) >= TAG_NO_SCAN) continue;
-      HopKey key = {bshape, (uint32_t)i, btag};
-      if (top > 0 && same_key(f->key, key) && last_white(fields, i, n)) {
+      if (i == kfield && btag == ktag && (btag != TAG_RECORD || fields[0] == kshape) &&
+          (i + 1 == n || last_white(fields, i, n))) {
         // The run goes on in this frame (part 2); its key, run_start and runs stay true.
         f->block = b = v;
         f->hops++;
         fields = val_fields(b);
-        bh = val_hd(b);
-        n = hd_wosize(bh);
-        btag = hd_tag(bh);
-        bshape = btag == TAG_RECORD ? fields[0] : 0;
+        n = hd_wosize(h);
+        btag = hd_tag(h);
         i = 0;
         goto fields;
       }
@@ -354,7 +355,7 @@ static void scan(PathMark *m) {
       up->block = v;
       up->cursor = 0;
       up->hops = f->hops + 1;
-      up->key = key;
+      up->key = (HopKey){btag == TAG_RECORD ? fields[0] : 0, (uint32_t)i, btag};
       top++;
       goto next;
     }

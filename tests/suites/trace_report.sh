@@ -50,7 +50,7 @@ escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quo
 
 # ---------------------------------------------------------------- 1. the HTML
 
-sections=(summary top-sites live-heap flame-graph lifetimes kept-by)
+sections=(answer summary top-sites live-heap flame-graph lifetimes kept-by)
 for name in leak fixture hostile empty; do
   t="$tmp/$name.ctf"
   [ "$name" = fixture ] && t=$fixture
@@ -98,6 +98,26 @@ check "report leak: the first holder is the cache, render at leaky_cache.mn line
   '[ "$(head -1 "$tmp/leaks.html.txt")" = "global cache -&gt; Hashtbl" ] &&
    grep -q "<span class=\"leaksite\">render examples/leaky_cache.mn:3:" "$tmp/leak.html"'
 check "report leak: the leak's callers (handle line 7)" 'grep -q "<li>called from handle examples/leaky_cache.mn:7:" "$tmp/leak.html"'
+# The answer first: the section before the summary, its verdict the count of
+# leaks `memtrace leaks` finds, each holder as Kept by names it (the first
+# five), with the site of most of what it keeps (render, line 3, here).
+for name in leak fixture empty; do
+  check "report $name: the answer is the first section" \
+    '[ "$(grep -o "<section id=\"[a-z-]*\">" "$tmp/$name.html" | head -1)" = "<section id=\"answer\">" ]'
+done
+n_leaks=$(wc -l <"$tmp/leaks.txt")
+check "report leak: the answer says $n_leaks leak(s), as leaks does: $(grep -o 'id="answer-verdict">[^<]*' "$tmp/leak.html")" \
+  'grep -q "id=\"answer-verdict\">$n_leaks leaks\? found" "$tmp/leak.html"'
+sed -n '/<section id="answer">/,/<\/section>/p' "$tmp/leak.html" | grep -o '<li><span class="holder">[^<]*</span>' |
+  sed 's/<[^>]*>//g' >"$tmp/answer.txt"
+check "report leak: the answer's holders are Kept by's leaks, in order: $(head -2 "$tmp/answer.txt" | tr '\n' '|')" \
+  'cmp -s "$tmp/answer.txt" <(head -5 "$tmp/leaks.html.txt")'
+check "report leak: the answer names render line 3 for the cache's bytes" \
+  'sed -n "/<section id=\"answer\">/,/<\/section>/p" "$tmp/leak.html" | grep -q "most of it allocated at <span class=\"leaksite\">render examples/leaky_cache.mn:3:"'
+check "report leak: the answer's largest allocator is top's first site" \
+  'grep -q "id=\"answer-top-site\">Allocates most: <span class=\"leaksite\">$(printf "%s" "$top_site" | escape)</span>" "$tmp/leak.html"'
+check "report fixture: the answer cannot judge, as Kept by" \
+  'grep -q "id=\"answer-verdict\">Leaks: cannot judge: " "$tmp/fixture.html"'
 # The fixture (OCaml's: no end state) and the empty trace: Kept by cannot judge, as leaks says.
 check "report fixture: Kept by cannot judge, as leaks says" \
   '"$tool" leaks "$fixture" | grep -q "^cannot judge" && grep -q "id=\"cannot-judge\">Cannot judge: " "$tmp/fixture.html"'

@@ -81,6 +81,7 @@ typedef struct Page {
   const Profile *p;
   const LiveSeries *series;
   const Snapshots *snaps;
+  const KeptAnalysis *kept;   // the default snapshot's, for the answer and Kept by
 } Page;
 
 // ---------------------------------------------------------------- options
@@ -248,9 +249,89 @@ static void put_head(const Page *pg) {
     put(out, pg->l->error);
     fputs("); every figure below is of the events before it.</div>\n", out);
   }
-  fputs("<nav><a href=\"#summary\">Summary</a><a href=\"#top-sites\">Top sites</a><a href=\"#live-heap\">Live "
+  fputs("<nav><a href=\"#answer\">Answer</a><a href=\"#summary\">Summary</a><a href=\"#top-sites\">Top sites</a><a href=\"#live-heap\">Live "
         "heap</a><a href=\"#flame-graph\">Flame graph</a><a href=\"#lifetimes\">Lifetimes</a><a "
         "href=\"#kept-by\">Kept by</a></nav>\n", out);
+}
+
+// ---------------------------------------------------------------- answer
+
+static void put_path(FILE *out, const RetainPath *path, uint32_t hops, bool erase) {
+  char *text = retain_path_string(path, hops, erase);
+  put(out, text);
+  free(text);
+}
+
+
+enum { ANSWER_HOLDERS = 5 };
+
+// The answer first (issue 34): the leak verdict, the leading holders with
+// what each keeps and its first site (the user's line), and the largest
+// allocation site, each linked to its section below.
+static void put_answer(const Page *pg) {
+  FILE *out = pg->out;
+  const Profile *p = pg->p;
+  const KeptAnalysis *an = pg->kept;
+  char a[OUT_TEXT_MAX], b[OUT_TEXT_MAX], c[OUT_TEXT_MAX];
+  fputs("<section id=\"answer\">\n<h2>Answer</h2>\n", out);
+  if (an->judgement == KEPT_CANNOT_JUDGE) {
+    fputs("<p class=\"verdict\" id=\"answer-verdict\">Leaks: cannot judge: ", out);
+    put(out, an->why);
+    fputs(". To judge: ", out);
+    put(out, an->fix);
+    fputs(".</p>\n", out);
+  } else if (an->n_leaking) {
+    fprintf(out, "<p class=\"verdict\" id=\"answer-verdict\">%u leak%s found (<a href=\"#kept-by\">Kept by</a> "
+            "says why and where):</p>\n<ol class=\"answer\">\n", an->n_leaking, an->n_leaking > 1 ? "s" : "");
+    uint32_t shown = an->n_leaking < ANSWER_HOLDERS ? an->n_leaking : ANSWER_HOLDERS;
+    for (uint32_t i = 0; i < shown; i++) {
+      const KeptHolder *h = &an->holders[i];
+      Interval bi = kept_bytes_interval(p, h->samples);
+      fputs("<li><span class=\"holder\">", out);
+      if (h->example) put_path(out, h->example, h->cut, true);
+      else fputs("(no path)", out);
+      fprintf(out, "</span> keeps <b>%s</b> <span class=\"iv\">[%s, %s]</span>", out_bytes(a, kept_bytes(p, h->samples)),
+              out_bytes(b, bi.lo), out_bytes(c, bi.hi));
+      if (h->n_sites) {
+        uint32_t most = 0;   // the site of the most kept bytes under it
+        for (uint32_t k = 1; k < h->n_sites; k++)
+          if (h->sites[k].samples > h->sites[most].samples) most = k;
+        fputs(", most of it allocated at <span class=\"leaksite\">", out);
+        Captured site;
+        kept_site_text(capture(&site), p, &h->sites[most]);
+        char *text = captured(&site);
+        put(out, text);
+        free(text);
+        fputs("</span>", out);
+        if (h->n_sites > 1) fprintf(out, " and %u more site%s", h->n_sites - 1, h->n_sites > 2 ? "s" : "");
+      }
+      fputs("</li>\n", out);
+    }
+    fputs("</ol>\n", out);
+    if (shown < an->n_leaking) fprintf(out, "<p class=\"note\">%u more in Kept by.</p>\n", an->n_leaking - shown);
+  } else if (!an->n_too_few) {
+    fprintf(out, "<p class=\"verdict\" id=\"answer-verdict\">No leak: none of the %u holder%s of blocks alive "
+            "leaks (<a href=\"#kept-by\">Kept by</a>).</p>\n", an->n, an->n == 1 ? "" : "s");
+  } else {
+    fprintf(out, "<p class=\"verdict\" id=\"answer-verdict\">No leak found, but %u holder%s keep%s too few "
+            "samples to judge (<a href=\"#kept-by\">Kept by</a>).</p>\n", an->n_too_few, an->n_too_few > 1 ? "s" : "",
+            an->n_too_few > 1 ? "" : "s");
+  }
+  // The largest allocator: the first row of Top allocation sites.
+  Ranking r;
+  if (!ranking_make(p, PROFILE_BY_SITE, RANK_ALLOCATED, true, &r)) xalloc_fail();
+  if (r.n_ranked > 0) {
+    const ProfileGroup *g = &r.groups->rows[r.order[0]];
+    ProfileCounts counts = ranking_counts(p, &r, 0);
+    uint64_t total = profile_totals(p)->samples;
+    fputs("<p id=\"answer-top-site\">Allocates most: <span class=\"leaksite\">", out);
+    put_group(out, p, PROFILE_BY_SITE, g->first);
+    fprintf(out, "</span>, %s, %.1f%% of the estimated bytes allocated (<a href=\"#top-sites\">Top allocation "
+            "sites</a>).</p>\n", out_bytes(a, profile_tally(p, counts.samples).bytes),
+            total ? 100.0 * (double)counts.samples / (double)total : 0.0);
+  }
+  ranking_free(&r);
+  fputs("</section>\n", out);
 }
 
 // ---------------------------------------------------------------- summary
@@ -552,12 +633,6 @@ static void put_lifetimes(const Page *pg) {
 
 // ---------------------------------------------------------------- kept by
 
-static void put_path(FILE *out, const RetainPath *path, uint32_t hops, bool erase) {
-  char *text = retain_path_string(path, hops, erase);
-  put(out, text);
-  free(text);
-}
-
 static const char *depth_text(uint32_t depth) {
   return depth == 0 ? "the container's own cells" : depth == 1 ? "its elements" : "data its elements hold";
 }
@@ -664,8 +739,7 @@ static void put_kept_chart(const Page *pg, const KeptAnalysis *an) {
 static void put_kept(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  KeptAnalysis an;
-  kept_analyse(p, pg->snaps, -1, NULL, &an);
+  const KeptAnalysis an = *pg->kept;
   fputs("<section id=\"kept-by\">\n<h2>Kept by</h2>\n<p class=\"note\">", out);
   fputs("From the snapshots (each a major collection, then a path from a GC root to every sampled block still "
         "alive): blocks grouped by what holds them (their path up to its first list, array or Hashtbl, counts "
@@ -711,7 +785,6 @@ static void put_kept(const Page *pg) {
     if (shown < an.n) fprintf(out, "<p class=\"note\">%u more holders (-n 0 shows all).</p>\n", an.n - shown);
   }
   fputs("</section>\n", out);
-  kept_analysis_free(&an);
 }
 
 static void put_footer(const Page *pg) {
@@ -726,6 +799,7 @@ static void put_footer(const Page *pg) {
 
 static void write_page(const Page *pg) {
   put_head(pg);
+  put_answer(pg);
   put_summary(pg);
   put_top_sites(pg);
   put_live_heap(pg);
@@ -758,8 +832,11 @@ int cmd_report(int argc, char **argv) {
     return 1;
   }
   live_series_end(&series, l.profile);
-  Page pg = {out, &o, &l, l.profile, &series, &snaps};
+  KeptAnalysis kept;
+  kept_analyse(l.profile, &snaps, -1, NULL, &kept);
+  Page pg = {out, &o, &l, l.profile, &series, &snaps, &kept};
   write_page(&pg);
+  kept_analysis_free(&kept);
   status = 0;
   if (!to_stdout) {
     bool failed = ferror(out) != 0;

@@ -71,7 +71,8 @@ for name in leak fixture hostile empty; do
     'grep -q "<svg class=\"chart\"" "$html" && grep -q "<g id=\"frames\"" "$html"'
   check "report $name: exactly one line </svg> (the flame graph's; the zoom check goes before it)" \
     '[ "$(grep -c "^</svg>$" "$html")" = 1 ]'
-  check "report $name: one script element, the flame graph's" '[ "$(grep -c "<script" "$html")" = 1 ]'
+  check "report $name: two script elements, the flame graph's and the tables'" '[ "$(grep -c "<script" "$html")" = 2 ]'
+  check "report $name: no name broken inside a token (no word-break: break-all)" '! grep -q "break-all" "$html"'
 done
 
 # The top site: the first row of the table is top's first row, allocated bytes included.
@@ -191,7 +192,9 @@ chromium() {  # ARGS... (a profile of its own, no network, its noise dropped)
 }
 if [ -n "$chromium_bin" ]; then
   # The zoom check goes into the leak page's flame graph, before its </svg> line.
-  sed '/^<\/svg>$/e cat tests/trace/flame_zoom_check.svgfrag' "$tmp/leak.html" >"$tmp/z-leak.html"
+  # The tables' check before </body>, after the page's scripts.
+  sed -e '/^<\/svg>$/e cat tests/trace/flame_zoom_check.svgfrag' -e '/^<\/body>$/e cat tests/trace/table_sort_check.html' \
+    "$tmp/leak.html" >"$tmp/z-leak.html"
   for name in z-leak fixture hostile; do
     chromium --dump-dom "file://$tmp/$name.html" >"$tmp/$name.dom"
     check "Chromium on $name.html: no DOM" 'grep -q "</html>" "$tmp/$name.dom"'
@@ -204,10 +207,13 @@ if [ -n "$chromium_bin" ]; then
   verdict=$(grep -o 'data-test="[^"]*"' "$tmp/z-leak.dom")
   check "Chromium: the flame graph zooms and resets inside the page: ${verdict:-no verdict (its script did not run)}" \
     '[[ "$verdict" == "data-test=\"PASS"* ]]'
+  verdict=$(grep -o 'data-table-test="[^"]*"' "$tmp/z-leak.dom")
+  check "Chromium: the top sites table sorts both ways and filters: ${verdict:-no verdict (its script did not run)}" \
+    '[[ "$verdict" == "data-table-test=\"PASS"* ]]'
   check "Chromium on leak.html: the top site and the leaking line in the DOM" \
     'grep -qF "<summary>$(printf "%s" "$top_site" | escape)</summary>" "$tmp/z-leak.dom" && grep -q "<span class=\"leaksite\">render examples/leaky_cache.mn:3:" "$tmp/z-leak.dom"'
-  check "Chromium on hostile.html: one script element (the flame graph's), the name as text" \
-    '[ "$(grep -o "<script" "$tmp/hostile.dom" | wc -l)" = 1 ] && grep -qF "alert(1)&lt;/script&gt;.mn" "$tmp/hostile.dom"'
+  check "Chromium on hostile.html: two script elements (the flame graph's, the tables'), the name as text" \
+    '[ "$(grep -o "<script" "$tmp/hostile.dom" | wc -l)" = 2 ] && grep -qF "alert(1)&lt;/script&gt;.mn" "$tmp/hostile.dom"'
   # A screenshot: a PNG of the size asked (IHDR: width and height, big-endian, at bytes 16-23).
   chromium --screenshot="$tmp/shot.png" --window-size=1280,1600 "file://$tmp/leak.html" >/dev/null
   sig=$(head -c 8 "$tmp/shot.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')

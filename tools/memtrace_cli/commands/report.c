@@ -210,14 +210,15 @@ static const char STYLE[] =
     "table.rows th, table.rows td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right;"
     " white-space: nowrap; vertical-align: top; }\n"
     "table.rows th { background: #f3f3f3; border-bottom: 1px solid #ccc; }\n"
-    "table.rows td.site, table.rows th.site { text-align: left; white-space: normal; font-family: monospace;"
-    " word-break: break-all; }\n"
+    "table.rows td.site, table.rows th.site { text-align: left; white-space: normal; font-family: monospace; }\n"
+    "th.sortable { cursor: pointer; } th[data-sort=asc]::after { content: ' \\25B2'; }"
+    " th[data-sort=desc]::after { content: ' \\25BC'; }\n"
+    "input.filter { margin: 4px 0; width: 320px; }\n"
     ".bar { display: inline-block; height: 9px; background: #4e79a7; vertical-align: middle; margin-right: 4px; }\n"
     "details summary { cursor: pointer; }\n"
     "ul.stack { margin: 2px 0 4px; padding-left: 18px; font-size: 12px; color: #444; }\n"
-    "ol.leaks > li { margin-bottom: 14px; } .leaksite { font-family: monospace; font-weight: bold;"
-    " word-break: break-all; }\n"
-    ".holder { font-family: monospace; font-weight: bold; font-size: 15px; word-break: break-all; }\n"
+    "ol.leaks > li { margin-bottom: 14px; } .leaksite { font-family: monospace; font-weight: bold; }\n"
+    ".holder { font-family: monospace; font-weight: bold; font-size: 15px; }\n"
     "ol.leaks > li.leak .holder { color: #b00; } ul.keptsites { padding-left: 18px; }\n"
     "svg.chart text { font-family: sans-serif; font-size: 11px; fill: #222; }\n"
     "svg.chart text.title { font-size: 14px; } svg.chart text.legend { font-family: monospace; }\n"
@@ -542,18 +543,20 @@ static void put_live_heap(const Page *pg) {
 static void put_flame_graph(const Page *pg) {
   FILE *out = pg->out;
   const Profile *p = pg->p;
-  CallTree *t = calltree_build(p, CALLTREE_BY_LINE, CALLTREE_ALLOCATED, out_fold_period(), true);
+  // One box per function (issue 34): a function's call sites merged, as
+  // `flamegraph --functions` draws it; the lines are in Top allocation sites.
+  CallTree *t = calltree_build(p, CALLTREE_BY_FUNCTION, CALLTREE_ALLOCATED, out_fold_period(), true);
   if (!t) xalloc_fail();
   fputs("<section id=\"flame-graph\">\n<h2>Flame graph</h2>\n<p class=\"note\">Estimated bytes allocated by "
-        "callstack: callers below, callees above, each frame as wide as the bytes allocated under it. Hover a frame "
-        "for its file, line and bytes; click it to zoom in, \"Reset zoom\" (top left) or the bottom frame to zoom "
+        "callstack: callers below, callees above, one frame per function (its call sites merged), each as wide as the "
+        "bytes allocated under it. Hover a frame for its file and bytes; click it to zoom in, \"Reset zoom\" (top left) or the bottom frame to zoom "
         "out.</p>\n<div class=\"figure\">\n", out);
   char subtitle[512];
   snprintf(subtitle, sizeof subtitle, "estimated from %llu samples (rate %g, %u-byte words)%s",
            (unsigned long long)profile_totals(p)->samples, profile_rate(p), profile_word_bytes(p),
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   FlameSvgOptions fo = {"Allocated bytes (estimated)", subtitle, "bytes", calltree_total(t), 1200, 0.1, true};
-  if (flame_tree_svg(t, &fo, false, out) != 0 && !ferror(out)) xalloc_fail();  // a write error: reported at the end
+  if (flame_tree_svg(t, &fo, true, out) != 0 && !ferror(out)) xalloc_fail();  // a write error: reported at the end
   fputs("</div>\n</section>\n", out);
   calltree_free(t);
 }
@@ -787,12 +790,65 @@ static void put_kept(const Page *pg) {
   fputs("</section>\n", out);
 }
 
+// The tables' script: every table.rows gets a filter box (rows whose site, or
+// whole text, lacks what is typed are hidden) and headers that sort on click
+// (numbers by value, bytes by their unit, text by text; again: the other way).
+// The page stays one static file: the script is inline and loads nothing.
+static const char TABLE_SCRIPT[] =
+    "<script>\n"
+    "(function () {\n"
+    "  var units = {B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, TiB: 1099511627776};\n"
+    "  function key(cell) {\n"
+    "    var t = (cell.querySelector('summary') || cell).textContent.trim();\n"
+    "    var m = /^\\[?(-?[0-9.]+(?:e[+-]?[0-9]+)?)\\s*(B|KiB|MiB|GiB|TiB)?/.exec(t);\n"
+    "    return m ? {n: parseFloat(m[1]) * (units[m[2]] || 1), t: t} : {n: NaN, t: t};\n"
+    "  }\n"
+    "  function cmp(a, b) {\n"
+    "    if (!isNaN(a.n) && !isNaN(b.n)) return a.n - b.n;\n"
+    "    if (isNaN(a.n) !== isNaN(b.n)) return isNaN(a.n) ? 1 : -1;\n"
+    "    return a.t < b.t ? -1 : a.t > b.t ? 1 : 0;\n"
+    "  }\n"
+    "  var tables = document.querySelectorAll('table.rows');\n"
+    "  for (var k = 0; k < tables.length; k++) (function (table) {\n"
+    "    var head = table.rows[0], body = head.parentNode;\n"
+    "    var box = document.createElement('input');\n"
+    "    box.type = 'search'; box.className = 'filter'; box.placeholder = 'filter rows (site, function, file)';\n"
+    "    table.parentNode.insertBefore(box, table);\n"
+    "    box.addEventListener('input', function () {\n"
+    "      var q = box.value.toLowerCase();\n"
+    "      for (var i = 1; i < table.rows.length; i++) {\n"
+    "        var r = table.rows[i], site = r.querySelector('td.site summary') || r.querySelector('td.site') || r;\n"
+    "        r.style.display = site.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';\n"
+    "      }\n"
+    "    });\n"
+    "    for (var c = 0; c < head.cells.length; c++) (function (c) {\n"
+    "      var th = head.cells[c];\n"
+    "      th.className += ' sortable'; th.title = 'sort by this column';\n"
+    "      th.addEventListener('click', function () {\n"
+    "        var dir = th.getAttribute('data-sort') === 'desc' ? 'asc' : 'desc';\n"
+    "        for (var j = 0; j < head.cells.length; j++) head.cells[j].removeAttribute('data-sort');\n"
+    "        th.setAttribute('data-sort', dir);\n"
+    "        var rows = [];\n"
+    "        for (var i = 1; i < table.rows.length; i++) rows.push(table.rows[i]);\n"
+    "        rows.sort(function (a, b) {\n"
+    "          var d = cmp(key(a.cells[c]), key(b.cells[c]));\n"
+    "          return dir === 'asc' ? d : -d;\n"
+    "        });\n"
+    "        for (var i = 0; i < rows.length; i++) body.appendChild(rows[i]);\n"
+    "      });\n"
+    "    })(c);\n"
+    "  })(tables[k]);\n"
+    "})();\n"
+    "</script>\n";
+
 static void put_footer(const Page *pg) {
   fputs("<footer>Written by <code>memtrace report</code> (tools/memtrace_cli/README.md explains every figure). "
         "Estimates: bytes = samples &times; word bytes / sampling rate, headers included; 95% intervals are "
         "Garwood's exact Poisson intervals on the sample count. This page is self-contained: it loads nothing.",
         pg->out);
-  fputs("</footer>\n</body>\n</html>\n", pg->out);
+  fputs("</footer>\n", pg->out);
+  fputs(TABLE_SCRIPT, pg->out);
+  fputs("</body>\n</html>\n", pg->out);
 }
 
 // ---------------------------------------------------------------- command

@@ -126,6 +126,30 @@ check "report empty: Kept by cannot judge, no samples" \
   'grep -q "id=\"cannot-judge\"" "$tmp/empty.html" && grep -q "(no samples)" "$tmp/empty.html"'
 check "report fixture: names the OCaml program" 'grep -q "<title>memtrace report: bintrees</title>" "$tmp/fixture.html"'
 
+# The live floors (live_series.h part 4): one dot a major collection the
+# trace shows (the summary's count), none above the peak; a trace without one
+# says so.
+./vm --memtrace "$tmp/sb.ctf" --memtrace-rate 1e-3 bench/programs/string_build.mn 20000 20 >/dev/null
+"$tool" report "$tmp/sb.ctf" -o "$tmp/sb.html"
+majors=$(grep -o 'major collections seen</th><td>[0-9]*' "$tmp/sb.html" | grep -o '[0-9]*$')
+floors=$(sed -n '/<section id="live-heap">/,/<\/section>/p' "$tmp/sb.html" | grep -c '<circle ')
+check "report string_build: one live floor a major collection ($floors dots, $majors collections)" \
+  '[ "${majors:-0}" -ge 3 ] && [ "$floors" = "$majors" ] && grep -q "id=\"live-floors\">The black dashed line joins the live heap right after each of $majors major collections" "$tmp/sb.html"'
+python3 - "$tmp/sb.html" >"$tmp/floors.txt" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+units = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}
+def b(text):
+    n, u = text.split()
+    return float(n) * units[u]
+floors = [b(m) for m in re.findall(r"<title>live after each major collection: ([0-9.]+ [KMG]?i?B)</title>", page)]
+peak = b(re.search(r"peak live \(estimated\)</th><td>([0-9.]+ [KMG]?i?B)", page).group(1))
+print(len(floors), sum(1 for f in floors if f > peak * 1.001))
+PY
+check "report string_build: no live floor above the peak ($(cat "$tmp/floors.txt"): floors, above)" \
+  '[ "$(cut -d" " -f2 "$tmp/floors.txt")" = 0 ] && [ "$(cut -d" " -f1 "$tmp/floors.txt")" = "$majors" ]'
+check "report hostile: the live floors' note (none, or the dashed line)" 'grep -q "id=\"live-floors\">No major collection in the trace" "$tmp/hostile.html" || grep -q "id=\"live-floors\">The black dashed line" "$tmp/hostile.html"'
+
 # Hostile names: escaped wherever they appear, never markup.
 hostile_name=$(printf '%s' "a&b\"c'd<script>alert(1)</script>.mn" | escape)
 check "report hostile: raw <script>alert in the page" '! grep -q "<script>alert" "$tmp/hostile.html"'

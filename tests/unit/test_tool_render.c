@@ -540,7 +540,8 @@ static void test_svg_chart_axes_and_bands(void **state) {
   StackedChart c = {"Live", "time", "bytes", 3, 2, x, y, names, true};
   double ticks[3] = {0.5, 1.5, 7};   // the last outside the plot: not drawn
   const char *tick_labels[3] = {"snapshot 0", "snapshot <1>", "snapshot 2"};
-  SvgChartOptions o = {1000, 200, "chart", true, 1, "peak here", ticks, tick_labels, 3};
+  double floor_x[2] = {0.5, 1.5}, floor_y[2] = {1 * mib, 9 * mib};   // the second above the axis: drawn at its top
+  SvgChartOptions o = {1000, 200, "chart", true, 1, "peak here", ticks, tick_labels, 3, floor_x, floor_y, 2, "floor <a>"};
   char *svg = chart(&c, &o);
   const char *start = "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\"";
   assert_true(strncmp(svg, start, strlen(start)) == 0);
@@ -562,6 +563,14 @@ static void test_svg_chart_axes_and_bands(void **state) {
   assert_non_null(strstr(svg, "<title>snapshot 0</title></line>"));
   assert_non_null(strstr(svg, "<title>snapshot &lt;1&gt;</title></line>"));
   assert_null(strstr(svg, "snapshot 2"));
+  // The line of points: a dashed polyline and a dot a point, each dot's value
+  // a tooltip (its label escaped), clipped to the plot; its legend line.
+  assert_int_equal(count(svg, "<circle "), 2);
+  assert_non_null(strstr(svg, "<g class=\"floor\"><polyline "));
+  assert_non_null(strstr(svg, "<title>floor &lt;a&gt;: 1 MiB</title></circle>"));
+  assert_non_null(strstr(svg, "<title>floor &lt;a&gt;: 9 MiB</title></circle>"));
+  assert_non_null(strstr(svg, "cy=\"34.0\""));   // 9 MiB drawn at the axis' top (4 MiB: y = 34)
+  assert_non_null(strstr(svg, ">floor &lt;a&gt;</text>"));
   // Band 0 starts at its own top (1 MiB of 4: y = 34 + 200 - 50); the stack's top reaches 3.5 MiB.
   assert_non_null(strstr(svg, "d=\"M92.0,184.0"));
   assert_non_null(strstr(svg, "points=\"92.0,159.0 "));
@@ -577,7 +586,7 @@ static void test_svg_chart_escapes_and_empty(void **state) {
   double x[2] = {0, 1}, y[2] = {8, 16};
   const char *names[1] = {"f </title><script>alert('x')</script> & \"q\""};
   StackedChart c = {"t<i>", "a&b", "y", 2, 1, x, y, names, false};
-  SvgChartOptions o = {0, 0, NULL, false, 0, NULL, NULL, NULL, 0};
+  SvgChartOptions o = {0, 0, NULL, false, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
   char *svg = chart(&c, &o);
   assert_null(strstr(svg, "<script"));
   assert_null(strstr(svg, "<i>"));

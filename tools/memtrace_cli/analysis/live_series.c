@@ -15,6 +15,9 @@ void live_series_init(LiveSeries *s, uint32_t max_points) {
   *s = (LiveSeries){.max_points = max_points, .interval_us = 1};
   s->times_us = xcalloc(max_points, sizeof *s->times_us);
   s->total = xcalloc(max_points, sizeof *s->total);
+  s->floor_us = xcalloc(max_points, sizeof *s->floor_us);
+  s->floor_live = xcalloc(max_points, sizeof *s->floor_live);
+  s->floor_stride = 1;
 }
 
 void live_series_free(LiveSeries *s) {
@@ -22,6 +25,8 @@ void live_series_free(LiveSeries *s) {
   free(s->of_site);
   free(s->times_us);
   free(s->total);
+  free(s->floor_us);
+  free(s->floor_live);
   *s = (LiveSeries){0};
 }
 
@@ -57,8 +62,29 @@ static void record(LiveSeries *s, const Profile *p, double time_us) {
   s->total[k] = (double)profile_totals(p)->live_samples;
 }
 
+// Part 4: the floor after major collection number `seen` (from 1), at t.
+static void record_floor(LiveSeries *s, const Profile *p, double t) {
+  uint64_t n = profile_major_collections(p);
+  if (n == s->collections_seen) return;
+  s->collections_seen = n;
+  if ((n - 1) % s->floor_stride != 0) return;
+  if (s->n_floors == s->max_points) {
+    uint32_t kept = (s->n_floors + 1) / 2;
+    for (uint32_t k = 0; k < kept; k++) {
+      s->floor_us[k] = s->floor_us[2 * k];
+      s->floor_live[k] = s->floor_live[2 * k];
+    }
+    s->n_floors = kept;
+    s->floor_stride *= 2;
+    if ((n - 1) % s->floor_stride != 0) return;
+  }
+  s->floor_us[s->n_floors] = t;
+  s->floor_live[s->n_floors++] = (double)profile_totals(p)->live_samples;
+}
+
 void live_series_hook(void *series, const Profile *p, const TraceEvent *ev) {
   LiveSeries *s = series;
+  if (ev->kind == TRACE_EVENT_ALLOC) record_floor(s, p, (double)ev->dtime_us);
   while ((double)ev->dtime_us > s->next_us) {
     double t = s->next_us;
     record(s, p, t);  // may halve: Δ and next_us change
@@ -68,6 +94,7 @@ void live_series_hook(void *series, const Profile *p, const TraceEvent *ev) {
 
 void live_series_end(LiveSeries *s, const Profile *p) {
   double last = (double)profile_summary(p)->last_us;
+  record_floor(s, p, last);
   if (s->n_points == 0 || s->times_us[s->n_points - 1] < last) record(s, p, last);
 }
 

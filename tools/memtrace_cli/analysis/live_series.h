@@ -14,8 +14,15 @@
 // 2. Values are live samples (exact integers in doubles up to 2^53); bands
 //    convert them to bytes (× profile_sample_bytes). A band's rest is the
 //    total live minus the top groups', never below 0.
-// 3. Memory: max_points doubles per site live at some point, and two arrays
+// 3. Memory: max_points doubles per site live at some point, and four arrays
 //    of max_points. Out of memory exits (status 1, message on stderr).
+// 4. Floors: the total live samples right after each major collection the
+//    trace shows (profile.h: a run of collect events of old blocks), taken
+//    at the first allocation after the run (so the minor collection's deaths
+//    that come with it are in), stamped with that allocation's time. What a
+//    collection cannot free stays under every floor: a leak shows as floors
+//    that climb, uncollected garbage only between them. At most max_points
+//    are kept: when full, every other floor is dropped (the first kept).
 #ifndef MINNOW_MEMTRACE_LIVE_SERIES_H
 #define MINNOW_MEMTRACE_LIVE_SERIES_H
 
@@ -31,6 +38,11 @@ typedef struct LiveSeries {
   double *total;        // [max_points]: live samples of every site
   double **of_site;     // per site: NULL, or [max_points] live samples
   uint32_t n_sites;
+  // part 4
+  double *floor_us, *floor_live;   // [max_points]
+  uint32_t n_floors;
+  uint32_t floor_stride;           // a floor kept every floor_stride collections
+  uint64_t collections_seen;       // major collections counted into the floors
 } LiveSeries;
 
 // max_points even, >= 4.

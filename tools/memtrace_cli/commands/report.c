@@ -516,7 +516,7 @@ static void put_live_heap(const Page *pg) {
            pg->l->partial ? " - PARTIAL: up to the damage" : "");
   StackedChart c = {title, "time since the trace's start", "live bytes", b.n_points, b.n_top + 1, b.x_s, b.y,
                     (const char *const *)b.names, true};
-  SvgChartOptions so = {1180, 300, "chart", false, 0, NULL, NULL, NULL, 0};
+  SvgChartOptions so = {1180, 300, "chart", false, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL};
   SnapTicks ticks;
   snap_ticks(&ticks, pg->snaps, NULL, 0);
   so.ticks = ticks.x, so.tick_labels = (const char *const *)ticks.labels, so.n_ticks = ticks.n;
@@ -531,9 +531,29 @@ static void put_live_heap(const Page *pg) {
   if (ticks.n)
     fprintf(out, "<p class=\"note\">The %zu snapshot%s of <code>%s</code> ticked (dotted lines; hover one for its "
             "number).</p>\n", ticks.n, ticks.n == 1 ? "" : "s", pg->snaps->file);
+  // The live floors (live_series.h part 4), in bytes.
+  const LiveSeries *ls = pg->series;
+  double *floor_x = xrealloc(NULL, (ls->n_floors ? ls->n_floors : 1) * sizeof *floor_x);
+  double *floor_y = xrealloc(NULL, (ls->n_floors ? ls->n_floors : 1) * sizeof *floor_y);
+  for (uint32_t i = 0; i < ls->n_floors; i++) {
+    floor_x[i] = ls->floor_us[i] / 1e6;
+    floor_y[i] = ls->floor_live[i] * profile_sample_bytes(p);
+  }
+  so.line_x = floor_x, so.line_y = floor_y, so.n_line = ls->n_floors;
+  so.line_label = "live after each major collection";
+  if (ls->n_floors)
+    fprintf(out, "<p class=\"note\" id=\"live-floors\">The black dashed line joins the live heap right after each of "
+            "%u major collection%s%s: what a collection cannot free stays under it, so a leak shows as a floor that "
+            "climbs, garbage not yet collected only above it.</p>\n", ls->n_floors, ls->n_floors == 1 ? "" : "s",
+            ls->floor_stride > 1 ? " (one in every few: the trace has many)" : "");
+  else
+    fputs("<p class=\"note\" id=\"live-floors\">No major collection in the trace: no floor of the live heap is "
+          "known (the blocks not yet collected may be garbage).</p>\n", out);
   fputs("<div class=\"figure\">", out);
   svg_chart_write(&c, &so, out);
   fputs("</div>\n</section>\n", out);
+  free(floor_x);
+  free(floor_y);
   snap_ticks_free(&ticks);
   live_bands_free(&b);
 }
@@ -724,7 +744,7 @@ static void put_kept_chart(const Page *pg, const KeptAnalysis *an) {
                     true};
   SnapTicks ticks;
   snap_ticks(&ticks, pg->snaps, an->series, n);
-  SvgChartOptions so = {1180, 240, "chart", false, 0, NULL, ticks.x, (const char *const *)ticks.labels, ticks.n};
+  SvgChartOptions so = {1180, 240, "chart", false, 0, NULL, ticks.x, (const char *const *)ticks.labels, ticks.n, NULL, NULL, 0, NULL};
   fprintf(out, "<p class=\"note\">What the %u holder%s keeping the most at the snapshot judged kept at each "
           "snapshot of the series (estimated bytes, stacked; the rest grey), the snapshots ticked.</p>\n", top,
           top == 1 ? "" : "s");

@@ -134,8 +134,33 @@ static void put_ticks(FILE *out, const SvgChartOptions *opt, const Frame *f) {
   }
 }
 
-static void put_legend(FILE *out, const StackedChart *c, const Frame *f) {
+static void put_line(FILE *out, const StackedChart *c, const SvgChartOptions *opt, const Frame *f) {
+  if (opt->n_line == 0) return;
+  fputs("<g class=\"floor\"><polyline fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\" stroke-dasharray=\"5 2\" "
+        "points=\"", out);
+  for (size_t i = 0; i < opt->n_line; i++)
+    fprintf(out, "%s%.1f,%.1f", i ? " " : "", px_x(f, opt->line_x[i]), px_y(f, fmin(opt->line_y[i], f->ymax)));
+  fputs("\"/>\n", out);
+  for (size_t i = 0; i < opt->n_line; i++) {
+    fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#000\"><title>", px_x(f, opt->line_x[i]),
+            px_y(f, fmin(opt->line_y[i], f->ymax)));
+    if (opt->line_label) text_put_xml(out, opt->line_label, SIZE_MAX), fputs(": ", out);
+    put_measure(out, c, opt->line_y[i]);
+    fputs("</title></circle>\n", out);
+  }
+  fputs("</g>\n", out);
+}
+
+static void put_legend(FILE *out, const StackedChart *c, const SvgChartOptions *opt, const Frame *f) {
   double y = f->top + f->h + AXIS_GAP;
+  if (opt->n_line) {
+    fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" stroke-width=\"1.5\" "
+            "stroke-dasharray=\"5 2\"/>", f->left, f->left + 12, y + 6, y + 6);
+    fprintf(out, "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">", f->left + 18, y + 10);
+    text_put_xml(out, opt->line_label ? opt->line_label : "", NAME_CHARS);
+    fputs("</text>\n", out);
+    y += LEGEND_LINE;
+  }
   for (size_t k = c->n_bands; k-- > 0; y += LEGEND_LINE) {  // the top band first: the stack's order
     fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>", f->left, y,
             chart_band_colour(k, c->n_bands));
@@ -165,7 +190,7 @@ int svg_chart_write(const StackedChart *c, const SvgChartOptions *opt, FILE *out
   ChartUnit yu = c->y_bytes ? chart_bytes_unit(top) : (ChartUnit){1, ""};
   f.ystep = nice_step(top / yu.scale, 5) * yu.scale;
   f.ymax = ceil(top / f.ystep * (1 - 1e-12)) * f.ystep;
-  unsigned height = (unsigned)(TOP + plot_h + AXIS_GAP + LEGEND_LINE * c->n_bands + 6);
+  unsigned height = (unsigned)(TOP + plot_h + AXIS_GAP + LEGEND_LINE * (c->n_bands + (opt->n_line ? 1 : 0)) + 6);
   fprintf(out, "<svg class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\">\n",
           cls, width, height, width, height);
   fprintf(out, "<text class=\"title\" x=\"%u\" y=\"20\" text-anchor=\"middle\">", width / 2);
@@ -175,7 +200,8 @@ int svg_chart_write(const StackedChart *c, const SvgChartOptions *opt, FILE *out
   put_bands(out, c, &f);
   put_marker(out, opt, &f);
   put_ticks(out, opt, &f);
-  put_legend(out, c, &f);
+  put_line(out, c, opt, &f);
+  put_legend(out, c, opt, &f);
   fputs("</svg>", out);
   return ferror(out) ? -1 : 0;
 }

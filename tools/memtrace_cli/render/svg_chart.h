@@ -4,7 +4,8 @@
 // filled path with its name and peak as a tooltip (<title>), the total as a
 // line on top, an optional marked moment (a dashed line and its label),
 // moments ticked (a dotted line each, its label as a tooltip: snapshots),
-// and a legend under the plot. Knows nothing of traces.
+// an optional line of points over the bands (live floors), and a legend
+// under the plot. Knows nothing of traces.
 //
 // Contract
 // 1. Every string (title, labels, band names) is written escaped
@@ -31,6 +32,12 @@ typedef struct SvgChartOptions {
   const double *ticks;      // n_ticks moments ticked (their x), or NULL
   const char *const *tick_labels;  // their tooltips (NULL: none)
   size_t n_ticks;
+  // A line of points over the bands (the live floors): n_line points (x,
+  // y in the chart's units), each a dot with its value as a tooltip; its
+  // name in the legend. n_line 0: none.
+  const double *line_x, *line_y;
+  size_t n_line;
+  const char *line_label;
 } SvgChartOptions;
 
 // Returns 0, or -1 when writing failed.

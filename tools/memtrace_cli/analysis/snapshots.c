@@ -208,8 +208,13 @@ static void record_death(Snapshots *s, const Profile *p, const TraceEvent *ev) {
 }
 
 // Whether the file is the trace's (its pid and start time); else damaged.
+// Whether the file names this trace. A file shorter than its header (a run
+// killed as it created it; snapshot_reader.h contract 4: "nothing yet")
+// names no trace and holds no snapshot: it is not another trace's, and
+// settle says it holds no whole snapshot.
 static bool same_trace(Snapshots *s, const TraceReaderInfo *info) {
   if (!s->reader || s->status == SNAPSHOTS_DAMAGED) return s->status != SNAPSHOTS_DAMAGED;
+  if (snapshot_reader_tail(s->reader)->header_missing) return true;
   if (snapshot_reader_pid(s->reader) == info->pid && snapshot_reader_start_time(s->reader) == info->start_time_us)
     return true;
   damaged(s, "%s: belongs to another trace (pid %" PRIu64 ", started at %" PRIu64 " us; this trace: pid %" PRIu64

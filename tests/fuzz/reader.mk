@@ -6,7 +6,8 @@
 #       FUZZ_SECONDS, print afl's statistics, copy crashes and hangs found
 #       into tests/fuzz/reader/crashes/ (fix the reader, commit them).
 #   make fuzz-reader-seeds   regenerate the corpus (small valid traces, and
-#       tests/fuzz/trace_gen.c's bases and mutants, gen-*.ctf, which
+#       tests/fuzz/trace_gen.c's bases and mutants, gen-*.ctf, and its
+#       snapshot files and their copies, gen-snap-*.retain, which
 #       tests/suites/trace_differential.sh also runs every command on)
 FUZZ_READER_DIR := tests/fuzz/reader
 FUZZ_SECONDS ?= 600
@@ -34,7 +35,8 @@ build/fuzz/seed_head: $(FUZZ_READER_DIR)/seed_head.c $(call obj,release,$(TRACE_
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 
 # The structure-aware generator of hostile traces (tests/fuzz/trace_gen.c).
-build/release/tests/fuzz_trace_gen: tests/fuzz/trace_gen.c build/release/trace/writer.o
+build/release/tests/fuzz_trace_gen: tests/fuzz/trace_gen.c build/release/trace/writer.o build/release/trace/snapshot_writer.o \
+    build/release/trace/snapshot_file.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
 

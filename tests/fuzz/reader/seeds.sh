@@ -9,8 +9,12 @@
 # exceeds the first's decoded length); from our writer's synth
 # (build/release/tests/trace_synth), its frame-code-0 and mixed scenarios.
 # From tests/fuzz/trace_gen.c (build/release/tests/fuzz_trace_gen): its
-# well-formed bases and 12 structure-aware mutants of each, gen-*.ctf
-# (tests/suites/trace_differential.sh runs every command on them). From
+# well-formed bases and 12 structure-aware mutants of each (6 of the deep
+# recursion cycles), gen-*.ctf, and traces with their snapshot files
+# (gen-snap-NAME.ctf and .ctf.retain) and the snapshot files' structure-aware
+# copies, gen-snap-NAME.WHAT.retain (cut-N, bad-WHAT[-at-N], any-WHAT)
+# (tests/suites/trace_differential.sh runs every command on them, and the
+# holders' commands on each snapshot file with its trace). From
 # ./vm, end-state files (end-*.retain); from build/release/tests/snapshot_synth,
 # snapshot files of every record kind, one cut by a killed run, a series
 # (snap-*.retain).

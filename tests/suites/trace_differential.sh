@@ -18,7 +18,11 @@
 #      and collections (dump's lines, info's counts, top's "events" and
 #      "sampled_blocks"), samples (dump's sum, top's, lifetimes' and leaks'
 #      headers) and bytes (flamegraph's folded stacks add up to top's total);
-#   4. both builds print the same dump.
+#   4. both builds print the same dump;
+#   5. (issue 32) for each snapshot file the generator wrote (gen-snap-*.retain,
+#      read with its trace gen-snap-NAME.ctf), `leaks`, `paths --by holder`
+#      and `top --live --by holder` refuse it together at one byte, or agree
+#      on every holder's blocks, samples and bytes (part 5 below).
 # Command lines stay plain (CMD FILE, --json on top only).
 cd "$(dirname "$0")/../.." || exit 2
 . tests/suites/lib.sh
@@ -73,7 +77,8 @@ for bin in tools/memtrace build/asan/memtrace; do
     done
     [ "$same" = crash ] && continue
     # no snapshot beside a generated trace: on a whole one leaks cannot judge
-    if [ "$status" = 0 ] && [ "$same" = yes ] && [ "$verdict" != 4 ]; then
+    # (gen-snap-*.ctf have theirs: part 5 checks what leaks makes of them)
+    if [ "$status" = 0 ] && [ "$same" = yes ] && [ "$verdict" != 4 ] && [ ! -f "$f.retain" ]; then
       bad "$name: leaks gave verdict $verdict on a trace without snapshots (cannot judge is 4)"
       continue
     fi
@@ -127,4 +132,69 @@ for bin in tools/memtrace build/asan/memtrace; do
     fi
   done
 done
+
+# 5. Holders (issue 32). For each snapshot file the generator wrote
+# (gen-NAME.ctf.retain beside its trace, and its copies gen-NAME.WHAT.retain,
+# read with the trace through --retain), on both builds: `leaks`, `paths --by
+# holder` and `top --live --by holder` end with a documented status (leaks
+# 0, 3, 4 or 1; the others 0 or 1), no sanitizer report; they refuse the
+# file together or read it together; when they refuse, each names the file
+# and the same byte ("FILE: damaged snapshot file at byte N"), the byte the
+# copy's name gives (bad-WHAT-at-N) if it gives one; a copy named bad-* is
+# refused, cut-* (a file cut short: a growing file or a killed run's) and
+# the whole file never are; when they read it, tests/tools/holders_agree.py:
+# every holder of the snapshot they show with the same sampled blocks,
+# samples and bytes in all three, and the same snapshot named.
+offset_retain() { sed -n "s|^memtrace $1: $2: damaged snapshot file at byte \([0-9]*\): .*|\1|p" "$tmp/h-$1.err" | head -1; }
+retains=(tests/fuzz/reader/corpus/gen-snap-*.retain)
+if ! command -v python3 > /dev/null; then
+  skip "holders: python3 missing: the commands' JSON not compared"
+elif [ ! -f "${retains[0]}" ]; then
+  bad "no gen-snap-*.retain in tests/fuzz/reader/corpus (make fuzz-reader-seeds)"
+else
+  declare -A hargs=([leaks]="leaks --all -n 0 --json" [paths]="paths --by holder --json"
+                    [top]="top --live --by holder -n 0 --json")
+  for bin in tools/memtrace build/asan/memtrace; do
+    for r in "${retains[@]}"; do
+      b=$(basename "$r")
+      t=tests/fuzz/reader/corpus/${b%%.*}.ctf
+      what=${b#*.}
+      what=${what%.retain}
+      name="$bin $b"
+      refused=() crashed=
+      for c in leaks paths top; do
+        # shellcheck disable=SC2086
+        timeout 20 "$bin" ${hargs[$c]} --retain "$r" "$t" > "$tmp/h-$c.out" 2> "$tmp/h-$c.err"
+        st=$?
+        case "$c:$st" in
+          leaks:0 | leaks:3 | leaks:4 | paths:0 | top:0) ;;
+          *:1) refused+=("$c") ;;
+          *) bad "$name: $c ended with status $st: $(head -c 300 "$tmp/h-$c.err")"; crashed=yes ;;
+        esac
+        if grep -q -E 'Sanitizer|runtime error:' "$tmp/h-$c.err"; then
+          bad "$name: $c: sanitizer report: $(grep -m1 -E 'Sanitizer|runtime error:' "$tmp/h-$c.err")"
+          crashed=yes
+        fi
+      done
+      [ -n "$crashed" ] && continue
+      if [ "${#refused[@]}" = 3 ]; then
+        at=$(offset_retain leaks "$r")
+        want=${what##*-at-}
+        [ "$want" = "$what" ] && want=$at
+        differ=
+        for c in leaks paths top; do [ -n "$at" ] && [ "$(offset_retain "$c" "$r")" = "$want" ] || differ+=" $c"; done
+        check "$name: refused, but not all at byte ${want:-?} (leaks names ${at:-none}):$differ $(head -c 300 "$tmp/h-leaks.err")" \
+          '[ -z "$differ" ]'
+        case $what in cut-* | ctf) bad "$name: a file cut short or whole, refused: $(head -c 300 "$tmp/h-leaks.err")" ;; esac
+      elif [ "${#refused[@]}" = 0 ]; then
+        case $what in bad-*) bad "$name: damage read as a whole file" ;; esac
+        agree=$(python3 tests/tools/holders_agree.py "$tmp/h-leaks.out" "$tmp/h-paths.out" "$tmp/h-top.out")
+        agreed=$?
+        check "$name: holders differ (holders_agree.py status $agreed): $agree" '[ "$agreed" = 0 ]'
+      else
+        bad "$name: refused by ${refused[*]} only: $(cat "$tmp"/h-*.err | head -c 400)"
+      fi
+    done
+  done
+fi
 suite_end

@@ -18,7 +18,10 @@ void retain_root_text(FILE *f, const RetainRoot *r, bool erase) {
       if (!erase) fprintf(f, ":%u", r->line);
       fputc(')', f);
       break;
-    case RETAIN_ROOT_C: fprintf(f, "C root #%llu", (unsigned long long)r->index); break;
+    case RETAIN_ROOT_C:
+      if (erase) fputs("C root", f);   // its index is the order the runtime registered it in
+      else fprintf(f, "C root #%llu", (unsigned long long)r->index);
+      break;
     case RETAIN_ROOT_EXCEPTION: fputs("the exception being raised", f); break;
     default: fputs("Memprof callback state", f); break;
   }
@@ -48,10 +51,16 @@ void retain_hop_text(FILE *f, const RetainHop *h, bool erase) {
     case RETAIN_HOP_HASHTBL_ENTRY: fputs(erase ? "Hashtbl" : "Hashtbl entry", f); break;
     case RETAIN_HOP_HASHTBL_STORAGE: fputs(erase ? "Hashtbl" : "Hashtbl storage", f); break;
     case RETAIN_HOP_BUFFER: fputs("Buffer storage", f); break;
-    case RETAIN_HOP_ELIDED: fprintf(f, "(%llu hops elided)", n); return;
+    case RETAIN_HOP_ELIDED:
+      if (erase) fputs("(hops elided)", f);
+      else fprintf(f, "(%llu hops elided)", n);
+      return;
     default: fprintf(f, "field #%llu", i); break;
   }
-  if (n > 1) fprintf(f, " x%llu", n);
+  if (n > 1) {
+    if (erase) fputs(" xn", f);   // a run's length is where the block sits, not what holds it
+    else fprintf(f, " x%llu", n);
+  }
 }
 
 void retain_path_text(FILE *f, const RetainPath *path, uint32_t hops, bool erase) {

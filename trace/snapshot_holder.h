@@ -14,10 +14,12 @@
 // Names are written as the file has them, control characters as '?' (a
 // name never moves a terminal's cursor or breaks a line).
 //
-// Erased (erase = true: how a holder reads): an array index "[*]", a run of
-// list cells "list cell xn", any Hashtbl hop "Hashtbl" (a table's keys,
-// values and cells together), a frame root without its line: every block
-// kept by one container reads the same.
+// Erased (erase = true: how a holder reads): an array index "[*]", a run's
+// length "xn" (of list cells and of any other hop repeated), the hops an
+// elision left out "(hops elided)", any Hashtbl hop "Hashtbl" (a table's
+// keys, values and cells together), a frame root without its line, a C root
+// without its index: every block kept by one structure reads the same,
+// whatever its depth in it.
 //
 // The holder of a path is its root and hops up to and including its first
 // container hop (a run of list cells, an array element, a Hashtbl value,

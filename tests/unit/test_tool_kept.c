@@ -74,6 +74,20 @@ static void test_path_text(void **state) {
   t = text_of(&p, 5, true);  // a holder: counts and indices erased
   assert_string_equal(t, "global log -> field items -> list cell xn -> list element -> tuple .1 -> array [*]");
   free(t);
+  // Every run's length and an elision's count erased too: one structure, one
+  // holder, whatever the depth of its blocks in it.
+  t = text_of(&p, p.hop_count, true);
+  assert_string_equal(t, "global log -> field items -> list cell xn -> list element -> tuple .1 -> array [*] -> "
+                         "capture xs -> capture #2 -> Hashtbl -> Buffer storage -> field #3 -> "
+                         "(hops elided) -> field next xn");
+  free(t);
+  hops[10].count = 1005, hops[11].count = 5;
+  char *deeper = text_of(&p, p.hop_count, true);
+  hops[10].count = 37, hops[11].count = 2;
+  char *shallower = text_of(&p, p.hop_count, true);
+  assert_string_equal(deeper, shallower);
+  free(deeper);
+  free(shallower);
   RetainHop value = {RETAIN_HOP_HASHTBL_VALUE, 1, 0, ""}, entry = {RETAIN_HOP_HASHTBL_ENTRY, 1, 0, ""};
   RetainPath v = {1, {RETAIN_ROOT_GLOBAL, "cache", "", 0, "", 0}, 1, &value}, e = v;
   e.hops = &entry;
@@ -92,6 +106,9 @@ static void test_path_text(void **state) {
   RetainPath c = {3, {RETAIN_ROOT_C, "", "", 0, "", 5}, 0, NULL};
   t = text_of(&c, 0, false);
   assert_string_equal(t, "C root #5");
+  free(t);
+  t = text_of(&c, 0, true);  // a holder: the registration order erased
+  assert_string_equal(t, "C root");
   free(t);
   RetainPath ctl = {4, {RETAIN_ROOT_GLOBAL, "a\nb\x7f", "", 0, "", 0}, 0, NULL};
   t = text_of(&ctl, 0, false);

@@ -18,6 +18,7 @@ CFLAGS_debug   := -O1 -g -DMINNOW_DEBUG=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS  := -lm
 
+BASE_SRC  := $(wildcard base/*.c)
 CORE_SRC  := $(wildcard core/*.c)
 FRONT_SRC := $(wildcard lang/front/*.c)
 RUNTIME_SRC := $(wildcard lang/runtime/*.c)
@@ -29,9 +30,9 @@ TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
 STDLIB    := $(sort $(wildcard stdlib/*.mn))
 
-SRC_release := $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
+SRC_release := $(BASE_SRC) $(VM_SRC) $(GC_SRC) $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_asan    := $(SRC_release)
-SRC_boehm   := $(VM_SRC) gc/boehm.c gc/raise.c $(MEMPROF_SRC) $(TRACE_SRC)
+SRC_boehm   := $(BASE_SRC) $(VM_SRC) gc/boehm.c gc/raise.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
 SRC_debug   := $(SRC_release)
 
@@ -112,9 +113,9 @@ build/%/tests/trace_synth: tests/trace/trace_synth.c build/%/trace/writer.o
 # tools/memtrace, the trace tool (sources and README in tools/memtrace_cli/),
 # and its ASan+UBSan build for the tests. zlib: gzipped pprof profiles.
 memtrace: tools/memtrace
-tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC))
+tools/memtrace: $(call obj,release,$(MEMTRACE_SRC) $(TRACE_SRC) $(BASE_SRC))
 	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS) -lz
-build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC))
+build/asan/memtrace: $(call obj,asan,$(MEMTRACE_SRC) $(TRACE_SRC) $(BASE_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
 -include $(patsubst %.o,%.d,$(call obj,release,$(MEMTRACE_SRC)) $(call obj,asan,$(MEMTRACE_SRC)))
 

@@ -1,24 +1,33 @@
 // main.c - the command line: ./vm [options] script.mn [args...] (options,
 // environment and exit statuses: usage() below, and README.md's "Command
-// line"). The one reader of the environment: MEMTRACE, MEMTRACE_RATE and
-// MINNOW_SEED are parsed and validated here, once, into VmOptions.
+// line"). The options are one table read by base/options.h, the reader of
+// tools/memtrace's commands too: --opt VALUE or --opt=VALUE, each at most
+// once, "did you mean" on a typo. The one reader of the environment:
+// MEMTRACE, MEMTRACE_RATE and MINNOW_SEED are parsed and validated here,
+// once, into VmOptions. Every refusal is two lines on stderr (what is wrong,
+// then the synopsis) and status 2.
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/checked.h"
+#include "../base/number.h"
+#include "../base/options.h"
+#include "../base/version.h"
 #include "vm.h"
 #include "../gc/gc.h"
 #include "../memprof/memtrace.h"
 #include "../memprof/pretenure.h"
 #include "../trace/format.h"
 
+#define VM_SYNOPSIS "usage: vm [options] script.mn [args...]"
+
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: vm [options] script.mn [args...]\n"
+          VM_SYNOPSIS "\n"
           "  --memtrace FILE      write a memtrace trace of the run to FILE (also MEMTRACE=FILE)\n"
           "  --memtrace-rate R    its sampling rate, in (0, 1] (also MEMTRACE_RATE=R; default 1e-05)\n"
           "  --memtrace-format V  its format version: 2 (default: what memtrace 0.2 reads) or 3\n"
@@ -47,6 +56,9 @@ static void usage(FILE *out) {
           "  --gc-stress          minor GC at every allocation (major every 64th)\n"
           "  --gc-verify          run the heap verifier after every collection\n"
           "  --help               print this and exit\n"
+          "  --version            print the version and exit\n"
+          "  --                   ends the options: the next word is the script\n"
+          "An option's value follows it (--memtrace t.ctf) or is attached (--memtrace=t.ctf).\n"
           "environment (a flag on the command line wins):\n"
           "  MEMTRACE=FILE        as --memtrace FILE\n"
           "  MEMTRACE_RATE=R      as --memtrace-rate R\n"
@@ -61,41 +73,34 @@ static void usage(FILE *out) {
           "                       dies of the signal (status 128 + its number)\n");
 }
 
-// A sampling rate in (0, 1]; `what` names its source in the message.
-// Decimal only ("0.5", "1e-3"): no space, sign, hex, inf or nan.
-static bool parse_rate(const char *what, const char *arg, double *out) {
-  char *end;
-  bool decimal = arg && (arg[0] == '.' || (arg[0] >= '0' && arg[0] <= '9')) && !strpbrk(arg, "xXpP");
-  double r = decimal ? strtod(arg, &end) : 0;
-  if (!decimal || end == arg || *end || !(r > 0 && r <= 1)) {
-    fprintf(stderr, "vm: %s expects a rate in (0, 1], got '%s'\n", what, arg ? arg : "");
-    return false;
-  }
-  *out = r;
+// A refusal of the command line or the environment: "vm: WHAT", then the
+// synopsis and where the rest is, on stderr (two lines). Returns the usage
+// status.
+static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int refuse(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("vm: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\n" VM_SYNOPSIS " (vm --help says more)\n", stderr);
+  return VM_EXIT_USAGE;
+}
+
+// --memtrace-format: 2 or 3, into an int.
+static bool parse_format(const Option *o, const char *text) {
+  if (strcmp(text, "2") != 0 && strcmp(text, "3") != 0) return false;
+  *(int *)o->target = text[0] - '0';
   return true;
 }
 
-// The value of `flag`: a decimal number in (low, high] ("2", "0.5", "1e2";
-// no sign, hex, inf or nan).
-static bool parse_number(const char *flag, const char *arg, double low, double high, const char *what, double *out) {
-  char *end;
-  bool decimal = arg && (arg[0] == '.' || (arg[0] >= '0' && arg[0] <= '9')) && !strpbrk(arg, "xXpP");
-  double r = decimal ? strtod(arg, &end) : 0;
-  if (!decimal || end == arg || *end || !(r > low && r <= high)) {
-    fprintf(stderr, "vm: %s expects %s, got '%s'\n", flag, what, arg ? arg : "");
-    return false;
-  }
-  *out = r;
+// --memtrace-snapshot-peak: a growth factor F with min < F <= max (the
+// table's range is inclusive; a factor of 1 would snapshot at every check).
+static bool parse_growth(const Option *o, const char *text) {
+  double v;
+  if (!number_parse_decimal(text, &v) || !(v > o->min && v <= o->max)) return false;
+  *(double *)o->target = v;
   return true;
-}
-
-// The value of `flag`: a count in 1 .. max, digits only ("-1", "1e6" and
-// "12abc" are refused, and so is anything above max, rather than wrapped).
-static bool parse_count(const char *flag, const char *arg, uint64_t max, uint64_t *out) {
-  if (checked_parse_count(arg, max, out)) return true;
-  fprintf(stderr, "vm: %s expects a number of words in 1..%llu, got %s\n", flag, (unsigned long long)max,
-          arg ? arg : "nothing");
-  return false;
 }
 
 // MINNOW_SEED: a whole number, decimal or 0x hex (a typo would otherwise
@@ -105,10 +110,7 @@ static bool parse_seed(const char *text, VmOptions *opt) {
   errno = 0;
   bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');  // "010" is ten, not octal
   unsigned long long seed = strtoull(text, &end, hex ? 16 : 10);
-  if (!(*text && *end == 0 && errno == 0 && text[0] >= '0' && text[0] <= '9')) {
-    fprintf(stderr, "vm: MINNOW_SEED expects a number (decimal, or 0x hex), got '%s'\n", text);
-    return false;
-  }
+  if (!(*text && *end == 0 && errno == 0 && text[0] >= '0' && text[0] <= '9')) return false;
   opt->seed_text = text;
   opt->seed = seed;
   return true;
@@ -120,96 +122,76 @@ int main(int argc, char **argv) {
   // The environment first: the command line's flags win.
   const char *env_trace = getenv("MEMTRACE"), *env_rate = getenv("MEMTRACE_RATE");
   if (env_trace && *env_trace) opt.memtrace_path = env_trace;
-  if (env_rate && *env_rate && !parse_rate("MEMTRACE_RATE", env_rate, &opt.memtrace_rate)) return VM_EXIT_USAGE;
+  if (env_rate && *env_rate && !number_parse_rate(env_rate, &opt.memtrace_rate))
+    return refuse("MEMTRACE_RATE: '%s' is not a rate in (0, 1]", env_rate);
   const char *env_seed = getenv("MINNOW_SEED");
-  if (env_seed && !parse_seed(env_seed, &opt)) return VM_EXIT_USAGE;
+  if (env_seed && !parse_seed(env_seed, &opt))
+    return refuse("MINNOW_SEED: '%s' is not a number (decimal, or 0x hex)", env_seed);
+  bool help = false, version = false;
+  // Invariant: the options that only modify a trace are the ones named
+  // "--memtrace-..." (checked below by that prefix).
+  const Option options[] = {
+      {"--memtrace", "FILE", &opt.memtrace_path, NULL, NULL, 0, 0},
+      {"--memtrace-rate", "R", &opt.memtrace_rate, option_parse_rate, "a rate in (0, 1]", 0, 0},
+      {"--memtrace-format", "V", &opt.memtrace_format, parse_format, "2 or 3", 0, 0},
+      {"--memtrace-no-end-state", NULL, &opt.memtrace_no_end_state, NULL, NULL, 0, 0},
+      {"--memtrace-snapshot-every", "S", &opt.memtrace_snapshot_every, option_parse_number,
+       "seconds in [0.001, 31536000]", 0.001, 86400 * 365},
+      {"--memtrace-snapshot-peak", "F", &opt.memtrace_snapshot_peak, parse_growth, "a growth factor in (1, 1000000]",
+       1, 1e6},
+      {"--memtrace-pprof-dir", "DIR", &opt.memtrace_pprof_dir, NULL, NULL, 0, 0},
+      {"--memprof-count", "R", &opt.memprof_count_rate, option_parse_rate, "a rate in (0, 1]", 0, 0},
+      {"--pretenure", NULL, &opt.pretenure, NULL, NULL, 0, 0},
+      {"--pretenure-rate", "R", &opt.pretenure_rate, option_parse_rate, "a rate in (0, 1]", 0, 0},
+      {"--pretenure-from", "T", &opt.pretenure_from, NULL, NULL, 0, 0},
+      {"--pretenure-log", NULL, &opt.pretenure_log, NULL, NULL, 0, 0},
+      {"--dump-bytecode", NULL, &opt.dump_bytecode, NULL, NULL, 0, 0},
+      {"--stack-words", "N", &opt.stack_words, option_parse_u64, "a number of words in 1..2147483648", 1,
+       (double)VM_MAX_STACK_WORDS},
+      {"--minor-words", "N", &opt.minor_words, option_parse_u64, "a number of words in 1..4294967296", 1,
+       (double)GC_MAX_MINOR_WORDS},
+      {"--max-heap-words", "N", &opt.max_heap_words, option_parse_u64, "a number of words in 1..18014398509481984",
+       1, (double)GC_MAX_HEAP_WORDS},
+      {"--gc-stress", NULL, &opt.gc_stress, NULL, NULL, 0, 0},
+      {"--gc-verify", NULL, &opt.gc_verify, NULL, NULL, 0, 0},
+      {"--help", NULL, &help, NULL, NULL, 0, 0},
+      {"--version", NULL, &version, NULL, NULL, 0, 0},
+  };
+  enum { N_OPTIONS = sizeof options / sizeof options[0] };
+  bool seen[N_OPTIONS] = {false};
   int i = 1;
-  const char *given[16];  // the options taken so far: one given twice is refused
-  unsigned n_given = 0;
-  bool trace_option = false;  // --memtrace-rate, -format, -no-end-state, -snapshot-*: they need a trace
-  for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
-    const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-    for (unsigned k = 0; k < n_given; k++)
-      if (strcmp(given[k], a) == 0) {
-        fprintf(stderr, "vm: %s given twice\n", a);
-        return VM_EXIT_USAGE;
-      }
-    if (n_given < sizeof given / sizeof given[0]) given[n_given++] = a;
-    trace_option |= strncmp(a, "--memtrace-", 11) == 0;
-    if (strcmp(a, "--dump-bytecode") == 0) opt.dump_bytecode = true;
-    else if (strcmp(a, "--gc-stress") == 0) opt.gc_stress = true;
-    else if (strcmp(a, "--gc-verify") == 0) opt.gc_verify = true;
-    else if (strcmp(a, "--memtrace-no-end-state") == 0) opt.memtrace_no_end_state = true;
-    else if (strcmp(a, "--pretenure") == 0) opt.pretenure = true;
-    else if (strcmp(a, "--pretenure-log") == 0) opt.pretenure_log = true;
-    else if (strcmp(a, "--help") == 0) { usage(stdout); return 0; }
-    else if ((strcmp(a, "--memtrace") == 0 || strcmp(a, "--memprof-count") == 0 || strcmp(a, "--stack-words") == 0 ||
-              strcmp(a, "--minor-words") == 0 || strcmp(a, "--max-heap-words") == 0 ||
-              strcmp(a, "--memtrace-rate") == 0 || strcmp(a, "--memtrace-format") == 0 ||
-              strcmp(a, "--memtrace-snapshot-every") == 0 || strcmp(a, "--memtrace-snapshot-peak") == 0 ||
-              strcmp(a, "--memtrace-pprof-dir") == 0 ||
-              strcmp(a, "--pretenure-rate") == 0 || strcmp(a, "--pretenure-from") == 0) && !next) {
-      fprintf(stderr, "vm: %s expects an argument\n", a);
-      return 2;
-    }
-    else if (strcmp(a, "--memtrace") == 0 && next) { opt.memtrace_path = next; i++; }
-    else if (strcmp(a, "--memtrace-rate") == 0) { if (!parse_rate(a, next, &opt.memtrace_rate)) return VM_EXIT_USAGE; i++; }
-    else if (strcmp(a, "--memtrace-snapshot-every") == 0) {
-      if (!parse_number(a, next, 0.001 - 1e-12, 86400 * 365, "seconds in [0.001, 31536000]", &opt.memtrace_snapshot_every))
-        return VM_EXIT_USAGE;
+  for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+    if (strcmp(argv[i], "--") == 0) {
       i++;
+      break;
     }
-    else if (strcmp(a, "--memtrace-snapshot-peak") == 0) {
-      if (!parse_number(a, next, 1, 1e6, "a growth factor in (1, 1000000]", &opt.memtrace_snapshot_peak))
-        return VM_EXIT_USAGE;
-      i++;
+    char err[1024];
+    if (!option_take(options, N_OPTIONS, seen, argc, argv, &i, err, sizeof err)) return refuse("%s", err);
+    if (help) {
+      usage(stdout);
+      return VM_EXIT_OK;
     }
-    else if (strcmp(a, "--memtrace-pprof-dir") == 0) {
-      struct stat st;
-      if (stat(next, &st) != 0 || !S_ISDIR(st.st_mode) || access(next, W_OK | X_OK) != 0) {
-        fprintf(stderr, "vm: --memtrace-pprof-dir %s: %s\n", next,
-                stat(next, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
-        return VM_EXIT_USAGE;
-      }
-      opt.memtrace_pprof_dir = next;
-      i++;
-    }
-    else if (strcmp(a, "--memtrace-format") == 0) {
-      if (!next || (strcmp(next, "2") != 0 && strcmp(next, "3") != 0)) {
-        fprintf(stderr, "vm: --memtrace-format expects 2 or 3\n");
-        return VM_EXIT_USAGE;
-      }
-      opt.memtrace_format = next[0] - '0';
-      i++;
-    }
-    else if (strcmp(a, "--pretenure-rate") == 0) {
-      if (!parse_rate(a, next, &opt.pretenure_rate)) return VM_EXIT_USAGE;
-      i++;
-    }
-    else if (strcmp(a, "--pretenure-from") == 0) { opt.pretenure_from = next; i++; }
-    else if (strcmp(a, "--memprof-count") == 0) { if (!parse_rate(a, next, &opt.memprof_count_rate)) return VM_EXIT_USAGE; i++; }
-    else if (strcmp(a, "--stack-words") == 0) { if (!parse_count(a, next, VM_MAX_STACK_WORDS, &opt.stack_words)) return 2; i++; }
-    else if (strcmp(a, "--minor-words") == 0) { if (!parse_count(a, next, GC_MAX_MINOR_WORDS, &opt.minor_words)) return 2; i++; }
-    else if (strcmp(a, "--max-heap-words") == 0) { if (!parse_count(a, next, GC_MAX_HEAP_WORDS, &opt.max_heap_words)) return 2; i++; }
-    else {
-      fprintf(stderr, "vm: unknown option %s\n", a);
-      usage(stderr);
-      return 2;
+    if (version) {
+      printf("vm %s (Minnow; writes memtrace CTF format versions %d and %d)\n", MINNOW_VERSION,
+             TRACE_VERSION_DEFAULT, TRACE_VERSION_MAX);
+      return VM_EXIT_OK;
     }
   }
-  if (i >= argc) {
-    usage(stderr);
-    return 2;
-  }
-  if (trace_option && !opt.memtrace_path) {
-    fprintf(stderr, "vm: --memtrace-rate, --memtrace-format, --memtrace-no-end-state, --memtrace-snapshot-*"
-                    " and --memtrace-pprof-dir go with --memtrace FILE"
-                    " (or MEMTRACE=FILE)\n");
-    return VM_EXIT_USAGE;
-  }
-  if (opt.dump_bytecode && (opt.memtrace_path || opt.memprof_count_rate > 0)) {
-    fprintf(stderr, "vm: --dump-bytecode runs nothing: no trace (--memtrace, MEMTRACE) nor --memprof-count\n");
-    return VM_EXIT_USAGE;
+  if (i >= argc) return refuse("no script given");
+  bool trace_option = false;  // an option that modifies the trace: it needs one
+  for (size_t k = 0; k < N_OPTIONS; k++) trace_option |= seen[k] && strncmp(options[k].name, "--memtrace-", 11) == 0;
+  if (trace_option && !opt.memtrace_path)
+    return refuse("--memtrace-rate, --memtrace-format, --memtrace-no-end-state, --memtrace-snapshot-*"
+                  " and --memtrace-pprof-dir go with --memtrace FILE (or MEMTRACE=FILE)");
+  if (opt.dump_bytecode && (opt.memtrace_path || opt.memprof_count_rate > 0))
+    return refuse("--dump-bytecode runs nothing: no trace (--memtrace, MEMTRACE) nor --memprof-count");
+  if (opt.memtrace_pprof_dir) {
+    struct stat st;
+    const char *dir = opt.memtrace_pprof_dir;
+    bool found = stat(dir, &st) == 0;
+    if (!found || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
+      return refuse("--memtrace-pprof-dir %s: %s", dir,
+                    !found ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
   }
   if (opt.stack_words < 1024) opt.stack_words = 1024;
   Vm *vm = vm_new(&opt);

@@ -1,6 +1,6 @@
 // checked.h - overflow-checked arithmetic for every size, count, range and
-// exit status computed from input (command-line numbers, primitive
-// arguments, file sizes). Each helper says whether the result is exact; the
+// exit status computed from input (primitive arguments, file sizes; numbers
+// on the command line are read by base/number.h). Each helper says whether the result is exact; the
 // caller turns `false` into an error message, never into a wrapped value.
 #ifndef MINNOW_CHECKED_H
 #define MINNOW_CHECKED_H
@@ -21,9 +21,5 @@ static inline bool checked_mul(uint64_t a, uint64_t b, uint64_t *out) {
 static inline bool checked_range(int64_t start, int64_t len, uint64_t size) {
   return start >= 0 && len >= 0 && (uint64_t)start <= size && (uint64_t)len <= size - (uint64_t)start;
 }
-
-// Parses a count written in decimal digits only (no sign, no space, no
-// suffix) into *out; false when the text is anything else, 0, or above max.
-bool checked_parse_count(const char *text, uint64_t max, uint64_t *out);
 
 #endif

@@ -10,6 +10,8 @@
 # ```minnow file=NAME.mn is written to NAME.mn beside the next example (a
 # module it imports) and is not run itself. A ```minnow block with no
 # output block after it, or an output block with no example before it, fails.
+# Without arguments it also checks that README.md's `./vm --help` block is
+# what ./vm --help prints.
 # Usage: docs_examples.sh [DOC...]   (default: docs/language.md docs/design.md)
 # Run by tests/run_all.sh, which reads the last line: "N passed, N failed".
 set -u
@@ -117,4 +119,13 @@ run_doc() {
 }
 
 for doc in "${docs[@]}"; do run_doc "$doc"; done
+
+# README.md's "Command line" shows `./vm --help` whole: it must be what the
+# VM prints (when the default documents are checked).
+if [ $# -eq 0 ]; then
+  awk '/^\$ \.\/vm --help$/ { on = 1; next } on && /^```/ { exit } on' README.md >"$work/readme_help"
+  ./vm --help >"$work/vm_help"
+  check "README.md's ./vm --help is what ./vm --help prints ($(diff "$work/readme_help" "$work/vm_help" | head -3 | tr '\n' ' '))" \
+    '[ -s "$work/vm_help" ] && cmp -s "$work/readme_help" "$work/vm_help"'
+fi
 suite_end

@@ -35,22 +35,22 @@ printf 'println("ok")\n' > "$tmp/ok.mn"
 cases() {
   local vm=$1
   # Class 3: sizes from the command line are checked, never wrapped.
-  check_run "$vm" 2 'minor-words expects a number of words in 1\.\.4294967296, got -1' --minor-words -1 "$tmp/ok.mn"
-  check_run "$vm" 2 'minor-words expects a number of words in 1\.\.[0-9]+, got 1e6' --minor-words 1e6 "$tmp/ok.mn"
-  check_run "$vm" 2 'minor-words expects .* got 18446744073709551616' --minor-words 18446744073709551616 "$tmp/ok.mn"
-  check_run "$vm" 2 'minor-words expects .* got 4294967297' --minor-words 4294967297 "$tmp/ok.mn"
-  check_run "$vm" 2 'stack-words expects a number of words in 1\.\.2147483648, got 2147483649' --stack-words 2147483649 "$tmp/ok.mn"
-  check_run "$vm" 2 'stack-words expects .* got  12' --stack-words " 12" "$tmp/ok.mn"
-  check_run "$vm" 2 'max-heap-words expects .* got 0' --max-heap-words 0 "$tmp/ok.mn"
-  check_run "$vm" 2 'max-heap-words expects .* got -5' --max-heap-words -5 "$tmp/ok.mn"
-  check_run "$vm" 2 '--minor-words expects an argument' --minor-words
-  check_run "$vm" 2 '--memprof-count expects an argument' --memprof-count
-  check_run "$vm" 2 "--memprof-count expects a rate in \\(0, 1\\], got 'nan'" --memprof-count nan "$tmp/ok.mn"
-  check_run "$vm" 2 '--memtrace expects an argument' --memtrace
-  check_run "$vm" 2 'unknown option --bogus' --bogus "$tmp/ok.mn"
+  check_run "$vm" 2 "^vm: option --minor-words: '-1' is not a number of words in 1\\.\\.4294967296\$" --minor-words -1 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --minor-words: '1e6' is not a number of words in 1\\.\\.[0-9]+" --minor-words 1e6 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --minor-words: '18446744073709551616' is not" --minor-words 18446744073709551616 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --minor-words: '4294967297' is not" --minor-words 4294967297 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --stack-words: '2147483649' is not a number of words in 1\\.\\.2147483648" --stack-words 2147483649 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --stack-words: ' 12' is not" --stack-words " 12" "$tmp/ok.mn"
+  check_run "$vm" 2 "option --max-heap-words: '0' is not" --max-heap-words 0 "$tmp/ok.mn"
+  check_run "$vm" 2 "option --max-heap-words: '-5' is not" --max-heap-words -5 "$tmp/ok.mn"
+  check_run "$vm" 2 'option --minor-words needs a value \(N\)' --minor-words
+  check_run "$vm" 2 'option --memprof-count needs a value \(R\)' --memprof-count
+  check_run "$vm" 2 "option --memprof-count: 'nan' is not a rate in \\(0, 1\\]" --memprof-count nan "$tmp/ok.mn"
+  check_run "$vm" 2 'option --memtrace needs a value \(FILE\)' --memtrace
+  check_run "$vm" 2 "^vm: unknown option '--bogus'\$" --bogus "$tmp/ok.mn"
   check_run "$vm" 0 '' --minor-words 1 "$tmp/ok.mn"
-  check_run env 2 "MINNOW_SEED expects a number \\(decimal, or 0x hex\\), got 'abc'" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
-  check_run env 2 "MINNOW_SEED expects a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
+  check_run env 2 "^vm: MINNOW_SEED: 'abc' is not a number \\(decimal, or 0x hex\\)\$" MINNOW_SEED=abc "$vm" "$tmp/ok.mn"
+  check_run env 2 "MINNOW_SEED: '12x' is not a number" MINNOW_SEED=12x "$vm" "$tmp/ok.mn"
   check_run env 0 '' MINNOW_SEED=0x2a "$vm" "$tmp/ok.mn"
   # Class 7: files that are not what they seem.
   check_run "$vm" 2 "^$tmp/dir: error: cannot read: Is a directory\$" "$tmp/dir"

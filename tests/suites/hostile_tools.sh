@@ -19,7 +19,8 @@
 #     saturate;
 #  6. options: every command's options against its help; options given
 #     twice, options without the option they modify, numbers in odd forms are
-#     refused with status 2; ./vm's command line likewise.
+#     refused with status 2; ./vm's command line likewise, and its typos
+#     answered with the nearest option, --opt=value, --version and --.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/suites/lib.sh
 suite_init hostile_tools
@@ -328,22 +329,39 @@ while IFS='|' read -r args msg; do
   for vm in ./vm ./vm-asan; do
     [ -x "$vm" ] || continue
     (cd "$tmp" && eval "\"$OLDPWD/$vm\" $args s.mn" > out 2> err); s=$?
-    check "$vm $args: status 2 and '$msg' (got $s: $(head -1 "$tmp/err"))" \
-      '[ $s -eq 2 ] && head -1 "$tmp/err" | grep -qF -- "$msg" && [ ! -s "$tmp/out" ]'
+    # Two lines: what is wrong, then the synopsis (not the whole usage).
+    check "$vm $args: status 2 and '$msg', then the synopsis (got $s: $(head -1 "$tmp/err"))" \
+      '[ $s -eq 2 ] && head -1 "$tmp/err" | grep -qF -- "$msg" && [ ! -s "$tmp/out" ] &&
+       [ "$(wc -l < "$tmp/err")" -eq 2 ] && sed -n 2p "$tmp/err" | grep -q "^usage: vm \[options\] script.mn"'
   done
 done <<EOF
+--gc-stres|vm: unknown option '--gc-stres' (did you mean --gc-stress?)
+--memtrace-rte=0.5|vm: unknown option '--memtrace-rte=0.5' (did you mean --memtrace-rate?)
+--frobnicate|vm: unknown option '--frobnicate'
+--gc-stress=yes|option --gc-stress takes no value (got '--gc-stress=yes')
+--memtrace=a.ctf --memtrace b.ctf|option --memtrace given twice
 --memtrace a.ctf --memtrace b.ctf|--memtrace given twice
 --gc-stress --gc-stress|--gc-stress given twice
 --memprof-count 0.5 --memprof-count 0.1|--memprof-count given twice
 --memtrace-rate 0.1|go with --memtrace FILE
 --memtrace-format 3|go with --memtrace FILE
 --memtrace-no-end-state|go with --memtrace FILE
---memtrace a.ctf --memtrace-rate ' 0.1'|expects a rate
---memtrace a.ctf --memtrace-rate 0x0.8|expects a rate
---memtrace a.ctf --memtrace-rate nan|expects a rate
+--memtrace a.ctf --memtrace-rate ' 0.1'|is not a rate in (0, 1]
+--memtrace a.ctf --memtrace-rate 0x0.8|is not a rate in (0, 1]
+--memtrace a.ctf --memtrace-rate nan|is not a rate in (0, 1]
 --dump-bytecode --memtrace a.ctf|--dump-bytecode runs nothing
 --dump-bytecode --memprof-count 0.5|--dump-bytecode runs nothing
 EOF
+(cd "$tmp" && MINNOW_SEED=3 "$OLDPWD/vm" --memtrace=f1.ctf --memtrace-rate=0.5 --minor-words=4096 s.mn > out 2> err &&
+  MINNOW_SEED=3 "$OLDPWD/vm" --memtrace f2.ctf --memtrace-rate 0.5 --minor-words 4096 s.mn > out 2>> err); s=$?
+check "./vm --opt=value reads as --opt value (status $s)" \
+  '[ $s -eq 0 ] && [ ! -s "$tmp/err" ] && tools/memtrace dump "$tmp/f1.ctf" > "$tmp/f1" && tools/memtrace dump "$tmp/f2.ctf" > "$tmp/f2" &&
+   [ -s "$tmp/f1" ] && cmp -s "$tmp/f1" "$tmp/f2"'
+./vm --version > "$tmp/out" 2> "$tmp/err"; s=$?
+check "./vm --version: one line, the version and the formats (status $s: $(head -1 "$tmp/out"))" \
+  '[ $s -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q "^vm [0-9][0-9.]* .*format versions 2 and 3" "$tmp/out"'
+./vm -- "$tmp/s.mn" > "$tmp/out" 2> "$tmp/err"; s=$?
+check "./vm -- SCRIPT: the script runs (status $s)" '[ $s -eq 0 ] && [ "$(cat "$tmp/out")" = 1 ]'
 (cd "$tmp" && MEMTRACE=e.ctf "$OLDPWD/vm" --memtrace-rate 0.5 s.mn > out 2> err); s=$?
 check "MEMTRACE=FILE with --memtrace-rate: traced (status $s)" '[ $s -eq 0 ] && [ -s "$tmp/e.ctf" ]'
 (cd "$tmp" && MEMTRACE=e2.ctf "$OLDPWD/vm" --dump-bytecode s.mn > out 2> err); s=$?

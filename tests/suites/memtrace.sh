@@ -138,7 +138,7 @@ for args in "--memtrace-rate 0 --memtrace $tmp/x.ctf" "--memtrace-rate abc --mem
             "--memtrace-format 4 --memtrace $tmp/x.ctf"; do
   # shellcheck disable=SC2086
   ./vm $args tests/memtrace/marker.mn end > "$tmp/out" 2> "$tmp/err"; status=$?
-  if [ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q '^vm: --memtrace' "$tmp/err"; then ok
+  if [ "$status" -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q '^vm: \(option \)\{0,1\}--memtrace' "$tmp/err"; then ok
   else bad "'$args': exit $status, stdout $(wc -c < "$tmp/out") bytes, stderr $(head -1 "$tmp/err")"; fi
 done
 MEMTRACE="$tmp/x.ctf" MEMTRACE_RATE=7 ./vm tests/memtrace/marker.mn end > "$tmp/out" 2> "$tmp/err"; status=$?

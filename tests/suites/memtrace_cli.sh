@@ -64,15 +64,25 @@ for tool in "${tools[@]}"; do
     check "$tool $cmd: '$first' and '$second' give the same answer (status $s1, $s2; want $want)" \
       '[ $s1 = $want ] && [ $s2 = $want ] && [ -s "$tmp/1.out" ] && cmp -s "$tmp/1.out" "$tmp/2.out"'
   done
-  # Refusals: status 2, the command and the option named, then the usage.
+  # Refusals: status 2, two lines: the command and the option named (the
+  # nearest name for a typo), then the usage's first line.
   while IFS='|' read -r args want; do
     # shellcheck disable=SC2086
     "$tool" $args >"$tmp/out" 2>"$tmp/err"
     status=$?
-    check "$tool $args: exit 2, '$want' then the usage (got $status: $(head -1 "$tmp/err"))" \
-      '[ $status = 2 ] && head -1 "$tmp/err" | grep -qF -- "$want" && grep -q "^usage: memtrace" "$tmp/err" && [ ! -s "$tmp/out" ]'
+    cmd=${args%% *}
+    case "$want" in "memtrace: "*) synopsis="usage: memtrace COMMAND " ;; *) synopsis="usage: memtrace $cmd " ;; esac
+    check "$tool $args: exit 2, '$want' then the synopsis (got $status: $(head -1 "$tmp/err"))" \
+      '[ $status = 2 ] && head -1 "$tmp/err" | grep -qF -- "$want" && [ "$(wc -l <"$tmp/err")" = 2 ] &&
+       sed -n 2p "$tmp/err" | grep -qF -- "$synopsis" && [ ! -s "$tmp/out" ]'
   done <<EOF
 top --frobnicate $a|memtrace top: unknown option '--frobnicate'
+top --liv $a|memtrace top: unknown option '--liv' (did you mean --live?)
+flamegraph --whole-stack $a|memtrace flamegraph: unknown option '--whole-stack' (did you mean --whole-stacks?)
+timeline --point=40 $a|memtrace timeline: unknown option '--point=40' (did you mean --points?)
+tpo $a|memtrace: unknown command 'tpo' (did you mean top?)
+flamegrph $a|memtrace: unknown command 'flamegrph' (did you mean flamegraph?)
+--verison|memtrace: unknown command '--verison' (did you mean --version?)
 top --by=nothing $a|memtrace top: option --by: 'nothing' is not site, function, file, stack or holder
 top -nx $a|memtrace top: option -n: 'x' is not a count
 top $a -n|memtrace top: option -n needs a value

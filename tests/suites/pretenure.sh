@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pretenure.sh - pretenuring (docs/design.md, "Pretenuring"; memprof/pretenure.c):
 #   1. the command line: --pretenure, --pretenure-rate, --pretenure-log,
-#      --pretenure-from; refusals exit 2 with one line naming the option or
+#      --pretenure-from; refusals exit 2, their first line naming the option or
 #      the file (and the byte of a damaged trace); vm-noprof has no feedback;
 #   2. a table built then read (bench/pretenure/table.mn): its record site
 #      switches, once, and the program prints what it prints without
@@ -53,10 +53,10 @@ refused() {  # WANT_TEXT ARGS...: exit 2, stderr's first line holds WANT_TEXT
   local st=$?
   check "./vm $* refused (exit $st, want 2): $(head -1 "$tmp/e")" '[ $st -eq 2 ] && head -1 "$tmp/e" | grep -qF -- "$want"'
 }
-refused "--pretenure-rate expects a rate in (0, 1], got '0'" --pretenure-rate 0 bench/pretenure/table.mn
-refused "--pretenure-rate expects an argument" --pretenure-rate
-refused "--pretenure-from expects an argument" --pretenure-from
-refused "--pretenure given twice" --pretenure --pretenure bench/pretenure/table.mn
+refused "vm: option --pretenure-rate: '0' is not a rate in (0, 1]" --pretenure-rate 0 bench/pretenure/table.mn
+refused "vm: option --pretenure-rate needs a value (R)" --pretenure-rate
+refused "vm: option --pretenure-from needs a value (T)" --pretenure-from
+refused "vm: option --pretenure given twice" --pretenure --pretenure bench/pretenure/table.mn
 refused "vm: --pretenure-from /nonexistent/t.ctf: cannot open" --pretenure-from /nonexistent/t.ctf bench/pretenure/table.mn 10 1
 printf 'not a trace at all, not even close' >"$tmp/junk.ctf"
 refused "vm: --pretenure-from $tmp/junk.ctf: byte 0: bad magic" --pretenure-from "$tmp/junk.ctf" bench/pretenure/table.mn 10 1

@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../base/suggest.h"
+#include "../../base/version.h"
 #include "../../trace/format.h"
 #include "base/xalloc.h"
+#include "cli/tool.h"
 #include "cli/outfile.h"
 #include "commands/commands.h"
 
@@ -29,8 +32,6 @@ static const Command commands[] = {
     {"report", cmd_report, "one self-contained HTML page: summary, top sites, live heap, flame graph, leaks"},
 };
 
-// The tool's own version, apart from the trace format's (format.h).
-#define MEMTRACE_TOOL_VERSION "1.0"
 
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
@@ -49,15 +50,28 @@ static const Command *find(const char *name) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    fputs("memtrace: no command given\n", stderr);
-    usage(stderr);
-    return 2;
+// A refusal of the command line: "memtrace: WHAT", the nearest command to
+// `typed` when one is close, then the usage's first line; returns 2.
+static int refuse(const char *prefix, const char *what, const char *typed) {
+  fprintf(stderr, "%s: %s", prefix, what);
+  if (typed) {
+    Suggestion s;
+    suggestion_init(&s, typed);
+    for (size_t i = 0; i < n_commands; i++) suggestion_consider(&s, commands[i].name);
+    suggestion_consider(&s, "help");
+    suggestion_consider(&s, "--help");
+    suggestion_consider(&s, "--version");
+    if (suggestion_best(&s)) fprintf(stderr, " (did you mean %s?)", suggestion_best(&s));
   }
+  tool_usage_hint(stderr, "usage: memtrace COMMAND [OPTIONS] FILE...", NULL);
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return refuse("memtrace", "no command given", NULL);
   const char *word = argv[1];
   if (strcmp(word, "--version") == 0) {
-    printf("memtrace %s (Minnow's trace tool; memtrace CTF format versions %d to %d)\n", MEMTRACE_TOOL_VERSION,
+    printf("memtrace %s (Minnow's trace tool; memtrace CTF format versions %d to %d)\n", MINNOW_VERSION,
            TRACE_VERSION_MIN, TRACE_VERSION_MAX);
     return 0;
   }
@@ -67,20 +81,20 @@ int main(int argc, char **argv) {
   }
   if (strcmp(word, "help") == 0) {
     const Command *c = find(argv[2]);
-    if (!c || argc > 3) {
-      fprintf(stderr, argc > 3 ? "memtrace help: one command expected\n" : "memtrace help: unknown command '%s'\n",
-              argv[2]);
-      usage(stderr);
-      return 2;
+    if (argc > 3) return refuse("memtrace help", "one command expected", NULL);
+    if (!c) {
+      char what[300];
+      snprintf(what, sizeof what, "unknown command '%s'", argv[2]);
+      return refuse("memtrace help", what, argv[2]);
     }
     char *help_argv[] = {argv[2], "--help", NULL};
     return c->run(2, help_argv);
   }
   const Command *c = find(word);
   if (!c) {
-    fprintf(stderr, "memtrace: unknown command '%s'\n", word);
-    usage(stderr);
-    return 2;
+    char what[300];
+    snprintf(what, sizeof what, "unknown command '%s'", word);
+    return refuse("memtrace", what, word);
   }
   xalloc_name(c->name);
   return outfile_finish(c->run(argc - 1, argv + 1));

@@ -4,108 +4,9 @@
 #include "outfile.h"
 #include "../analysis/stack_budget.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-// Decimal digits only for a count; for a number also one '.', and an
-// exponent "e[+-]D": no sign, spaces, hex, inf or nan (strtod takes them).
-static bool decimal(const char *text, bool number) {
-  size_t digits = strspn(text, "0123456789");
-  if (!number) return digits > 0 && text[digits] == '\0';
-  const char *p = text + digits;
-  if (*p == '.') {
-    size_t frac = strspn(p + 1, "0123456789");
-    digits += frac;
-    p += 1 + frac;
-  }
-  if (digits == 0) return false;
-  if (*p == 'e' || *p == 'E') {
-    p += p[1] == '+' || p[1] == '-' ? 2 : 1;
-    size_t exp = strspn(p, "0123456789");
-    if (exp == 0) return false;
-    p += exp;
-  }
-  return *p == '\0';
-}
-
-bool tool_parse_count(const ToolOption *o, const char *text) {
-  if (!decimal(text, false)) return false;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (end == text || *end || errno || text[0] == '-' || text[0] == '+' || (double)v < o->min || (double)v > o->max)
-    return false;
-  *(uint32_t *)o->target = (uint32_t)v;
-  return true;
-}
-
-bool tool_parse_number(const ToolOption *o, const char *text) {
-  if (!decimal(text, true)) return false;
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || *end || errno || !isfinite(v) || v < o->min || v > o->max) return false;
-  *(double *)o->target = v;
-  return true;
-}
-
-// The option `word` names (up to '=' for a long one; its first two bytes for
-// a short one), or NULL.
-static const ToolOption *find(const ToolArgs *a, const char *word) {
-  bool is_long = word[1] == '-';
-  size_t n = is_long ? strcspn(word, "=") : 2;
-  for (size_t i = 0; i < a->n_options; i++) {
-    const char *name = a->options[i].name;
-    if (strlen(name) == n && strncmp(name, word, n) == 0) return &a->options[i];
-  }
-  return NULL;
-}
-
 enum { MAX_OPTIONS = 32 };
-
-// Takes the option at argv[*i]; false after a refusal (printed). seen[k]:
-// options[k] was given already (a second time is refused: which one would
-// count is a guess the user should not have to make).
-static bool take(const ToolArgs *a, int argc, char **argv, int *i, bool *seen) {
-  const char *word = argv[*i];
-  const ToolOption *o = find(a, word);
-  if (!o) {
-    tool_usage_error(a->usage, "unknown option '%s'", word);
-    return false;
-  }
-  if (seen[o - a->options]) {
-    tool_usage_error(a->usage, "option %s given twice", o->name);
-    return false;
-  }
-  seen[o - a->options] = true;
-  size_t n = strlen(o->name);
-  const char *attached = word[n] == '\0' ? NULL : word[n] == '=' ? word + n + 1 : o->name[1] != '-' ? word + n : NULL;
-  if (!o->value) {
-    if (attached) {
-      tool_usage_error(a->usage, "option %s takes no value (got '%s')", o->name, word);
-      return false;
-    }
-    *(bool *)o->target = true;
-    return true;
-  }
-  const char *text = attached;
-  if (!text) {
-    if (*i + 1 >= argc) {
-      tool_usage_error(a->usage, "option %s needs a value (%s)", o->name, o->value);
-      return false;
-    }
-    text = argv[++*i];
-  }
-  if (!o->parse) {
-    *(const char **)o->target = text;
-    return true;
-  }
-  if (o->parse(o, text)) return true;
-  tool_usage_error(a->usage, "option %s: '%s' is not %s", o->name, text, o->expected);
-  return false;
-}
 
 static const char *const count_words[] = {"no", "one", "two"};
 
@@ -127,8 +28,10 @@ int tool_parse_args(ToolArgs *a, int argc, char **argv) {
     } else if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
       fputs(a->usage->text, stdout);
       return 0;
-    } else if (!take(a, argc, argv, &i, seen)) {
-      return 2;
+    } else {
+      char err[1024];
+      if (!option_take(a->options, a->n_options, seen, argc, argv, &i, err, sizeof err))
+        return tool_usage_error(a->usage, "%s", err);
     }
   }
   unsigned min = a->min_files, max = a->max_files;

@@ -1,19 +1,19 @@
 // options.h - the one command-line parser of every memtrace command. A
-// command describes its options in a table of ToolOption and its trace files
-// by a count (ToolArgs); tool_parse_args reads argv against them. Accepted:
-//   --name VALUE, --name=VALUE    an option that takes a value
-//   -x VALUE, -xVALUE             the same, for a one-letter option
-//   --flag, -f                    an option without value (--flag=V is refused)
+// command describes its options in a table of ToolOption (base/options.h's
+// Option: the table ./vm's command line is read with too) and its trace
+// files by a count (ToolArgs); tool_parse_args reads argv against them.
+// Accepted, besides base/options.h's forms (--name VALUE, --name=VALUE,
+// -x VALUE, -xVALUE, --flag, -f):
 //   -h, --help                    the command's usage on stdout; status 0
 //   --                            what follows is files, even "-x"
 //   -                             a file: standard input
-// An option's value is the next word whatever it starts with ("--at -1s"
-// reads "-1s" and refuses it as a time). Options and files mix in any order;
-// an option given twice is refused. Counts are decimal digits, numbers
-// decimal (digits, one '.', an exponent): no sign, space, hex, inf or nan.
-// -o OUT (and stdout) never names an input file (outfile.h), checked here. Every refusal prints one line
-// "memtrace CMD: WHAT" naming the option and what is wrong, then the usage,
-// on stderr, and gives status 2.
+// Options and files mix in any order. Counts are decimal digits, numbers
+// decimal (digits, one '.', an exponent): no sign, space, hex, inf or nan
+// (base/number.h). -o OUT (and stdout) never names an input file
+// (outfile.h), checked here. Every refusal prints two lines on stderr,
+// "memtrace CMD: WHAT" naming the option and what is wrong (with the nearest
+// option for an unknown one: "did you mean --live?"), then the usage's first
+// line and where the rest is, and gives status 2 (tool_usage_error).
 #ifndef MINNOW_MEMTRACE_OPTIONS_H
 #define MINNOW_MEMTRACE_OPTIONS_H
 
@@ -23,19 +23,10 @@
 
 #include "tool.h"
 
-typedef struct ToolOption ToolOption;
+#include "../../../base/options.h"
 
-// Reads `text` into o->target; false when it is not a good value.
-typedef bool ToolOptionParse(const ToolOption *o, const char *text);
-
-struct ToolOption {
-  const char *name;         // "--by", "-n": two dashes, or one dash and one letter
-  const char *value;        // NULL: a flag (target is bool *); else its name in the usage ("N")
-  void *target;
-  ToolOptionParse *parse;   // NULL: the text itself (target is const char **)
-  const char *expected;     // with parse: what a good value is ("'x' is not EXPECTED")
-  double min, max;          // the range of the numeric parsers
-};
+typedef Option ToolOption;
+typedef OptionParse ToolOptionParse;
 
 // The options every command that prints shares: its output file ("-" or
 // none: stdout) and JSON instead of text.
@@ -61,9 +52,9 @@ enum { TOOL_MAX_FRAMES_UNSET = UINT32_MAX };
 int tool_max_frames(const ToolUsage *usage, uint32_t value, bool applies, const char *goes_with);
 
 // A count from min to max into a uint32_t (no sign, decimal).
-ToolOptionParse tool_parse_count;
+#define tool_parse_count option_parse_u32
 // A finite number from min to max into a double.
-ToolOptionParse tool_parse_number;
+#define tool_parse_number option_parse_number
 
 typedef struct ToolArgs {
   const ToolUsage *usage;

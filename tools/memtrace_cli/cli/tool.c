@@ -8,13 +8,19 @@
 #include <string.h>
 #include <unistd.h>
 
+void tool_usage_hint(FILE *out, const char *text, const char *name) {
+  int first = (int)strcspn(text, "\n");
+  if (name) fprintf(out, "\n%.*s (memtrace %s --help says more)\n", first, text, name);
+  else fprintf(out, "\n%.*s (memtrace --help lists the commands)\n", first, text);
+}
+
 int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "memtrace %s: ", usage->name);
   vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n%s", usage->text);
   va_end(ap);
+  tool_usage_hint(stderr, usage->text, usage->name);
   return 2;
 }
 

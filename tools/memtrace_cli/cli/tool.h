@@ -20,8 +20,15 @@ typedef struct ToolUsage {
 // What a parse step returns when the command goes on (else: the exit status).
 enum { TOOL_CONTINUE = -1 };
 
-// Prints "memtrace NAME: MESSAGE" and the usage on stderr; returns 2.
+// Prints "memtrace NAME: MESSAGE", then the usage's first line and where
+// the rest is (tool_usage_hint): two lines on stderr; returns 2.
 int tool_usage_error(const ToolUsage *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Ends the line of a refusal, then prints the first line of the usage
+// `text` and where the rest is: "usage: memtrace top [OPTIONS] FILE
+// (memtrace top --help says more)" (NAME NULL: the tool's own usage,
+// "... (memtrace --help lists the commands)").
+void tool_usage_hint(FILE *out, const char *text, const char *name);
 
 // Opens `path` ("-" is stdin); on failure prints "memtrace NAME: PATH: what"
 // on stderr and returns NULL.

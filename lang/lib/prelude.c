@@ -1,5 +1,5 @@
-// prelude.c - the C half of stdlib/prelude.mn: print, println, str, raise,
-// compare, hash. Contract for every primitive: primitives.h.
+// prelude.c - the C half of stdlib/prelude.mn: print, println, eprint,
+// eprintln, str, repr, raise, compare, hash. Contract for every primitive: primitives.h.
 #include <stdio.h>
 
 #include "primitives.h"
@@ -18,6 +18,23 @@ Value lib_println(Vm *vm, Value *args) {
 }
 
 Value lib_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
+
+Value lib_repr(Vm *vm, Value *args) { return ops_to_repr(vm, args[0]); }
+
+// eprint, eprintln: standard output is flushed first, so that the two
+// streams interleave in program order on one terminal.
+Value lib_eprint(Vm *vm, Value *args) {
+  fflush(stdout);
+  ops_print(vm, stderr, args[0], false);
+  return VAL_NIL;
+}
+
+Value lib_eprintln(Vm *vm, Value *args) {
+  fflush(stdout);
+  ops_print(vm, stderr, args[0], false);
+  fputc('\n', stderr);
+  return VAL_NIL;
+}
 
 Value lib_raise(Vm *vm, Value *args) { vm_raise(vm, args[0]); }
 

@@ -27,7 +27,8 @@
   X(gc_minor, 0) X(gc_major, 0) X(gc_full_major, 0) X(gc_stat, 0) X(gc_set, 1)       \
   X(gc_verify, 0) X(gc_set_pretenure, 1)                                             \
   X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)  \
-  X(memtrace_start, 2) X(memtrace_stop, 0) X(memtrace_snapshot, 0)
+  X(memtrace_start, 2) X(memtrace_stop, 0) X(memtrace_snapshot, 0)                    \
+  X(repr, 1) X(eprint, 1) X(eprintln, 1) X(sys_getenv, 1)
 
 #define PRIMITIVE_DECLARE(name, arity) Value lib_##name(Vm *vm, Value *args);
 PRIMITIVE_LIST(PRIMITIVE_DECLARE)

@@ -1,5 +1,7 @@
-// sys.c - the C half of stdlib/sys.mn: Sys.argv, Sys.time, Sys.exit.
+// sys.c - the C half of stdlib/sys.mn: Sys.argv, Sys.time, Sys.exit,
+// Sys.getenv.
 // Contract for every primitive: primitives.h.
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
@@ -40,4 +42,13 @@ Value lib_sys_exit(Vm *vm, Value *args) {
   if (status < 0 || status > 255) gc_raise_error(vm, "Sys.exit: status must be in 0..255, got %lld", (long long)status);
   fflush(stdout);
   vm_exit(vm, (int)status);
+}
+
+// Sys.getenv(name): the variable's value, or nil when it is unset (a name
+// holding '=' or a NUL byte is never set).
+Value lib_sys_getenv(Vm *vm, Value *args) {
+  Value name = args_string(vm, args[0], "Sys.getenv");
+  if (strlen(str_bytes(name)) != str_len(name) || strchr(str_bytes(name), '=')) return VAL_NIL;
+  const char *value = getenv(str_bytes(name));
+  return value ? ops_string(vm, value, strlen(value)) : VAL_NIL;
 }

@@ -696,13 +696,10 @@ Value ops_string(Vm *vm, const char *bytes, size_t len) {
   return s;
 }
 
-Value ops_to_string(Vm *vm, Value v) {
-  if (val_has_tag(v, TAG_STRING)) return v;
-  if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
-  if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
+static Value to_string(Vm *vm, Value v, bool quoted) {
   Out o;
   out_init(&o, NULL);
-  print_rec(vm, &o, v, false, 0);
+  print_rec(vm, &o, v, quoted, 0);
   if (o.failed) {
     out_free(&o);
     vm_raise_out_of_memory(vm);
@@ -710,6 +707,19 @@ Value ops_to_string(Vm *vm, Value v) {
   Value s = ops_string(vm, o.buf, o.len);
   out_free(&o);
   return s;
+}
+
+Value ops_to_string(Vm *vm, Value v) {
+  if (val_has_tag(v, TAG_STRING)) return v;
+  if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
+  if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
+  return to_string(vm, v, false);
+}
+
+Value ops_to_repr(Vm *vm, Value v) {
+  if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
+  if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
+  return to_string(vm, v, true);
 }
 
 // =====================================================================

@@ -33,6 +33,8 @@ uint64_t ops_hash(const Vm *vm, Value v);
 void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 // str(v) as a new string. May GC.
 Value ops_to_string(Vm *vm, Value v);
+// repr(v): as str, but a string quoted with escapes at top level too. May GC.
+Value ops_to_repr(Vm *vm, Value v);
 // The longest string (and buffer) any operation makes: longer requests
 // raise `out of memory` before allocating.
 #define OPS_MAX_STRING_BYTES ((uint64_t)1 << 40)

@@ -180,6 +180,9 @@ for file in stdlib/*.mn; do
     prelude
     while read -r fname params; do
       [ -n "$fname" ] || continue
+      # eprint, eprintln write to stderr, which must stay empty: they print
+      # through ops_print, as print and println, which are swept.
+      [ "$base" = prelude ] && case $fname in eprint | eprintln) continue ;; esac
       # shellcheck disable=SC2086
       if [ "$base" = prelude ]; then emit "$module" "$fname" $params
       else emit "$module" "$module.$fname" $params; fi
@@ -202,6 +205,7 @@ script="$out/sweep_primitives.mn"
   grep -o 'X([a-z_0-9]*, [0-9]*)' lang/lib/primitives.h | sed -E 's/X\(([a-z_0-9]*), ([0-9]*)\)/\1 \2/' |
     while read -r prim arity; do
       [ "$prim" = sys_exit ] && continue   # swept in sweep_sys.mn, without the statuses
+      case $prim in eprint | eprintln) continue ;; esac   # stderr must stay empty (above)
       params=()
       for ((j = 0; j < arity; j++)); do params+=(x); done
       emit Prim "p_$prim" "${params[@]}"

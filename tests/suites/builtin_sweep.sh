@@ -28,7 +28,7 @@ for vm in vm vm-boehm vm-asan; do
   for script in "$tmp"/scripts/sweep_*.mn; do
     name=$(basename "$script" .mn)
     mkdir -p "$tmp/run"
-    (cd "$tmp/run" && timeout 300 "$root/$vm" --max-heap-words 4000000 "$script" > "$tmp/out" 2> "$tmp/err")
+    (cd "$tmp/run" && timeout 300 "$root/$vm" --max-heap-words 4000000 "$script" < /dev/null > "$tmp/out" 2> "$tmp/err")
     status=$?
     if [ "$status" -eq 0 ] && [ ! -s "$tmp/err" ] && tail -1 "$tmp/out" | grep -Eq '^sweep [A-Za-z]+: [0-9]+ calls, [0-9]+ errors caught$'; then
       ok

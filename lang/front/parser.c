@@ -798,15 +798,45 @@ static const char *expect_name(Parser *p, const char *what) {
   return token_text(p, &t);
 }
 
+// The loop variable of `for PATTERN in coll`: no identifier can name it, so
+// the body sees only the pattern's names.
+#define FOR_ITEM_NAME "for-item"
+
+// for x in a..b { }, for x in coll { }, and for PATTERN in coll { }: a
+// tuple, list or record pattern ((k, v), [a, b], {x, y}) destructures each
+// element as `let PATTERN = element` first in the body would, so an element
+// that does not match raises at the pattern.
 static Expr *parse_for(Parser *p) {
   SrcPos start = p->tok[0].pos;
   advance(p);
   Expr *e = new_expr(p, EX_FOR, start);
-  e->u.for_.var = expect_name(p, "loop variable after 'for'");
+  Pattern *pattern = NULL;
+  TokenKind first = p->tok[0].kind;
+  if (first == TK_LPAREN || first == TK_LBRACKET || first == TK_LBRACE) {
+    pattern = parse_pattern(p);
+    e->u.for_.var = FOR_ITEM_NAME;
+  } else {
+    e->u.for_.var = expect_name(p, "loop variable after 'for'");
+  }
   if (!p->panic) expect(p, TK_IN, "after loop variable");
   e->u.for_.lo = parse_expr(p);
-  if (!p->panic && accept(p, TK_DOTDOT)) e->u.for_.hi = parse_expr(p);
+  if (!p->panic && accept(p, TK_DOTDOT)) {
+    e->u.for_.hi = parse_expr(p);
+    if (pattern && !p->panic) error_at(p, pattern->pos, "a range loop binds a name, not a pattern");
+  }
   e->u.for_.body = parse_block(p, "before loop body");
+  if (pattern && !p->panic && e->u.for_.body->kind == EX_BLOCK) {
+    Expr *let = new_expr(p, EX_LET, pattern->pos);
+    let->u.let.pattern = pattern;
+    let->u.let.value = new_expr(p, EX_VAR, pattern->pos);
+    let->u.let.value->u.name = FOR_ITEM_NAME;
+    ExprList *items = &e->u.for_.body->u.block;
+    Expr **fresh = arena_alloc(p->arena, (size_t)(items->count + 1) * sizeof *fresh);
+    fresh[0] = let;
+    if (items->count > 0) memcpy(fresh + 1, items->items, (size_t)items->count * sizeof *fresh);
+    items->items = fresh;
+    items->count++;
+  }
   e->pos = span_from(p, start);
   return e;
 }

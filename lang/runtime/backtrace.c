@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "../lib/stdlib_sources.h"
 #include "../../core/image.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
@@ -29,6 +30,38 @@ void backtrace_position(const FrameCursor *c, const char **function, const char 
     return;
   }
   image_position(p, c->pc, line, col);
+}
+
+// Whether `file` is a module of the standard library: "stdlib/NAME.mn" with
+// NAME one of the embedded modules (a stdlib module's name wins over a
+// user's file, so no script module is called that).
+static bool stdlib_file(const char *file) {
+  static const char prefix[] = "stdlib/";
+  size_t n = strlen(file), p = sizeof prefix - 1;
+  if (n <= p + 3 || strncmp(file, prefix, p) != 0 || strcmp(file + n - 3, ".mn") != 0) return false;
+  char name[64];
+  if (n - p - 3 >= sizeof name) return false;
+  memcpy(name, file + p, n - p - 3);
+  name[n - p - 3] = '\0';
+  return strchr(name, '/') == NULL && stdlib_source(name) != NULL;
+}
+
+void backtrace_blame(const FrameCursor *cursor, const char **file, uint32_t *line, uint32_t *col) {
+  FrameCursor c = *cursor;
+  const char *fn;
+  backtrace_position(&c, &fn, file, line, col);
+  if (!stdlib_file(*file)) return;
+  FrameCursor outer = c;
+  while (frames_next(&outer)) {
+    const char *f, *ofile;
+    uint32_t oline, ocol;
+    backtrace_position(&outer, &f, &ofile, &oline, &ocol);
+    if (strcmp(f, "<entry>") == 0 || stdlib_file(ofile)) continue;
+    *file = ofile;
+    *line = oline;
+    *col = ocol;
+    return;
+  }
 }
 
 void backtrace_print(Vm *vm, FrameCursor *c, FILE *out) {

@@ -14,6 +14,13 @@
 void backtrace_position(const FrameCursor *cursor, const char **function,
                         const char **file, uint32_t *line, uint32_t *col);
 
+// The position an error raised at the cursor's frame is reported at: that
+// frame's, or, when it is in the standard library (stdlib/NAME.mn), the
+// innermost caller's outside it (the line of the user's program that called
+// the library; the backtrace still lists the library's frames). The
+// library's position when no frame is outside it.
+void backtrace_blame(const FrameCursor *cursor, const char **file, uint32_t *line, uint32_t *col);
+
 // Prints the backtrace from the cursor outwards, one "  at f (file:l:c)" a
 // line: the 20 innermost frames and the 10 outermost, and how many were left
 // out between them (a stack overflow has a million frames).

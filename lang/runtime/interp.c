@@ -995,9 +995,9 @@ void interp_print_uncaught(Vm *vm, Value v) {
   fflush(stdout);
   FrameCursor c;
   frames_top(vm, &c);
-  const char *fn, *file;
+  const char *file;
   uint32_t line, col;
-  backtrace_position(&c, &fn, &file, &line, &col);
+  backtrace_blame(&c, &file, &line, &col);
   fprintf(stderr, "%s:%u:%u: error: ", file, line, col + 1);
   ops_print(vm, stderr, v, false);
   fputc('\n', stderr);

@@ -22,7 +22,8 @@
 
 static const ToolUsage usage = {
     "diff",
-    "usage: memtrace diff [--live | --promoted] [--by KEY] [-n N] [--json] [-o OUT] A B\n"
+    "usage: memtrace diff [--live | --promoted] [--by KEY] [--strip-prefix P [--strip-prefix-b PB]]\n"
+    "                     [-n N] [--json] [-o OUT] A B\n"
     "Compares the traces A and B (\"-\" for one of them: stdin) site by site: the\n"
     "estimated bytes allocated in each (95 % intervals), the change B - A, the\n"
     "ratio, and p, the chance that sampling alone gives a difference at least this\n"
@@ -33,6 +34,10 @@ static const ToolUsage usage = {
     "  --promoted   bytes promoted\n"
     "  --by KEY     site (default), function, file or stack; holder: what each\n"
     "               holder keeps at two snapshots (memtrace help diff --by holder)\n"
+    "  --strip-prefix P  sites match with P taken off the start of their file\n"
+    "               names (the same script run from another directory); with\n"
+    "               --strip-prefix-b PB, B's names lose PB instead (--by site,\n"
+    "               function or file)\n"
     "  -n N         show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
@@ -50,6 +55,7 @@ typedef struct Options {
   uint32_t rows;
   bool json;
   const char *path[2];
+  const char *strip[2];   // the prefix taken off A's and B's file names, or NULL
 } Options;
 
 static int parse_options(int argc, char **argv, Options *o) {
@@ -66,6 +72,8 @@ static int parse_options(int argc, char **argv, Options *o) {
       TOOL_OPTION_JSON(&o->json),
       TOOL_OPTION_MAX_FRAMES(&max_frames),
       TOOL_OPTION_OUTPUT(&out),
+      {"--strip-prefix", "P", &o->strip[0], NULL, NULL, 0, 0},
+      {"--strip-prefix-b", "PB", &o->strip[1], NULL, NULL, 0, 0},
   };
   ToolArgs args = {&usage, options, sizeof options / sizeof options[0], 2, 2, NULL, 0};
   int status = tool_parse_args(&args, argc, argv);
@@ -79,6 +87,11 @@ static int parse_options(int argc, char **argv, Options *o) {
   if (strcmp(o->path[0], "-") == 0 && strcmp(o->path[1], "-") == 0)
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
+  if (o->strip[1] && !o->strip[0]) return tool_usage_error(&usage, "--strip-prefix-b goes with --strip-prefix");
+  if (o->strip[0] && o->by == PROFILE_BY_STACK)
+    return tool_usage_error(&usage, "--strip-prefix goes with --by site, function or file");
+  if (o->strip[0] && !*o->strip[0]) return tool_usage_error(&usage, "--strip-prefix: an empty prefix strips nothing");
+  if (o->strip[0] && !o->strip[1]) o->strip[1] = o->strip[0];
   o->metric = live ? METRIC_LIVE : promoted ? METRIC_PROMOTED : METRIC_ALLOCATED;
   return tool_output_to(&usage, out) ? TOOL_CONTINUE : 1;
 }
@@ -115,8 +128,74 @@ static int by_change(const void *a, const void *b) {
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
+// A row's key: the grouping's, or with `strip` (not NULL) the key of its
+// site's location with that prefix taken off its file name (a file that
+// does not start with it keeps its name).
+static uint64_t row_key(const Profile *p, const ProfileGroups *g, uint32_t r, ProfileBy by, const char *strip) {
+  if (!strip) return g->rows[r].key;
+  const ProfileSite *site = profile_site(p, profile_stack_site(p, g->rows[r].first));
+  if (!site->located) return g->rows[r].key;
+  TraceReaderLocation l = site->loc;
+  size_t n = strlen(strip);
+  if (strncmp(l.file, strip, n) == 0) l.file += n;
+  return profile_location_key(&l, by);
+}
+
+// The key of a row's site with its file cut to its last component, 0 for a
+// site without location (part of the hint below).
+static uint64_t basename_key(const Profile *p, const ProfileGroups *g, uint32_t r, ProfileBy by) {
+  const ProfileSite *site = profile_site(p, profile_stack_site(p, g->rows[r].first));
+  if (!site->located) return 0;
+  TraceReaderLocation l = site->loc;
+  const char *slash = strrchr(l.file, '/');
+  if (slash) l.file = slash + 1;
+  return profile_location_key(&l, by) | 1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+// Not silent (issue 32 class 5): when rows found on one side only match
+// rows on the other side but for their files' directories (the same script
+// run from another directory), says so on stderr, with an example and the
+// option that matches them. Returns how many matched so.
+static uint32_t hint_moved_files(Profile *const prof[2], ProfileGroups *const g[2], const Options *o,
+                                 const Comparison *c) {
+  if (o->strip[0] || o->by == PROFILE_BY_STACK) return 0;
+  uint64_t *only_a = malloc(((size_t)c->n + 1) * sizeof *only_a);
+  uint32_t n_a = 0, moved = 0;
+  if (!only_a) return 0;
+  for (uint32_t i = 0; i < c->n; i++)
+    if (c->pairs[i].row[1] == PROFILE_NONE) {
+      uint64_t k = basename_key(prof[0], g[0], c->pairs[i].row[0], o->by);
+      if (k) only_a[n_a++] = k;
+    }
+  qsort(only_a, n_a, sizeof *only_a, cmp_u64);
+  const Pair *example = NULL;
+  for (uint32_t i = 0; i < c->n && n_a; i++) {
+    if (c->pairs[i].row[0] != PROFILE_NONE) continue;
+    uint64_t k = basename_key(prof[1], g[1], c->pairs[i].row[1], o->by);
+    if (k && bsearch(&k, only_a, n_a, sizeof *only_a, cmp_u64)) {
+      moved++;
+      if (!example) example = &c->pairs[i];
+    }
+  }
+  free(only_a);
+  if (moved) {
+    const ProfileSite *b = profile_site(prof[1], profile_stack_site(prof[1], g[1]->rows[example->row[1]].first));
+    fprintf(stderr, "memtrace diff: %u %s of B match%s %s of A but for the directory of %s file (e.g. %s): the "
+            "same script from another directory? --strip-prefix DIR_OF_A/ --strip-prefix-b DIR_OF_B/ matches them\n",
+            moved, moved == 1 ? "row" : "rows", moved == 1 ? "es" : "", moved == 1 ? "a row" : "rows",
+            moved == 1 ? "its" : "their", b->loc.file);
+  }
+  return moved;
+}
+
 // Pairs the rows of the two groupings by key.
-static bool compare(Profile *const prof[2], ProfileGroups *const g[2], Metric m, Comparison *out) {
+static bool compare(Profile *const prof[2], ProfileGroups *const g[2], const Options *o, Comparison *out) {
+  Metric m = o->metric;
   uint32_t cap = g[0]->n + g[1]->n + 1, slots = 16;
   while (slots < 2 * cap) slots *= 2;
   uint32_t *index = calloc(slots, sizeof *index);  // pair + 1
@@ -124,7 +203,7 @@ static bool compare(Profile *const prof[2], ProfileGroups *const g[2], Metric m,
   if (!index || !out->pairs) return free(index), false;
   for (int side = 0; side < 2; side++) {
     for (uint32_t r = 0; r < g[side]->n; r++) {
-      uint64_t key = g[side]->rows[r].key;
+      uint64_t key = row_key(prof[side], g[side], r, o->by, o->strip[side]);
       uint32_t j = (uint32_t)(hash_mix(key) & (slots - 1));
       while (index[j] && out->pairs[index[j] - 1].key != key) j = (j + 1) & (slots - 1);
       if (!index[j]) {
@@ -305,10 +384,11 @@ int cmd_diff(int argc, char **argv) {
   Sides s = {{&l[0], &l[1]}, {profile_group(l[0].profile, o.by), profile_group(l[1].profile, o.by)}};
   Profile *prof[2] = {l[0].profile, l[1].profile};
   Comparison c = {0};
-  if (!s.g[0] || !s.g[1] || !compare(prof, s.g, o.metric, &c)) {
+  if (!s.g[0] || !s.g[1] || !compare(prof, s.g, &o, &c)) {
     fprintf(stderr, "memtrace diff: out of memory\n");
     status = 1;
   } else {
+    hint_moved_files(prof, s.g, &o, &c);
     if (o.json) print_json(&s, &o, &c);
     else print_text(&s, &o, &c);
     stack_budget_note(usage.name, 0);

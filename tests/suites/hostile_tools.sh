@@ -352,11 +352,14 @@ done <<EOF
 --dump-bytecode --memtrace a.ctf|--dump-bytecode runs nothing
 --dump-bytecode --memprof-count 0.5|--dump-bytecode runs nothing
 EOF
-(cd "$tmp" && MINNOW_SEED=3 "$OLDPWD/vm" --memtrace=f1.ctf --memtrace-rate=0.5 --minor-words=4096 s.mn > out 2> err &&
-  MINNOW_SEED=3 "$OLDPWD/vm" --memtrace f2.ctf --memtrace-rate 0.5 --minor-words 4096 s.mn > out 2>> err); s=$?
+# A script that allocates (println(1) alone writes no event), the same seed:
+# the two traces' dumps are the same but for their times (the first column).
+printf 'fn pair(n) { [n, n + 1] }\nvar xs = []\nfor i in 0..2000 { xs = pair(i) }\nprintln(str(xs))\n' > "$tmp/a.mn"
+(cd "$tmp" && MINNOW_SEED=3 "$OLDPWD/vm" --memtrace=f1.ctf --memtrace-rate=0.5 --minor-words=4096 a.mn > out 2> err &&
+  MINNOW_SEED=3 "$OLDPWD/vm" --memtrace f2.ctf --memtrace-rate 0.5 --minor-words 4096 a.mn > out 2>> err); s=$?
 check "./vm --opt=value reads as --opt value (status $s)" \
-  '[ $s -eq 0 ] && [ ! -s "$tmp/err" ] && tools/memtrace dump "$tmp/f1.ctf" > "$tmp/f1" && tools/memtrace dump "$tmp/f2.ctf" > "$tmp/f2" &&
-   [ -s "$tmp/f1" ] && cmp -s "$tmp/f1" "$tmp/f2"'
+  '[ $s -eq 0 ] && [ ! -s "$tmp/err" ] && tools/memtrace dump "$tmp/f1.ctf" | cut -d" " -f2- > "$tmp/f1" &&
+   tools/memtrace dump "$tmp/f2.ctf" | cut -d" " -f2- > "$tmp/f2" && [ "$(wc -l < "$tmp/f1")" -gt 100 ] && cmp -s "$tmp/f1" "$tmp/f2"'
 ./vm --version > "$tmp/out" 2> "$tmp/err"; s=$?
 check "./vm --version: one line, the version and the formats (status $s: $(head -1 "$tmp/out"))" \
   '[ $s -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -q "^vm [0-9][0-9.]* .*format versions 2 and 3" "$tmp/out"'

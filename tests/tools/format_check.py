@@ -4,7 +4,8 @@
   json     RFC 8259 (python's json, strict: UTF-8, no control characters in strings)
   svg      well-formed XML (xml.etree)
   html     UTF-8, no control characters, tags balanced (html.parser), exactly
-           one <script> element, and every <svg> inside well-formed XML
+           two <script> elements (the flame graph's and the tables'), and every
+           <svg> inside well-formed XML
   csv      UTF-8, no control characters, every row (python csv) as wide as the
            header; a last line "# PARTIAL: ..." allowed
   folded   UTF-8, no control characters, each line "FRAME;FRAME;... COUNT":
@@ -61,7 +62,7 @@ def check_html(data):
         raise ValueError(p.errors[0])
     if p.stack:
         raise ValueError('unclosed <%s>' % p.stack[-1])
-    if p.scripts != 1:
+    if p.scripts != 2:   # the flame graph's and the tables' (report.c's TABLE_SCRIPT)
         raise ValueError('%d <script> elements' % p.scripts)
     for svg in re.findall(r'<svg\b.*?</svg>', s, re.S):
         ET.fromstring(svg.encode())

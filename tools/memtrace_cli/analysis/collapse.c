@@ -1,6 +1,18 @@
-// collapse.c - recursion folded into runs (collapse.h). Two interning
-// tables, open addressing at most half full: runs by (parent, unit, count),
-// units by their key sequence (keys and reps in two parallel pools).
+// collapse.c - recursion folded into runs (collapse.h).
+// 1. Two interning tables, open addressing at most half full: runs by
+//    (parent, unit, count), units by their key sequence (keys and reps in two
+//    parallel pools).
+// 2. A push expands the tail (the last runs holding at most 2 * max_period
+//    frames) once, and the suffix hashes S[c] of its last c frames, a
+//    polynomial hash mod 2^64 of the mixed keys (S[c] = S[c-1] + v * B^(c-1)).
+//    Each candidate fold is then tested in O(1): (a) at the run boundary c = p
+//    frames from the end, the run before has a unit of p frames whose hash is
+//    S[p]; (b) at the boundary c = 2p, S[2p] = S[p] * (B^p + 1) (the last 2p
+//    frames read x x). A hash that matches is confirmed by comparing the keys,
+//    so a collision costs a comparison, never a wrong fold. Covers grow with
+//    the boundary's index, so one pass over p and the boundaries finds them.
+// 3. c->steps counts frames expanded and keys compared: the work per push
+//    that tests/unit/test_tool_collapse.c bounds.
 #include "collapse.h"
 
 #include <stdlib.h>
@@ -11,7 +23,8 @@
 
 typedef struct Unit {
   uint32_t start, len;  // frames pool[start .. start + len)
-  uint64_t hash;
+  uint64_t hash;        // the table's hash of its keys
+  uint64_t poly;        // poly_hash of its keys (2.)
 } Unit;
 
 typedef struct Table {
@@ -29,7 +42,22 @@ struct Collapse {
   uint32_t *reps;       // and reps
   uint32_t n_frames, cap_frames;
   Table run_table, unit_table;
+  uint64_t pow[2 * COLLAPSE_MAX_PERIOD + 1];  // POLY_BASE^i
+  uint64_t steps;       // frames expanded and keys compared (3.)
 };
+
+enum { POLY_BASE = 0x100000001b3u };  // odd: x -> x * B^i is a bijection mod 2^64
+
+// A frame's value in the polynomial hashes: its key, mixed (keys may be small
+// or structured; the mix spreads them over 64 bits).
+static uint64_t poly_value(uint64_t key) { return hash_mix(key ^ 0x9e3779b97f4a7c15ull); }
+
+// sum over i of poly_value(keys[i]) * B^(n-1-i) mod 2^64.
+static uint64_t poly_hash(const uint64_t *keys, uint32_t n) {
+  uint64_t h = 0;
+  for (uint32_t i = 0; i < n; i++) h = h * POLY_BASE + poly_value(keys[i]);
+  return h;
+}
 
 static uint64_t run_hash(CollapseId parent, uint32_t unit, uint32_t count) {
   return hash_combine(hash_combine(hash_mix(parent), unit), count);
@@ -66,6 +94,8 @@ static void table_reserve(Collapse *c, Table *t) {
 Collapse *collapse_new(uint32_t max_period) {
   Collapse *c = xcalloc(1, sizeof *c);
   c->max_period = max_period > COLLAPSE_MAX_PERIOD ? COLLAPSE_MAX_PERIOD : max_period;
+  c->pow[0] = 1;
+  for (uint32_t i = 1; i <= 2 * COLLAPSE_MAX_PERIOD; i++) c->pow[i] = c->pow[i - 1] * POLY_BASE;
   c->runs = xrealloc(NULL, 1024 * sizeof *c->runs);
   c->cap_runs = 1024;
   c->runs[c->n_runs++] = (CollapseRun){0, UINT32_MAX, 0, 0};
@@ -106,7 +136,7 @@ static uint32_t unit_of(Collapse *c, const uint64_t *keys, const uint32_t *reps,
   if (c->n_units == c->cap_units) c->units = xrealloc(c->units, (c->cap_units = 2 * c->cap_units + 1024) * sizeof *c->units);
   memcpy(c->keys + c->n_frames, keys, n * sizeof *keys);
   memcpy(c->reps + c->n_frames, reps, n * sizeof *reps);
-  c->units[c->n_units] = (Unit){c->n_frames, n, h};
+  c->units[c->n_units] = (Unit){c->n_frames, n, h, poly_hash(keys, n)};
   c->n_frames += n;
   t->slots[j] = ++c->n_units;
   t->used++;
@@ -144,22 +174,31 @@ const CollapseRun *collapse_run(const Collapse *c, CollapseId id) { return &c->r
 
 uint32_t collapse_size(const Collapse *c) { return c->n_runs; }
 
+uint64_t collapse_steps(const Collapse *c) { return c->steps; }
+
 // Whether x[0 .. p) is no power of a shorter sequence (a unit is primitive:
 // "g g" is g x2, never the unit (g g)).
-static bool primitive(const uint64_t *x, uint32_t p) {
+static bool primitive(Collapse *c, const uint64_t *x, uint32_t p) {
   for (uint32_t d = 1; d < p; d++) {
     if (p % d) continue;
     bool power = true;
-    for (uint32_t i = d; i < p && power; i++) power = x[i] == x[i - d];
+    for (uint32_t i = d; i < p && power; i++) power = x[i] == x[i - d], c->steps++;
     if (power) return false;
   }
   return true;
 }
 
+// Whether a[0 .. n) == b[0 .. n), counted in c->steps.
+static bool same_keys(Collapse *c, const uint64_t *a, const uint64_t *b, uint32_t n) {
+  c->steps += n;
+  return memcmp(a, b, n * sizeof *a) == 0;
+}
+
 // The tail of a stack: its last runs that hold at most 2 * max_period
 // frames in all, expanded. frames[0 .. n) (keys and reps, outermost first)
 // end the stack; cover[j] frames are held by its last j + 1 runs, and
-// before[j] is the run before those (0: none), for j < runs.
+// before[j] is the run before those (0: none), for j < runs; suffix[c] is
+// the polynomial hash of the last c frames, c <= n.
 typedef struct Tail {
   uint64_t keys[2 * COLLAPSE_MAX_PERIOD];
   uint32_t reps[2 * COLLAPSE_MAX_PERIOD];
@@ -167,46 +206,56 @@ typedef struct Tail {
   uint32_t cover[2 * COLLAPSE_MAX_PERIOD];
   CollapseId before[2 * COLLAPSE_MAX_PERIOD];
   uint32_t runs;
+  uint64_t suffix[2 * COLLAPSE_MAX_PERIOD + 1];
 } Tail;
 
 // The tail of the runs `last` (not interned yet: a push makes one run only,
 // so that every run is some stack's) then the runs of `parent`.
-static void tail_of(const Collapse *c, CollapseRun last, Tail *t) {
+static void tail_of(Collapse *c, CollapseRun last, Tail *t) {
   uint32_t room = 2 * c->max_period;
   uint64_t keys[2 * COLLAPSE_MAX_PERIOD];  // innermost first, then reversed
   uint32_t reps[2 * COLLAPSE_MAX_PERIOD];
   t->n = t->runs = 0;
+  t->suffix[0] = 0;
   for (const CollapseRun *r = &last;;) {
     const Unit *u = &c->units[r->unit];
     if ((uint64_t)u->len * r->count > room - t->n) break;
     for (uint32_t k = r->count; k-- > 0;)
-      for (uint32_t f = u->len; f-- > 0;) keys[t->n] = c->keys[u->start + f], reps[t->n++] = c->reps[u->start + f];
+      for (uint32_t f = u->len; f-- > 0; t->n++) {
+        keys[t->n] = c->keys[u->start + f], reps[t->n] = c->reps[u->start + f];
+        t->suffix[t->n + 1] = t->suffix[t->n] + poly_value(keys[t->n]) * c->pow[t->n];
+      }
     t->cover[t->runs] = t->n;
     t->before[t->runs++] = r->parent;
     if (r->parent == 0) break;
     r = &c->runs[r->parent];
   }
+  c->steps += t->n;
   for (uint32_t i = 0; i < t->n; i++) t->keys[i] = keys[t->n - 1 - i], t->reps[i] = reps[t->n - 1 - i];
 }
 
 // The rule of collapse.h on the runs `last` (made by step 1, not interned):
 // the first fold that applies to their tail, or `last` itself, interned.
+// For each p, (a) looks at the boundary p frames from the end and (b) at the
+// one 2p frames from the end (comment 2.).
 static CollapseId fold_tail(Collapse *c, CollapseRun last) {
   if (c->max_period >= 2) {
     Tail t;
     tail_of(c, last, &t);
-    for (uint32_t p = 2; p <= c->max_period; p++) {
+    uint32_t ja = 0, jb = 0;  // the first boundaries at least p, 2p frames from the end
+    for (uint32_t p = 2; p <= c->max_period && p <= t.n; p++) {
       const uint64_t *tail = t.keys + t.n - p;
-      for (uint32_t j = 0; j < t.runs && t.cover[j] <= 2 * p; j++) {
-        CollapseId before = t.before[j];
-        if (t.cover[j] == p && before != 0 && primitive(tail, p)) {  // (a): one more of the unit before
-          uint32_t u = unit_of(c, tail, t.reps + t.n - p, p, false);
-          if (u != UINT32_MAX && c->runs[before].unit == u)
-            return run_of(c, c->runs[before].parent, u, c->runs[before].count + 1);
-        }
-        if (t.cover[j] == 2 * p && memcmp(tail - p, tail, p * sizeof *tail) == 0 && primitive(tail, p))  // (b): x x
-          return run_of(c, before, unit_of(c, tail - p, t.reps + t.n - 2 * p, p, true), 2);
+      while (ja < t.runs && t.cover[ja] < p) ja++;
+      if (ja < t.runs && t.cover[ja] == p && t.before[ja] != 0) {  // (a): one more of the unit before
+        const CollapseRun *before = &c->runs[t.before[ja]];
+        const Unit *u = &c->units[before->unit];
+        if (u->len == p && u->poly == t.suffix[p] && same_keys(c, c->keys + u->start, tail, p))
+          return run_of(c, before->parent, before->unit, before->count + 1);
       }
+      while (jb < t.runs && t.cover[jb] < 2 * p) jb++;
+      if (jb < t.runs && t.cover[jb] == 2 * p && t.suffix[2 * p] == t.suffix[p] * (c->pow[p] + 1) &&
+          same_keys(c, tail - p, tail, p) && primitive(c, tail, p))  // (b): x x
+        return run_of(c, t.before[jb], unit_of(c, tail - p, t.reps + t.n - 2 * p, p, true), 2);
     }
   }
   return run_of(c, last.parent, last.unit, last.count);

@@ -65,6 +65,9 @@ CollapseId collapse_push(Collapse *c, CollapseId at, uint64_t key, uint32_t rep)
 const CollapseRun *collapse_run(const Collapse *c, CollapseId id);
 // Runs made so far: ids are 1 .. collapse_size - 1.
 uint32_t collapse_size(const Collapse *c);
+// Work done so far: frames read from the tails and keys compared (contract
+// 2 bounds it per push; tests check it).
+uint64_t collapse_steps(const Collapse *c);
 
 // The frames of a unit, outermost first: their reps in *reps; returns how
 // many (the period, 1 .. max_period).

@@ -1,6 +1,8 @@
 // test_tool_collapse.c - cmocka tests of the trace tools' recursion folding
 // (tools/memtrace_cli/analysis/collapse.c): runs of one frame and of cycles
-// up to the maximum period, nothing folded at period 0, hash-consing (equal
+// up to the maximum period (f g g h g g, mutual recursions of 7 and 40
+// functions, nested cycles, a cycle broken halfway), work per push bounded
+// (collapse_steps), nothing folded at period 0, hash-consing (equal
 // stacks, one id; a prefix's id shared), and on random stacks (fixed seed)
 // that expanding the runs gives the stack back and that a stack's form does
 // not depend on the stacks pushed before it.
@@ -59,7 +61,7 @@ static void test_cycles(void **state) {
   (void)state;
   Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
   // (1 2) x 50 then 1: a run of the cycle, then the partial repetition plain.
-  uint64_t keys[1000];
+  uint64_t keys[40 * (COLLAPSE_MAX_PERIOD + 1)];
   uint32_t n = 0;
   for (int i = 0; i < 50; i++) keys[n++] = 1, keys[n++] = 2;
   keys[n++] = 1;
@@ -72,8 +74,10 @@ static void test_cycles(void **state) {
   assert_int_equal(reps[0], 1);
   assert_int_equal(reps[1], 2);
   assert_int_equal(cycle->count, 50);
-  // Periods 3 and 4 fold; 5 does not (past COLLAPSE_MAX_PERIOD).
-  for (uint32_t period = 3; period <= 5; period++) {
+  // Periods 3 to COLLAPSE_MAX_PERIOD fold; one more does not.
+  static const uint32_t periods[] = {3, 4, 5, 6, 10, 33, COLLAPSE_MAX_PERIOD, COLLAPSE_MAX_PERIOD + 1};
+  for (size_t pi = 0; pi < sizeof periods / sizeof *periods; pi++) {
+    uint32_t period = periods[pi];
     n = 0;
     for (int i = 0; i < 40; i++)
       for (uint32_t k = 0; k < period; k++) keys[n++] = 10 + k;
@@ -118,6 +122,157 @@ static void test_cycles_with_repeats(void **state) {
     assert_true(collapse_run(c, id)->runs <= 4);
   }
   collapse_free(c);
+}
+
+// keys[0] = the root (99), then `reps` times the cycle `unit` (len frames):
+// returns how many keys.
+static uint32_t cycle_stack(uint64_t *keys, const uint64_t *unit, uint32_t len, uint32_t reps) {
+  uint32_t n = 0;
+  keys[n++] = 99;
+  for (uint32_t i = 0; i < reps; i++)
+    for (uint32_t k = 0; k < len; k++) keys[n++] = unit[k];
+  return n;
+}
+
+// The stack `id` is the root then the cycle unit[0 .. len) times count.
+static void assert_root_then_cycle(const Collapse *c, CollapseId id, const uint64_t *unit, uint32_t len,
+                                   uint32_t count) {
+  const CollapseRun *r = collapse_run(c, id);
+  const uint32_t *reps;
+  assert_int_equal(r->runs, 2);
+  assert_int_equal(r->count, count);
+  assert_int_equal(collapse_unit(c, r->unit, &reps), len);
+  for (uint32_t k = 0; k < len; k++) assert_int_equal(reps[k], unit[k]);
+  assert_true(collapse_plain(c, r->parent));
+}
+
+// Long cycles (issue 32): f g g h g g (period 6, g repeated inside it), a
+// mutual recursion of 7 and of 40 functions, each x1000 under a root: one run.
+static void test_long_cycles(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  enum { REPS = 1000 };
+  uint64_t *keys = malloc((40 * REPS + 1) * sizeof *keys), unit[40];
+  static const uint64_t fgghgg[] = {1, 2, 2, 3, 2, 2};
+  uint32_t n = cycle_stack(keys, fgghgg, 6, REPS);
+  assert_root_then_cycle(c, push_all(c, keys, n), fgghgg, 6, REPS);
+  for (uint32_t len = 7; len <= 40; len += 33) {
+    for (uint32_t k = 0; k < len; k++) unit[k] = 100 + k;
+    n = cycle_stack(keys, unit, len, REPS);
+    assert_root_then_cycle(c, push_all(c, keys, n), unit, len, REPS);
+  }
+  free(keys);
+  collapse_free(c);
+}
+
+// Nested cycles: a (b c)x3 d is the unit of period 8 of an outer recursion;
+// (a (b c)x3 d) x500 is one run; after it, a b c b c (the inner cycle begun
+// again, cut) is a, (b c)x2, and the stack expands back.
+static void test_nested_cycles(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  static const uint64_t outer[] = {1, 2, 3, 2, 3, 2, 3, 4};
+  uint64_t keys[8 * 500 + 10], back[8 * 500 + 10];
+  uint32_t n = cycle_stack(keys, outer, 8, 500);
+  CollapseId id = push_all(c, keys, n);
+  assert_root_then_cycle(c, id, outer, 8, 500);
+  keys[n++] = 1, keys[n++] = 2, keys[n++] = 3, keys[n++] = 2, keys[n++] = 3;
+  id = push_all(c, keys, n);
+  assert_int_equal(collapse_run(c, id)->runs, 4);
+  const uint32_t *reps;
+  assert_int_equal(collapse_unit(c, collapse_run(c, id)->unit, &reps), 2);
+  assert_int_equal(collapse_run(c, id)->count, 2);
+  assert_int_equal(expand(c, id, back, sizeof back / sizeof *back), n);
+  assert_memory_equal(back, keys, n * sizeof *keys);
+  collapse_free(c);
+}
+
+// A cycle broken halfway: (f g g h g g) x50, then f g g h and a frame that
+// ends the recursion (i): the 50 whole cycles stay one run, the half cycle
+// and i follow as f, g x2, h, i.
+static void test_cycle_broken(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  static const uint64_t fgghgg[] = {1, 2, 2, 3, 2, 2};
+  uint64_t keys[6 * 50 + 10], back[6 * 50 + 10];
+  uint32_t n = cycle_stack(keys, fgghgg, 6, 50);
+  keys[n++] = 1, keys[n++] = 2, keys[n++] = 2, keys[n++] = 3, keys[n++] = 9;
+  CollapseId id = push_all(c, keys, n);
+  assert_int_equal(expand(c, id, back, sizeof back / sizeof *back), n);
+  assert_memory_equal(back, keys, n * sizeof *keys);
+  assert_int_equal(collapse_run(c, id)->runs, 6);
+  CollapseId cycle = id;
+  for (int k = 0; k < 4; k++) cycle = collapse_run(c, cycle)->parent;
+  assert_int_equal(collapse_run(c, cycle)->count, 50);
+  const uint32_t *reps;
+  assert_int_equal(collapse_unit(c, collapse_run(c, cycle)->unit, &reps), 6);
+  collapse_free(c);
+}
+
+// Work per push is bounded whatever the depth (contract 2): the steps
+// (frames read from tails, keys compared) of one push never pass
+// 4 * COLLAPSE_MAX_PERIOD (a tail of 2 * max_period frames, then the keys a
+// fold compares: p, and p times the divisors of p for primitivity, on the
+// one fold that applies), on a 120,000-frame period-6 recursion, a
+// 120,000-frame stack of distinct frames and a 40-function recursion. In
+// all, the steps grow linearly: at most 2 * max_period per push for the
+// distinct frames (each push reads the whole tail), and for a folded
+// recursion of period L at most L + 2 per push on average (the tail is the
+// cycle begun, fewer than L frames, read once per push; a fold compares L
+// keys once every L pushes).
+static void test_work_bounded(void **state) {
+  (void)state;
+  enum { N = 120000 };
+  uint64_t *keys = malloc(N * sizeof *keys);
+  for (int shape = 0; shape < 3; shape++) {
+    for (uint32_t i = 0; i < N; i++)
+      keys[i] = shape == 0 ? (uint64_t[]){1, 2, 2, 3, 2, 2}[i % 6] : shape == 1 ? 1000 + i : i % 40;
+    Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+    CollapseId at = 0;
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < N; i++) {
+      uint64_t before = collapse_steps(c);
+      at = collapse_push(c, at, keys[i], (uint32_t)keys[i]);
+      uint64_t step = collapse_steps(c) - before;
+      if (step > most) most = step;
+    }
+    assert_true(most <= 4 * COLLAPSE_MAX_PERIOD);
+    uint64_t period = shape == 0 ? 6 : 40;
+    if (shape == 1) assert_true(collapse_steps(c) <= (uint64_t)N * 2 * COLLAPSE_MAX_PERIOD);
+    else assert_true(collapse_steps(c) <= N * (period + 2));  // the tail: the cycle begun, < period
+    if (shape != 1) assert_int_equal(collapse_run(c, at)->runs, 1);  // (cycle) x N / period
+    collapse_free(c);
+  }
+  free(keys);
+}
+
+// Random stacks that repeat a frame up to 70 back (cycles up to and past
+// COLLAPSE_MAX_PERIOD, broken at random): expanding gives the stack back,
+// and a stack's form is the same pushed alone as after the others.
+static void test_random_long_cycles(void **state) {
+  (void)state;
+  uint64_t seed = 777;
+  Collapse *shared = collapse_new(COLLAPSE_MAX_PERIOD);
+  enum { MAX = 2000 };
+  uint64_t keys[MAX], back[MAX];
+  for (int t = 0; t < 200; t++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t n = (uint32_t)(seed >> 33) % MAX, period = 1 + (uint32_t)(seed >> 20) % 70;
+    for (uint32_t i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      uint32_t r = (uint32_t)(seed >> 33) % 100;
+      if (r < 3) period = 1 + (uint32_t)(seed >> 20) % 70;  // a new cycle length now and then
+      keys[i] = i >= period && r >= 5 ? keys[i - period] : (seed >> 40) % 50;
+    }
+    CollapseId id = push_all(shared, keys, n);
+    assert_int_equal(expand(shared, id, back, MAX), n);
+    assert_memory_equal(back, keys, n * sizeof *keys);
+    Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
+    CollapseId id2 = push_all(alone, keys, n);
+    assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
+    collapse_free(alone);
+  }
+  collapse_free(shared);
 }
 
 static void test_whole(void **state) {
@@ -193,6 +348,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_frame),     cmocka_unit_test(test_cycles),
       cmocka_unit_test(test_cycles_with_repeats),
+      cmocka_unit_test(test_long_cycles),   cmocka_unit_test(test_nested_cycles),
+      cmocka_unit_test(test_cycle_broken),  cmocka_unit_test(test_work_bounded),
+      cmocka_unit_test(test_random_long_cycles),
       cmocka_unit_test(test_whole),         cmocka_unit_test(test_hash_consing),
       cmocka_unit_test(test_random_round_trip),
   };

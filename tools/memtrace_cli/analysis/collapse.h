@@ -41,7 +41,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { COLLAPSE_MAX_PERIOD = 4 };  // the longest cycle folded by default
+enum { COLLAPSE_MAX_PERIOD = 64 };  // the longest cycle folded by default
 
 typedef uint32_t CollapseId;       // 0: the empty stack
 

@@ -24,7 +24,8 @@
 #   5. memtrace's OCaml traces (tests/fixtures/memtrace): totals agree with
 #      `info`, v2 and v3 twins diff to nothing, 10,000-frame stacks (folded
 #      by default, whole with --whole-stacks); recursion folded on a
-#      20,000-deep trace (bounded output), --whole-stacks byte for byte as
+#      20,000-deep trace and on cycles of 6 and 10 frames (bounded
+#      output), --whole-stacks byte for byte as
 #      before the folding (tests/fixtures/memtrace/whole_stacks);
 #   6. empty, one-event, truncated, damaged, missing traces and bad usage:
 #      exit statuses, PARTIAL marks, messages naming the file and byte;
@@ -256,6 +257,35 @@ check "deep recursion: report of $(wc -c <"$tmp/deep.html") bytes (under 1 MiB)"
 "$tool" top --by stack -n 3 "$tmp/deep.ctf" >"$tmp/deep.top"
 check "deep recursion: top --by stack names the run (\"called from down ... ×N\"), not each frame" \
   'grep -q "called from down bench/deep_tools/deep.mn:[0-9:-]* ×[0-9]*$" "$tmp/deep.top" && [ "$(wc -l <"$tmp/deep.top")" -lt 20 ]'
+
+# 5c. Cycles longer than 4 frames fold too (issue 32): a 20,000-deep
+# recursion f -> g -> g -> h -> g -> g (period 6, g repeated inside the
+# cycle) and a 20,000-deep one through 10 functions c0 .. c9, at rate 1e-2
+# (bench/deep_tools/cycles.mn). Every stack is <top>, the cycle ×N, then the
+# cycle begun: at most 12 frames; whole, 20,000.
+./vm --memtrace "$tmp/cycles.ctf" --memtrace-rate 1e-2 bench/deep_tools/cycles.mn 20000 >/dev/null
+"$tool" flamegraph "$tmp/cycles.ctf" >"$tmp/cycles.folded"
+lines=$(wc -l <"$tmp/cycles.folded")
+frames=$(awk '{n = split($0, f, ";"); if (n > m) m = n} END {print m + 0}' "$tmp/cycles.folded")
+f_at='(bench/deep_tools/cycles.mn:[0-9]*)'
+check "long cycles folded: $lines stacks of at most $frames frames ($(wc -c <"$tmp/cycles.folded") bytes)" \
+  '[ "$lines" -gt 500 ] && [ "$frames" -le 12 ] && [ "$(wc -c <"$tmp/cycles.folded")" -le $((lines * 1000)) ]'
+check "long cycles folded: \"(f → g → g → h → g → g) ×N\" and \"(c0 → ... → c9) ×N\" in the flame graph" \
+  'grep -q ";(f $f_at → g $f_at → g $f_at → h $f_at → g $f_at → g $f_at) ×[0-9]*;" "$tmp/cycles.folded" &&
+   grep -q ";(c0 $f_at → c1 $f_at → c2 $f_at → c3 $f_at → c4 $f_at → c5 $f_at → c6 $f_at → c7 $f_at → c8 $f_at → c9 $f_at) ×[0-9]*;" "$tmp/cycles.folded"'
+"$tool" flamegraph --functions "$tmp/cycles.ctf" >"$tmp/cycles.functions"
+check "long cycles folded by function: \"(f → g → g → h → g → g) ×N\"" \
+  'grep -q ";(f → g → g → h → g → g) ×[0-9]*;" "$tmp/cycles.functions"'
+"$tool" pprof "$tmp/cycles.ctf" -o "$tmp/cycles.pb.gz"
+"$tool" pprof --whole-stacks "$tmp/cycles.ctf" -o "$tmp/cycles-whole.pb.gz"
+folded_pb=$(zcat "$tmp/cycles.pb.gz" | wc -c) whole_pb=$(zcat "$tmp/cycles-whole.pb.gz" | wc -c)
+check "long cycles: pprof of $folded_pb bytes folded, $whole_pb whole (unzipped), its functions the cycles ×N" \
+  '[ "$folded_pb" -lt 300000 ] && [ "$whole_pb" -gt $((20 * folded_pb)) ] &&
+   zcat "$tmp/cycles.pb.gz" | grep -aq "(f → g → g → h → g → g) ×[0-9]" &&
+   zcat "$tmp/cycles.pb.gz" | grep -aq "(c0 → c1 → c2 → c3 → c4 → c5 → c6 → c7 → c8 → c9) ×[0-9]"'
+"$tool" top --by stack -n 3 "$tmp/cycles.ctf" >"$tmp/cycles.top"
+check "long cycles: top --by stack names the cycle (\"called from (... → ...) ×N\"), not each frame" \
+  'grep -Eq "called from \((f|c0) bench/deep_tools/cycles.mn:.* ×[0-9]+$" "$tmp/cycles.top" && [ "$(wc -l <"$tmp/cycles.top")" -lt 50 ]'
 
 # --whole-stacks prints what the tool printed before it folded recursion,
 # byte for byte (tests/fixtures/memtrace/whole_stacks, written by commit 8b9e26b).

@@ -19,7 +19,11 @@
 //      b. those 2p frames read x x, x primitive (not itself a repetition:
 //         g g is g x2): they become the run (x)x2.
 // Each push looks at the last 2 * max_period frames at most: work per push
-// is bounded, whatever the depth (tests/unit/test_tool_collapse.c).
+// is bounded, whatever the depth (tests/unit/test_tool_collapse.c). The
+// default max_period, 64, folds the cycles recursion makes in practice: a
+// function calling itself, mutual recursion of up to 64 functions, an outer
+// cycle with inner repetitions (f g g h g g, period 6); a cycle of 65 frames
+// or more stays whole.
 // max_period 0 folds nothing: every run is one frame counted once, the
 // stack whole (the tools' --whole-stacks).
 //
@@ -32,8 +36,13 @@
 // 1. Runs are hash-consed: a CollapseId names one sequence of runs (id 0 the
 //    empty one), and a run's parent (the sequence without its last run) has a
 //    smaller id. Units are interned: equal key sequences, one unit id.
-// 2. Work per push: O(max_period²) comparisons and O(max_period) hash lookups;
-//    memory: O(runs made + units).
+// 2. Work per push: O(max_period) (collapse_steps counts it): the last runs
+//    holding at most 2 * max_period frames are read once and hashed; each
+//    candidate fold (one per period: a for the boundary p frames from the
+//    end, b for the one 2p) is then tested in O(1) by comparing polynomial
+//    hashes, and confirmed by comparing its keys (O(p), once: a collision
+//    costs a comparison, never a wrong fold); at most 3 hash lookups;
+//    memory: O(runs made + frames of the units).
 // 3. Out of memory exits (xalloc.h).
 #ifndef MINNOW_MEMTRACE_COLLAPSE_H
 #define MINNOW_MEMTRACE_COLLAPSE_H

@@ -124,6 +124,19 @@ static void test_cycles_with_repeats(void **state) {
   collapse_free(c);
 }
 
+// keys[0 .. n), whose runs in `shared` are `id`: expanding gives them
+// back, and pushed alone in a fresh Collapse they make as many runs (a
+// stack's form is its own, whatever was pushed before it).
+static void assert_round_trip(const Collapse *shared, CollapseId id, const uint64_t *keys, uint32_t n,
+                              uint64_t *back, uint32_t cap) {
+  assert_int_equal(expand(shared, id, back, cap), n);
+  assert_memory_equal(back, keys, n * sizeof *keys);
+  Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
+  CollapseId id2 = push_all(alone, keys, n);
+  assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
+  collapse_free(alone);
+}
+
 // keys[0] = the root (99), then `reps` times the cycle `unit` (len frames):
 // returns how many keys.
 static uint32_t cycle_stack(uint64_t *keys, const uint64_t *unit, uint32_t len, uint32_t reps) {
@@ -264,13 +277,7 @@ static void test_random_long_cycles(void **state) {
       if (r < 3) period = 1 + (uint32_t)(seed >> 20) % 70;  // a new cycle length now and then
       keys[i] = i >= period && r >= 5 ? keys[i - period] : (seed >> 40) % 50;
     }
-    CollapseId id = push_all(shared, keys, n);
-    assert_int_equal(expand(shared, id, back, MAX), n);
-    assert_memory_equal(back, keys, n * sizeof *keys);
-    Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
-    CollapseId id2 = push_all(alone, keys, n);
-    assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
-    collapse_free(alone);
+    assert_round_trip(shared, push_all(shared, keys, n), keys, n, back, MAX);
   }
   collapse_free(shared);
 }
@@ -331,12 +338,7 @@ static void test_random_round_trip(void **state) {
       }
       seen[id] = 1;
     }
-    assert_int_equal(expand(shared, id, back, MAX * 2), n);
-    assert_memory_equal(back, keys, n * sizeof *keys);
-    Collapse *alone = collapse_new(COLLAPSE_MAX_PERIOD);
-    CollapseId id2 = push_all(alone, keys, n);
-    assert_int_equal(id ? collapse_run(shared, id)->runs : 0, id2 ? collapse_run(alone, id2)->runs : 0);
-    collapse_free(alone);
+    assert_round_trip(shared, id, keys, n, back, MAX * 2);
   }
   for (CollapseId r = 1; r < collapse_size(shared); r++)
     if (r >= seen_cap || !seen[r]) fail_msg("run %u is no push's result", r);

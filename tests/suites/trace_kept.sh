@@ -42,8 +42,9 @@
 #      --by holder on the running program; pprof --at (go
 #      tool pprof -raw and -tags: inuse only, the snapshot's samples, holder
 #      labels); a file cut inside its last snapshot.
-#   8. The end state's hard shapes (tests/kept/shapes.mn): a late leak
-#      named; a table built once and a fixed set with a churning tail not.
+#   8. The end state's hard shapes (tests/kept/shapes.mn): a late leak and a
+#      growing Buffer named; a table built once, a fixed set with a churning
+#      tail and a Buffer filled once not.
 # Last line: "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -426,12 +427,18 @@ check "a file cut inside its fourth snapshot: three whole, the cut said, judged 
 # tests/kept/shapes.mn run to its end (no snapshot but the end state), seeds
 # 1-3 at 1e-3: a leak that starts at 60 % of the requests is named; a table
 # built before the first request (about 40 % of the allocation) and a fixed
-# set with a churning tail (sessions removed a fifth of the run later) are not.
+# set with a churning tail (sessions removed a fifth of the run later) are not;
+# a Buffer appended to by every request is named (its chain of copies), one
+# filled before the first request is not.
 for seed in 1 2 3; do
   MINNOW_SEED=$seed ./vm --memtrace "$tmp/sh.ctf" --memtrace-rate 1e-3 tests/kept/shapes.mn late 40000 >/dev/null
   got=$(named "$tmp/sh.ctf" | head -1)
   check "a late leak (seed $seed): 'global audit' named first, got '$got'" '[ "$got" = "global audit" ]'
-  for shape in once tail; do
+  MINNOW_SEED=$seed ./vm --memtrace "$tmp/sh.ctf" --memtrace-rate 1e-3 tests/kept/shapes.mn buffer 40000 >/dev/null
+  got=$(named "$tmp/sh.ctf" | head -1)
+  check "a growing Buffer (seed $seed: one block kept, its earlier copies in the trace): 'global journal' named first, got '$got'" \
+    '[ "$got" = "global journal" ] && "$tool" leaks "$tmp/sh.ctf" | grep -qE "storage copied [0-9]+ times as it grew"'
+  for shape in once tail bufonce; do
     MINNOW_SEED=$seed ./vm --memtrace "$tmp/sh.ctf" --memtrace-rate 1e-3 tests/kept/shapes.mn $shape 40000 >/dev/null
     got=$(named "$tmp/sh.ctf" | tr '\n' ',')
     check "shape '$shape' (seed $seed): no leak named, got '$got'" '[ -z "$got" ]'

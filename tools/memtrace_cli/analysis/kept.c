@@ -315,6 +315,7 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
     uint64_t j = i;
     while (j < count && m[j].key == m[i].key) j++;
     KeptHolder *h = &a->holders[a->n++];
+    const SnapBlock *biggest = NULL;   // its block of most samples (2 or more)
     *h = (KeptHolder){.key = m[i].key, .example = m[i].path, .cut = m[i].cut,
                       .unknown_site = profile_stack_site(p, m[i].b->stack), .p = 1};
     h->sites = xrealloc(NULL, (j - i) * sizeof *h->sites);
@@ -333,6 +334,7 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
       if (profile_stack_counts(p, x->b->stack).samples > profile_stack_counts(p, ks->stack).samples)
         ks->stack = x->b->stack, ks->site = profile_stack_site(p, x->b->stack);
       h->blocks++, h->samples += x->b->samples, h->windows[w] += x->b->samples;
+      if (x->b->samples >= 2 && (!biggest || x->b->samples > biggest->samples)) biggest = x->b;
       // The end-state rule's evidence: blocks born in the third quarter of
       // the run, and in the last. A table's own cells and bucket arrays are
       // made anew as it grows (Hashtbl.resize) and as values are replaced:
@@ -355,6 +357,12 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
           ks->example = m[q].path, ks->depth = m[q].depth;
     }
     qsort(h->sites, h->n_sites, sizeof *h->sites, by_directness);
+    // A storage reallocated as it grows keeps one block, its last copy: the
+    // chain of its earlier copies in the trace says it grew (kept.h).
+    if (biggest) {
+      h->chain = snapshots_chain(s, biggest);
+      h->chain_at = clock ? (double)biggest->birth_clock / (double)clock : 0;
+    }
     // Samples its members' allocating sites allocated over the run, each site once.
     uint64_t n_alloc = 0;
     for (uint64_t q = i; q < j; q++) {
@@ -381,6 +389,7 @@ KeptVerdict kept_end_state_verdict(KeptHolder *h) {
   h->p = third + last ? stats_binomial_cdf(third, third + last, 0.4) : 1;
   bool rising = h->p < KEPT_ALPHA;
   if (third && last && !rising) return KEPT_LEAK;
+  if (h->chain >= KEPT_CHAIN_MIN && h->chain_at >= 0.5) return KEPT_LEAK;
   if (h->samples < KEPT_MIN_SAMPLES) return KEPT_TOO_FEW;
   return !last ? KEPT_EARLY : KEPT_LATE;
 }

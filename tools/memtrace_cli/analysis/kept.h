@@ -69,6 +69,14 @@
 // (tests/unit/test_tool_kept.c simulates both); a holder of fewer samples
 // that does not meet
 // the rule cannot be judged ("too few samples").
+// A storage reallocated as it grows (a Buffer, a table's bucket array)
+// keeps one block, its last copy, born at its last growth: the rule above
+// cannot see it. Its earlier copies are in the trace, each collected after
+// the next was made (snapshots_chain): a holder whose block of most samples
+// ends a chain of KEPT_CHAIN_MIN = 3 sampled copies or more, and was born in
+// the second half of the run, leaks too (a storage that doubles as it fills
+// at a steady rate made its last copy after half the time it has been
+// filling; one built early and left made its last copy early).
 // A trace of fewer than KEPT_MIN_TRACE_SAMPLES = 50 samples cannot be
 // judged at all.
 //
@@ -87,7 +95,7 @@
 #include "snapshots.h"
 #include "stats.h"
 
-enum { KEPT_WINDOWS = 10, KEPT_MIN_SAMPLES = 15, KEPT_MIN_TRACE_SAMPLES = 50, KEPT_SERIES_MIN = 3 };
+enum { KEPT_WINDOWS = 10, KEPT_MIN_SAMPLES = 15, KEPT_MIN_TRACE_SAMPLES = 50, KEPT_SERIES_MIN = 3, KEPT_CHAIN_MIN = 3 };
 #define KEPT_ALPHA 0.01
 
 typedef enum KeptVerdict {
@@ -121,6 +129,8 @@ typedef struct KeptHolder {
   uint64_t allocated_samples;    // samples its sites allocated over the run
   uint64_t windows[KEPT_WINDOWS];   // kept samples by birth window
   uint64_t third_quarter, last_quarter;   // end-state rule: kept sampled blocks born in [1/2, 3/4), [3/4, 1]
+  uint32_t chain;                // end-state rule: links of the chain ending at its block of most samples
+  double chain_at;               // that block's birth, as a fraction of the run
   // the series rule: blocks (not samples)
   uint64_t persist;              // (P): blocks kept at S_L, born between S_0 and S_a
   bool always;                   // (P) too: it kept something at every snapshot of the series

@@ -240,6 +240,53 @@ static void before_event(void *ctx, const Profile *p, const TraceEvent *ev) {
     if (s->snaps[s->next - 1].usable && s->status == SNAPSHOTS_ABSENT) s->status = SNAPSHOTS_PRESENT;
   }
   if (s->following && ev->kind == TRACE_EVENT_COLLECT) record_death(s, p, ev);
+  if (ev->kind == TRACE_EVENT_COLLECT && s->n_dead_big < SNAPSHOTS_MAX_DEAD_BIG) {
+    ProfileSurvivor b;
+    if (profile_live_block(p, ev->id, &b) && b.samples >= 2) {
+      if (s->n_dead_big == s->cap_dead_big)
+        s->dead_big = xrealloc(s->dead_big, (s->cap_dead_big = 2 * s->cap_dead_big + 256) * sizeof *s->dead_big);
+      s->dead_big[s->n_dead_big++] = (SnapDead){b.stack, b.samples, b.birth_clock, profile_summary(p)->clock};
+    }
+  }
+}
+
+static int by_stack_birth(const void *a, const void *b) {
+  const SnapDead *x = a, *y = b;
+  if (x->stack != y->stack) return x->stack < y->stack ? -1 : 1;
+  return x->birth_clock < y->birth_clock ? -1 : x->birth_clock > y->birth_clock;
+}
+
+uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b) {
+  // The first entry of b's stack.
+  uint64_t lo = 0, hi = s->n_dead_big;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (s->dead_big[mid].stack < b->stack) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t first = lo, end = lo;
+  while (end < s->n_dead_big && s->dead_big[end].stack == b->stack) end++;
+  uint32_t links = 1;
+  uint64_t birth = b->birth_clock, samples = b->samples, at = end;
+  for (;;) {
+    uint64_t found = UINT64_MAX;
+    // At most 4096 of the stack's blocks looked at per link: a stack that
+    // makes many big blocks costs a bounded search.
+    uint64_t stop = at - first > 4096 ? at - 4096 : first;
+    for (uint64_t i = at; i-- > stop;) {
+      const SnapDead *d = &s->dead_big[i];
+      if (d->birth_clock >= birth) continue;
+      if (d->death_clock >= birth && d->samples < samples) {
+        found = i;
+        break;
+      }
+    }
+    if (found == UINT64_MAX) return links;
+    links++;
+    birth = s->dead_big[found].birth_clock;
+    samples = s->dead_big[found].samples;
+    at = found;
+  }
 }
 
 static void on_survivor(void *ctx, const ProfileSurvivor *b) {
@@ -352,6 +399,7 @@ void snapshots_load(Snapshots *s, const Profile *p, bool partial) {
   s->partial = partial;
   s->profile = p;
   if (s->n_survivors > 1) qsort(s->survivors, s->n_survivors, sizeof *s->survivors, by_id);
+  if (s->n_dead_big > 1) qsort(s->dead_big, s->n_dead_big, sizeof *s->dead_big, by_stack_birth);
   const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
   explain_missing(s, info, partial);
   check_header(s, info, profile_summary(p)->allocs, partial);
@@ -443,6 +491,7 @@ void snapshots_free(Snapshots *s) {
   free(s->blocks);
   free(s->slots);
   free(s->survivors);
+  free(s->dead_big);
   snapshot_reader_close(s->reader);
   memset(s, 0, sizeof *s);
   s->end_state = -1;

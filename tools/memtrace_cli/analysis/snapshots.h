@@ -53,6 +53,17 @@ typedef struct SnapBlock {
   ProfileStackId stack;
 } SnapBlock;
 
+// A sampled block of two samples or more that the trace collects: the
+// links of a storage reallocated as it grows (a Buffer's, a table's bucket
+// array: each copied into a larger one, then collected), for the end-state
+// rule's chains (kept.h). Sorted by stack, then birth, once the trace is read.
+typedef struct SnapDead {
+  uint32_t stack;            // ProfileStackId
+  uint64_t samples;
+  uint64_t birth_clock, death_clock;   // the allocation clock at its birth and its collection
+} SnapDead;
+enum { SNAPSHOTS_MAX_DEAD_BIG = 1 << 20 };
+
 // One snapshot of the file, matched with the trace.
 typedef struct SnapState {
   const Snapshot *s;         // the reader's
@@ -78,6 +89,8 @@ typedef struct Snapshots {
   uint64_t slot_mask;
   ProfileSurvivor *survivors;    // the trace's blocks never collected, by id
   uint64_t n_survivors, cap_survivors;
+  SnapDead *dead_big;            // at most SNAPSHOTS_MAX_DEAD_BIG (the first ones)
+  uint64_t n_dead_big, cap_dead_big;
   // follow mode (snapshots_follow): the blocks collected since the last
   // snapshot taken at its place, for a snapshot found after its place
   bool following;
@@ -134,6 +147,12 @@ const SnapBlock *snapshots_block(const Snapshots *s, uint32_t k, uint64_t i);
 
 // The snapshot's time in µs since the trace's start.
 uint64_t snapshots_time(const Snapshots *s, uint32_t k);
+
+// The links of the chain that ends at block b (2 samples or more): b, then
+// each time the last-born collected block of its stack that was born
+// before the link, alive at its birth and of fewer samples (its storage
+// before the copy; at most 4096 blocks looked at per link). 1 when none.
+uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b);
 
 // The trace's block never collected of allocation `id`, or NULL.
 const ProfileSurvivor *snapshots_survivor(const Snapshots *s, uint64_t id);

@@ -107,8 +107,12 @@ static void print_figures(const Profile *p, const Snapshots *s, const KeptAnalys
   } else {
     printf("%skept samples by tenth of the run:", indent);
     for (int w = 0; w < KEPT_WINDOWS; w++) printf(" %" PRIu64, h->windows[w]);
-    printf("; sampled blocks born in its third quarter %" PRIu64 ", in the last %" PRIu64 " (p %.2g)\n", h->third_quarter,
+    printf("; sampled blocks born in its third quarter %" PRIu64 ", in the last %" PRIu64 " (p %.2g)", h->third_quarter,
            h->last_quarter, h->p);
+    if (h->chain >= KEPT_CHAIN_MIN)
+      printf("; its largest block the last of a storage copied %u times as it grew, at %.0f%% of the run",
+             h->chain - 1, 100 * h->chain_at);
+    printf("\n");
   }
 }
 
@@ -215,6 +219,8 @@ static void json_holder(Json *j, const Profile *p, const KeptAnalysis *an, const
   json_end_array(j);
   json_uint(j, "third_quarter_blocks", h->third_quarter);
   json_uint(j, "last_quarter_blocks", h->last_quarter);
+  json_uint(j, "chain_links", h->chain);
+  json_number(j, "chain_last_at", h->chain_at);
   if (an->rule == KEPT_RULE_SERIES && h->series) {
     json_array(j, "series_samples");
     for (uint32_t q = 0; q < an->n_series; q++) json_uint(j, NULL, h->series[q]);

@@ -310,6 +310,25 @@ kill_after "$tmp/kr.ctf" ring
 rc=$?
 check "killed run of a ring and a table built once: judged by the series, no leak named (status $rc)" \
   '[ $rc = 0 ] && grep -q "^rule: the series of 4 snapshots" "$tmp/kr.leaks" && ! grep -qE "^ +[0-9]+\. Kept by .*\[leak\]" "$tmp/kr.leaks"'
+# A Buffer's storage is one block, copied into a larger one as it grows: the
+# series names its holder by the chain of copies (kept.h, rule (S)); a Buffer
+# made anew for each request, or filled once and left, is not named.
+kill_after "$tmp/kb.ctf" buffer
+"$tool" leaks "$tmp/kb.ctf" >"$tmp/kb.leaks"
+rc=$?
+first=$(grep -m1 -E '^ +1\. Kept by' "$tmp/kb.leaks" | sed 's/^ *1\. Kept by //')
+check "killed run of a growing Buffer: the global journal named first by its storage's copies, status 3 (got $rc, '$first')" \
+  '[ $rc = 3 ] && [ "$first" = "global journal" ] &&
+   grep -qE "its Buffer storage at snapshot 3 is a larger copy of the one at snapshot 1 \(a storage copied [0-9]+ times" "$tmp/kb.leaks"'
+check "leaks --json: the growing Buffer's storage_links >= 3" \
+  '"$tool" leaks --json "$tmp/kb.ctf" | python3 -c "import json,sys; l=json.load(sys.stdin)[\"leaks\"]; assert l[0][\"storage_links\"] >= 3, l[0]"'
+for mode in scratch bufonce; do
+  kill_after "$tmp/kb.ctf" $mode
+  "$tool" leaks --all "$tmp/kb.ctf" >"$tmp/kb.leaks"
+  rc=$?
+  check "killed run of a Buffer $mode: judged by the series, no leak named (status $rc)" \
+    '[ $rc = 0 ] && grep -q "^rule: the series of 4 snapshots" "$tmp/kb.leaks" && ! grep -qE "^ +[0-9]+\. Kept by .*\[leak\]" "$tmp/kb.leaks"'
+done
 check "top --live --by holder --at 1: snapshot 1's holders" \
   '"$tool" top --live --by holder --at 1 "$tmp/k.ctf" >"$tmp/t1" && grep -q "^snapshot 1 (call, at " "$tmp/t1" &&
    grep -qE "^ +1 .*global log -> field items -> list cell xn" "$tmp/t1"'

@@ -56,7 +56,7 @@ HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "hold
           "example_path?": PATH, "blocks": "int", "samples": "int", "kept_bytes": "num",
           "kept_bytes_interval": INTERVAL, "allocated_samples": "int", "kept_share": "num",
           "kept_share_interval": INTERVAL, "window_samples": ["int"], "third_quarter_blocks": "int",
-          "last_quarter_blocks": "int", "chain_links": "int", "chain_last_at": "num", "series_samples": (["int"], "null"), "growth": (GROWTH, "null"),
+          "last_quarter_blocks": "int", "chain_links": "int", "storage_links": "int", "chain_last_at": "num", "series_samples": (["int"], "null"), "growth": (GROWTH, "null"),
           "sites": [KEPT_SITE]}
 
 DECISION = {"action": "str", "time_s": ("num", "null"), "alloc_count": "int",

@@ -315,9 +315,9 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
     uint64_t j = i;
     while (j < count && m[j].key == m[i].key) j++;
     KeptHolder *h = &a->holders[a->n++];
-    const SnapBlock *biggest = NULL;   // its block of most samples (2 or more)
+    const SnapBlock *biggest = NULL;   // its Buffer storage of most samples (2 or more)
     *h = (KeptHolder){.key = m[i].key, .example = m[i].path, .cut = m[i].cut,
-                      .unknown_site = profile_stack_site(p, m[i].b->stack), .p = 1};
+                      .unknown_site = profile_stack_site(p, m[i].b->stack), .p = 1, .storage_p = 1};
     h->sites = xrealloc(NULL, (j - i) * sizeof *h->sites);
     for (uint64_t q = i; q < j; q++) {
       const Member *x = &m[q];
@@ -334,7 +334,12 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
       if (profile_stack_counts(p, x->b->stack).samples > profile_stack_counts(p, ks->stack).samples)
         ks->stack = x->b->stack, ks->site = profile_stack_site(p, x->b->stack);
       h->blocks++, h->samples += x->b->samples, h->windows[w] += x->b->samples;
-      if (x->b->samples >= 2 && (!biggest || x->b->samples > biggest->samples)) biggest = x->b;
+      // The chain rule (kept.h) looks only at a Buffer's storage: the one
+      // block the runtime copies into a larger one as it grows, so that a
+      // chain of copies means one storage growing (a string rebuilt by ++,
+      // a table's bucket array, are other things).
+      bool storage = x->path && x->path->hop_count && x->path->hops[x->path->hop_count - 1].kind == RETAIN_HOP_BUFFER;
+      if (storage && x->b->samples >= 2 && (!biggest || x->b->samples > biggest->samples)) biggest = x->b;
       // The end-state rule's evidence: blocks born in the third quarter of
       // the run, and in the last. A table's own cells and bucket arrays are
       // made anew as it grows (Hashtbl.resize) and as values are replaced:
@@ -443,6 +448,21 @@ static void compare(const HeldId *from, uint64_t nf, const HeldId *to, uint64_t 
   }
 }
 
+// Per holder, the Buffer storage of most samples that snapshot k lists
+// (the block its path reaches through a Buffer-storage hop, the last), or
+// NULL.
+static void buffer_storages(const Snapshots *s, uint32_t k, Caches *c, const HolderIndex *ix, const KeptAnalysis *a,
+                            const SnapBlock **out) {
+  for (uint32_t i = 0; i < a->n; i++) out[i] = NULL;
+  for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) {
+    const RetainPath *path = snapshots_path(s, k, i);
+    if (!path->hop_count || path->hops[path->hop_count - 1].kind != RETAIN_HOP_BUFFER) continue;
+    uint32_t h = index_find(ix, a, path_info(c, path)->key);
+    const SnapBlock *b = snapshots_block(s, k, i);
+    if (h != UINT32_MAX && (!out[h] || b->samples > out[h]->samples)) out[h] = b;
+  }
+}
+
 static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAnalysis *a) {
   uint32_t n = a->n_series, L = n - 1, pos_a = L / 2;
   a->series_a = pos_a;
@@ -476,6 +496,25 @@ static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAn
     for (uint32_t q = 0; q < n && always; q++) always = a->holders[i].series[q] > 0;
     a->holders[i].always = always;
   }
+  // (S): each holder's Buffer storage of most samples at S_L and at S_a.
+  const SnapBlock **store_last = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_last),
+                  **store_a = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_a);
+  const SnapBlock **store_prev = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_prev);
+  buffer_storages(s, k_last, c, &ix, a, store_last);
+  buffer_storages(s, k_a, c, &ix, a, store_a);
+  buffer_storages(s, k_prev, c, &ix, a, store_prev);
+  for (uint32_t i = 0; i < a->n; i++) {
+    const SnapBlock *bl = store_last[i], *ba = store_a[i], *bp = store_prev[i];
+    if (!bl || !ba || !bp || bl->id == ba->id) continue;
+    bool through_a = false, through_prev = bp->id == bl->id;
+    uint32_t links = snapshots_chain_through(s, bl, ba->id, &through_a);
+    if (!through_prev) snapshots_chain_through(s, bl, bp->id, &through_prev);
+    a->holders[i].storage_p = kept_growth_p(bl->samples, bl->samples + ba->samples);
+    if (through_a && through_prev && links >= KEPT_CHAIN_MIN) a->holders[i].storage_links = links;
+  }
+  free(store_last);
+  free(store_a);
+  free(store_prev);
   free(x);
   free(y);
   free(last);
@@ -494,6 +533,7 @@ KeptVerdict kept_series_verdict(KeptHolder *h, double alpha) {
   h->p = kept_growth_p(h->grew, changed);
   if (!h->persist && !h->always) return KEPT_LATE;
   if (h->p <= alpha && h->grew_last > h->let_go_last) return KEPT_LEAK;
+  if (h->always && h->storage_links && h->storage_p <= alpha) return KEPT_LEAK;   // (S)
   if (h->grew > h->let_go && h->grew_last > h->let_go_last && ldexp(1, -(int)(changed < 1000 ? changed : 1000)) > alpha)
     return KEPT_TOO_FEW;
   return h->grew == 0 ? KEPT_EARLY : KEPT_STEADY;

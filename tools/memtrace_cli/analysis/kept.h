@@ -44,6 +44,23 @@
 // 1 % that any is named (tests/unit/test_tool_kept.c simulates it). A
 // holder that meets (P) and grew, on too few samples for (G) to be possible
 // (2^-(X+Y) > KEPT_ALPHA / m), cannot be judged ("too few samples").
+// A Buffer's storage is one block copied into a larger one as it grows,
+// so X and Y are 1 and 1 when it grew: a holder that kept something at
+// every snapshot also leaks when
+//   (S) its Buffer storage of most samples at S_L (reached through a
+//       Buffer-storage hop) is a later copy of its storage at S_a and of
+//       its storage at S_{L-1} (or is that one): the chain of copies from
+//       it (snapshots_chain_through: each an earlier, smaller block of the
+//       same stack, collected after the next was made) goes through them
+//       and has KEPT_CHAIN_MIN links or more; and it is significantly
+//       larger than the one at S_a: with x_L and x_a their samples,
+//       P(Binomial(x_L + x_a, 1/2) >= x_L) <= KEPT_ALPHA / m.
+// A doubling storage copied between S_a and S_L is at least twice as large
+// (x_L of at least twice x_a's mean); a Buffer made anew now and then and
+// kept until the next (a report rebuilt each hour) may pass for a chain
+// (an old storage is collected late, after the new one's first copies), but
+// its storages are alike in size: samples of equal means, and the test
+// names such a holder with probability at most KEPT_ALPHA / m.
 // Otherwise: "built early" (nothing new kept since S_a), "steady" (new
 // blocks kept, as many let go), "a tail" (nothing of the early snapshots
 // kept).
@@ -69,14 +86,19 @@
 // (tests/unit/test_tool_kept.c simulates both); a holder of fewer samples
 // that does not meet
 // the rule cannot be judged ("too few samples").
-// A storage reallocated as it grows (a Buffer, a table's bucket array)
-// keeps one block, its last copy, born at its last growth: the rule above
-// cannot see it. Its earlier copies are in the trace, each collected after
-// the next was made (snapshots_chain): a holder whose block of most samples
+// A Buffer's storage, which the runtime copies into a larger block as it
+// grows, keeps one block, its last copy, born at its last growth: the rule
+// above cannot see it. Its earlier copies are in the trace, each collected
+// after the next was made (snapshots_chain): a holder whose Buffer storage
+// of most samples (reached through a Buffer-storage hop, the path's last)
 // ends a chain of KEPT_CHAIN_MIN = 3 sampled copies or more, and was born in
 // the second half of the run, leaks too (a storage that doubles as it fills
 // at a steady rate made its last copy after half the time it has been
-// filling; one built early and left made its last copy early).
+// filling; one built early and left made its last copy early). Only a
+// Buffer's storage: a string rebuilt by `++` until the run ends, or a
+// table's bucket array (resized as it grows, a table built once), also
+// leave chains of ever larger copies of one site, and are not one storage
+// that grows (examples/string_builder.mn, bench word_count: trace_tools).
 // A trace of fewer than KEPT_MIN_TRACE_SAMPLES = 50 samples cannot be
 // judged at all.
 //
@@ -134,6 +156,8 @@ typedef struct KeptHolder {
   // the series rule: blocks (not samples)
   uint64_t persist;              // (P): blocks kept at S_L, born between S_0 and S_a
   bool always;                   // (P) too: it kept something at every snapshot of the series
+  uint32_t storage_links;        // (S): links of the chain from its Buffer storage at S_L back through the one at S_a (0: none)
+  double storage_p;              // (S): the test that the one at S_L is larger (1 when not computed)
   uint64_t grew, let_go;         // X, Y from S_a to S_L (sampled blocks)
   uint64_t grew_last, let_go_last;   // X', Y' from S_{L-1} to S_L (sampled blocks)
   double p;                      // series: (G)'s p-value; end state: the rise's (1 when not computed)

@@ -245,7 +245,7 @@ static void before_event(void *ctx, const Profile *p, const TraceEvent *ev) {
     if (profile_live_block(p, ev->id, &b) && b.samples >= 2) {
       if (s->n_dead_big == s->cap_dead_big)
         s->dead_big = xrealloc(s->dead_big, (s->cap_dead_big = 2 * s->cap_dead_big + 256) * sizeof *s->dead_big);
-      s->dead_big[s->n_dead_big++] = (SnapDead){b.stack, b.samples, b.birth_clock, profile_summary(p)->clock};
+      s->dead_big[s->n_dead_big++] = (SnapDead){b.stack, ev->id, b.samples, b.birth_clock, profile_summary(p)->clock};
     }
   }
 }
@@ -257,6 +257,12 @@ static int by_stack_birth(const void *a, const void *b) {
 }
 
 uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b) {
+  bool reached;
+  return snapshots_chain_through(s, b, UINT64_MAX, &reached);
+}
+
+uint32_t snapshots_chain_through(const Snapshots *s, const SnapBlock *b, uint64_t id, bool *reached) {
+  *reached = false;
   // The first entry of b's stack.
   uint64_t lo = 0, hi = s->n_dead_big;
   while (lo < hi) {
@@ -282,6 +288,7 @@ uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b) {
       }
     }
     if (found == UINT64_MAX) return links;
+    if (s->dead_big[found].id == id) *reached = true;
     links++;
     birth = s->dead_big[found].birth_clock;
     samples = s->dead_big[found].samples;

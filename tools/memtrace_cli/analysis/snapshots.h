@@ -59,6 +59,7 @@ typedef struct SnapBlock {
 // rule's chains (kept.h). Sorted by stack, then birth, once the trace is read.
 typedef struct SnapDead {
   uint32_t stack;            // ProfileStackId
+  uint64_t id;               // its allocation id
   uint64_t samples;
   uint64_t birth_clock, death_clock;   // the allocation clock at its birth and its collection
 } SnapDead;
@@ -153,6 +154,9 @@ uint64_t snapshots_time(const Snapshots *s, uint32_t k);
 // before the link, alive at its birth and of fewer samples (its storage
 // before the copy; at most 4096 blocks looked at per link). 1 when none.
 uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b);
+// The same, and whether one of the chain's links is the block of
+// allocation id `id` (*reached).
+uint32_t snapshots_chain_through(const Snapshots *s, const SnapBlock *b, uint64_t id, bool *reached);
 
 // The trace's block never collected of allocation `id`, or NULL.
 const ProfileSurvivor *snapshots_survivor(const Snapshots *s, uint64_t id);

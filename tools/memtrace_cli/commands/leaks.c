@@ -104,6 +104,11 @@ static void print_figures(const Profile *p, const Snapshots *s, const KeptAnalys
            " +%" PRIu64 " -%" PRIu64 " (p %.2g), at the last step +%" PRIu64 " -%" PRIu64 "\n",
            indent, h->persist, s->snaps[an->series[0]].s->number, s->snaps[an->series[an->series_a]].s->number,
            s->snaps[an->series[an->series_a]].s->number, h->grew, h->let_go, h->p, h->grew_last, h->let_go_last);
+    if (h->storage_links)
+      printf("%sits Buffer storage at snapshot %" PRIu64 " is a larger copy of the one at snapshot %" PRIu64
+             " (a storage copied %u times as it grew; p %.2g)\n",
+             indent, s->snaps[an->series[an->n_series - 1]].s->number, s->snaps[an->series[an->series_a]].s->number,
+             h->storage_links - 1, h->storage_p);
   } else {
     printf("%skept samples by tenth of the run:", indent);
     for (int w = 0; w < KEPT_WINDOWS; w++) printf(" %" PRIu64, h->windows[w]);
@@ -220,6 +225,7 @@ static void json_holder(Json *j, const Profile *p, const KeptAnalysis *an, const
   json_uint(j, "third_quarter_blocks", h->third_quarter);
   json_uint(j, "last_quarter_blocks", h->last_quarter);
   json_uint(j, "chain_links", h->chain);
+  json_uint(j, "storage_links", h->storage_links);
   json_number(j, "chain_last_at", h->chain_at);
   if (an->rule == KEPT_RULE_SERIES && h->series) {
     json_array(j, "series_samples");

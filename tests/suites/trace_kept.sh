@@ -319,7 +319,7 @@ rc=$?
 first=$(grep -m1 -E '^ +1\. Kept by' "$tmp/kb.leaks" | sed 's/^ *1\. Kept by //')
 check "killed run of a growing Buffer: the global journal named first by its storage's copies, status 3 (got $rc, '$first')" \
   '[ $rc = 3 ] && [ "$first" = "global journal" ] &&
-   grep -qE "its Buffer storage at snapshot 3 is a larger copy of the one at snapshot 1 \(a storage copied [0-9]+ times" "$tmp/kb.leaks"'
+   grep -qE "its Buffer storage at snapshot 3 is a larger copy of the one at snapshot 0 \(a storage copied [0-9]+ times" "$tmp/kb.leaks"'
 check "leaks --json: the growing Buffer's storage_links >= 3" \
   '"$tool" leaks --json "$tmp/kb.ctf" | python3 -c "import json,sys; l=json.load(sys.stdin)[\"leaks\"]; assert l[0][\"storage_links\"] >= 3, l[0]"'
 for mode in scratch bufonce; do

@@ -496,25 +496,24 @@ static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAn
     for (uint32_t q = 0; q < n && always; q++) always = a->holders[i].series[q] > 0;
     a->holders[i].always = always;
   }
-  // (S): each holder's Buffer storage of most samples at S_L and at S_a.
-  const SnapBlock **store_last = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_last),
-                  **store_a = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_a);
-  const SnapBlock **store_prev = xrealloc(NULL, (a->n ? a->n : 1) * sizeof *store_prev);
-  buffer_storages(s, k_last, c, &ix, a, store_last);
-  buffer_storages(s, k_a, c, &ix, a, store_a);
-  buffer_storages(s, k_prev, c, &ix, a, store_prev);
+  // (S): each holder's Buffer storage of most samples at each snapshot of
+  // the series; the chain from the one at S_L must go through every other.
+  const SnapBlock **store = xrealloc(NULL, ((size_t)n * (a->n ? a->n : 1)) * sizeof *store);
+  for (uint32_t q = 0; q < n; q++) buffer_storages(s, a->series[q], c, &ix, a, store + (size_t)q * a->n);
   for (uint32_t i = 0; i < a->n; i++) {
-    const SnapBlock *bl = store_last[i], *ba = store_a[i], *bp = store_prev[i];
-    if (!bl || !ba || !bp || bl->id == ba->id) continue;
-    bool through_a = false, through_prev = bp->id == bl->id;
-    uint32_t links = snapshots_chain_through(s, bl, ba->id, &through_a);
-    if (!through_prev) snapshots_chain_through(s, bl, bp->id, &through_prev);
-    a->holders[i].storage_p = kept_growth_p(bl->samples, bl->samples + ba->samples);
-    if (through_a && through_prev && links >= KEPT_CHAIN_MIN) a->holders[i].storage_links = links;
+    const SnapBlock *first = store[i], *bl = store[(size_t)L * a->n + i];
+    if (!first || !bl || bl->id == first->id) continue;
+    bool through = false;
+    uint32_t links = snapshots_chain_through(s, bl, first->id, &through);
+    for (uint32_t q = 1; q < L && through; q++) {
+      const SnapBlock *bq = store[(size_t)q * a->n + i];
+      if (!bq) through = false;
+      else if (bq->id != bl->id && bq->id != first->id) snapshots_chain_through(s, bl, bq->id, &through);
+    }
+    a->holders[i].storage_p = kept_growth_p(bl->samples, bl->samples + first->samples);
+    if (through && links >= KEPT_CHAIN_MIN) a->holders[i].storage_links = links;
   }
-  free(store_last);
-  free(store_a);
-  free(store_prev);
+  free(store);
   free(x);
   free(y);
   free(last);

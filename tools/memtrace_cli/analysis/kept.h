@@ -48,15 +48,20 @@
 // so X and Y are 1 and 1 when it grew: a holder that kept something at
 // every snapshot also leaks when
 //   (S) its Buffer storage of most samples at S_L (reached through a
-//       Buffer-storage hop) is a later copy of its storage at S_a and of
-//       its storage at S_{L-1} (or is that one): the chain of copies from
-//       it (snapshots_chain_through: each an earlier, smaller block of the
-//       same stack, collected after the next was made) goes through them
-//       and has KEPT_CHAIN_MIN links or more; and it is significantly
-//       larger than the one at S_a: with x_L and x_a their samples,
-//       P(Binomial(x_L + x_a, 1/2) >= x_L) <= KEPT_ALPHA / m.
-// A doubling storage copied between S_a and S_L is at least twice as large
-// (x_L of at least twice x_a's mean); a Buffer made anew now and then and
+//       Buffer-storage hop) is a later copy of its storage at S_0, and
+//       its storage at each snapshot between is one of them or a copy
+//       between: the chain of copies from the last (snapshots_chain_through:
+//       each an earlier, smaller block of the same stack, collected after
+//       the next was made) goes through every one and has KEPT_CHAIN_MIN
+//       links or more; and it is significantly larger than the one at S_0:
+//       with x_L and x_0 their samples, P(Binomial(x_L + x_0, 1/2) >= x_L)
+//       <= KEPT_ALPHA / m.
+// From S_0 and not S_a: a storage doubling at a steady rate of filling is
+// copied at times in a geometric progression, so between S_a and S_L there
+// may be none; between S_0 and S_L (three snapshots evenly spaced, the
+// last at least 3/2 of the time since the buffer was made) there is one.
+// A copy is at least twice as large (x_L of at least twice x_0's mean); a
+// Buffer made anew now and then and
 // kept until the next (a report rebuilt each hour) may pass for a chain
 // (an old storage is collected late, after the new one's first copies), but
 // its storages are alike in size: samples of equal means, and the test
@@ -156,8 +161,8 @@ typedef struct KeptHolder {
   // the series rule: blocks (not samples)
   uint64_t persist;              // (P): blocks kept at S_L, born between S_0 and S_a
   bool always;                   // (P) too: it kept something at every snapshot of the series
-  uint32_t storage_links;        // (S): links of the chain from its Buffer storage at S_L back through the one at S_a (0: none)
-  double storage_p;              // (S): the test that the one at S_L is larger (1 when not computed)
+  uint32_t storage_links;        // (S): links of the chain from its Buffer storage at S_L back through the one at S_0 (0: none)
+  double storage_p;              // (S): the test that the one at S_L is larger than at S_0 (1 when not computed)
   uint64_t grew, let_go;         // X, Y from S_a to S_L (sampled blocks)
   uint64_t grew_last, let_go_last;   // X', Y' from S_{L-1} to S_L (sampled blocks)
   double p;                      // series: (G)'s p-value; end state: the rise's (1 when not computed)

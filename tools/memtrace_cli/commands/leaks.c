@@ -107,7 +107,7 @@ static void print_figures(const Profile *p, const Snapshots *s, const KeptAnalys
     if (h->storage_links)
       printf("%sits Buffer storage at snapshot %" PRIu64 " is a larger copy of the one at snapshot %" PRIu64
              " (a storage copied %u times as it grew; p %.2g)\n",
-             indent, s->snaps[an->series[an->n_series - 1]].s->number, s->snaps[an->series[an->series_a]].s->number,
+             indent, s->snaps[an->series[an->n_series - 1]].s->number, s->snaps[an->series[0]].s->number,
              h->storage_links - 1, h->storage_p);
   } else {
     printf("%skept samples by tenth of the run:", indent);

@@ -349,6 +349,10 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
       if (x->depth == 0 && x->path && x->cut && x->path->hops[x->cut - 1].kind != RETAIN_HOP_LIST_CELL) continue;
       if (at >= 0.75) h->last_quarter++;
       else if (at >= 0.5) h->third_quarter++;
+      if (at >= 0.5) {
+        if (h->third_quarter + h->last_quarter == 1 || at < h->first_late_at) h->first_late_at = at;
+        if (at > h->last_late_at) h->last_late_at = at;
+      }
     }
     // Each site's depth: where most of its samples are held; an example path there.
     for (uint32_t k2 = 0; k2 < h->n_sites; k2++) {
@@ -393,10 +397,13 @@ KeptVerdict kept_end_state_verdict(KeptHolder *h) {
   // last, >= 2/5); a tail is significantly below that.
   h->p = third + last ? stats_binomial_cdf(third, third + last, 0.4) : 1;
   bool rising = h->p < KEPT_ALPHA;
-  if (third && last && !rising) return KEPT_LEAK;
+  // Born at once (a working set replaced whole at 3/4 of the run): enough
+  // blocks to tell, all within a tenth of the run (kept.h).
+  bool burst = third + last >= KEPT_BURST_BLOCKS && h->last_late_at - h->first_late_at < KEPT_BURST_SPAN;
+  if (third && last && !rising && !burst) return KEPT_LEAK;
   if (h->chain >= KEPT_CHAIN_MIN && h->chain_at >= 0.5) return KEPT_LEAK;
   if (h->samples < KEPT_MIN_SAMPLES) return KEPT_TOO_FEW;
-  return !last ? KEPT_EARLY : KEPT_LATE;
+  return !last || burst ? KEPT_EARLY : KEPT_LATE;
 }
 
 static void judge_end_state(KeptAnalysis *a) {

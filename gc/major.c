@@ -463,3 +463,22 @@ void major_collect(Vm *vm) {
   vm_restart_major_cycle(vm);
   vm_update_limits(vm);
 }
+
+// A whole major collection now, a minor one first (the young blocks are
+// roots of nothing then: all promoted or dead).
+void gc_major(Vm *vm) {
+  if (vm->gc.collecting) return;
+  gc_minor(vm);
+  vm->gc.collecting = true;
+  major_collect(vm);
+  vm->gc.collecting = false;
+  if (vm->options.gc_verify && !gc_verify(vm)) {
+    fprintf(stderr, "minnow: heap verification failed after a major collection\n");
+    abort();
+  }
+}
+
+void gc_full_major(Vm *vm) {
+  gc_major(vm);
+  gc_major(vm);
+}

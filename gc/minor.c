@@ -104,20 +104,3 @@ void gc_minor(Vm *vm) {
     abort();
   }
 }
-
-void gc_major(Vm *vm) {
-  if (vm->gc.collecting) return;
-  gc_minor(vm);
-  vm->gc.collecting = true;
-  major_collect(vm);
-  vm->gc.collecting = false;
-  if (vm->options.gc_verify && !gc_verify(vm)) {
-    fprintf(stderr, "minnow: heap verification failed after a major collection\n");
-    abort();
-  }
-}
-
-void gc_full_major(Vm *vm) {
-  gc_major(vm);
-  gc_major(vm);
-}

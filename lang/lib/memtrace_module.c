@@ -1,4 +1,4 @@
-// memtrace.c - the C half of stdlib/memtrace.mn: Memtrace.start,
+// memtrace_module.c - the C half of stdlib/memtrace.mn: Memtrace.start,
 // Memtrace.stop and Memtrace.snapshot, on the trace writer of
 // memprof/memtrace.c and the snapshots of lang/runtime/snapshots.c. Contract for
 // every primitive: primitives.h.

@@ -242,6 +242,9 @@ typedef struct Vm {
   // young_limit; the next allocation slow path (gc/heap.c), a safe point,
   // takes it through take_snapshot. A loop that allocates nothing delays it.
   volatile sig_atomic_t pending_snapshot;
+  // Allocations that found a pending snapshot inside the standard library
+  // and left it pending (lang/runtime/snapshots.c part 2).
+  uint32_t snapshot_deferred;
   // Loop back-edges passed since the signal arrived. A back-edge is not a
   // safe point (no descriptor: the GC cannot see its frame's registers), so
   // the signal waits there for the next allocation, which is one (every

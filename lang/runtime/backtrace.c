@@ -35,7 +35,7 @@ void backtrace_position(const FrameCursor *c, const char **function, const char 
 // Whether `file` is a module of the standard library: "stdlib/NAME.mn" with
 // NAME one of the embedded modules (a stdlib module's name wins over a
 // user's file, so no script module is called that).
-static bool stdlib_file(const char *file) {
+bool backtrace_stdlib_file(const char *file) {
   static const char prefix[] = "stdlib/";
   size_t n = strlen(file), p = sizeof prefix - 1;
   if (n <= p + 3 || strncmp(file, prefix, p) != 0 || strcmp(file + n - 3, ".mn") != 0) return false;
@@ -50,13 +50,13 @@ void backtrace_blame(const FrameCursor *cursor, const char **file, uint32_t *lin
   FrameCursor c = *cursor;
   const char *fn;
   backtrace_position(&c, &fn, file, line, col);
-  if (!stdlib_file(*file)) return;
+  if (!backtrace_stdlib_file(*file)) return;
   FrameCursor outer = c;
   while (frames_next(&outer)) {
     const char *f, *ofile;
     uint32_t oline, ocol;
     backtrace_position(&outer, &f, &ofile, &oline, &ocol);
-    if (strcmp(f, "<entry>") == 0 || stdlib_file(ofile)) continue;
+    if (strcmp(f, "<entry>") == 0 || backtrace_stdlib_file(ofile)) continue;
     *file = ofile;
     *line = oline;
     *col = ocol;

@@ -21,6 +21,10 @@ void backtrace_position(const FrameCursor *cursor, const char **function,
 // library's position when no frame is outside it.
 void backtrace_blame(const FrameCursor *cursor, const char **file, uint32_t *line, uint32_t *col);
 
+// Whether `file` is a module of the standard library ("stdlib/NAME.mn", NAME
+// one of the embedded modules).
+bool backtrace_stdlib_file(const char *file);
+
 // Prints the backtrace from the cursor outwards, one "  at f (file:l:c)" a
 // line: the 20 innermost frames and the 10 outermost, and how many were left
 // out between them (a stack overflow has a million frames).

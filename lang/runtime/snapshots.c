@@ -12,7 +12,12 @@
 //    from then on the snapshot is whole in the file.
 // 2. Triggers: Memtrace.snapshot() (now, from a primitive: a safe point);
 //    SIGUSR1, the period's timer and a major cycle past the peak threshold
-//    ask (vm->pending_snapshot) and the next allocation slow path takes it.
+//    ask (vm->pending_snapshot) and the next allocation slow path takes it,
+//    unless the innermost frame is the standard library's: a request waits
+//    (every allocation takes the slow path meanwhile) until the program is
+//    back in its own code, at most DEFER_MAX allocations, so that no holder
+//    is a library function's local caught halfway (Hashtbl.resize's old
+//    bucket array, its cells not yet moved to the new one).
 //    After any snapshot whose live words pass the peak threshold, the next
 //    threshold is FACTOR times them.
 // 3. The end state is the last snapshot (trigger "end"): sampling stops,
@@ -29,6 +34,8 @@
 #include "snapshots.h"
 #include "path_names.h"
 #include "snapshot_pprof.h"
+#include "backtrace.h"
+#include "../../core/frames.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memprof.h"
@@ -137,8 +144,22 @@ int64_t snapshots_take_now(Vm *vm, const char **why) {
   return (int64_t)number;
 }
 
+enum { DEFER_MAX = 1 << 20 };
+
+// Whether the allocation at vm->pc stands in a function of the standard
+// library (part 2).
+static bool in_stdlib(const Vm *vm) {
+  const FrameDesc *d = vm->pc ? frames_find(vm->frames, vm->pc) : NULL;
+  return d && d->debug_count && backtrace_stdlib_file(d->debug[0]->file);
+}
+
 void snapshots_take_pending(Vm *vm) {
   VmSnapshotAsk ask = (VmSnapshotAsk)vm->pending_snapshot;
+  if (vm->snapshot_deferred < DEFER_MAX && in_stdlib(vm)) {
+    vm->snapshot_deferred++;
+    return;   // still pending: the next allocation asks again
+  }
+  vm->snapshot_deferred = 0;
   SnapshotWriter *w = MEMPROF_BUILT && vm->memprof ? memtrace_snapshots(vm) : NULL;
   if (w && !cannot_take(vm)) {
     RetainTrigger trigger = ask == VM_SNAPSHOT_SIGNAL ? RETAIN_TRIGGER_SIGNAL

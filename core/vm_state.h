@@ -104,6 +104,8 @@ typedef struct GcState {
   uint64_t stress_counter;
   bool collecting;           // a collection is running (no allocation allowed)
   bool major_requested;      // run a major GC at the end of the next minor GC
+  bool minor_requested;      // run a minor GC before the next pretenured allocation
+                             // (gc_alloc_pretenured; memprof/pretenure.c, part 8: the probe)
   struct GcPathRequest *path_request;   // the next major cycle's mark records paths (gc.h, "Snapshots")
   uint64_t snapshot_peak_words;   // a major cycle leaving more live words asks for a
                                   // snapshot (VM_SNAPSHOT_PEAK); 0: never

@@ -55,7 +55,8 @@ Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag);
 // pretenuring switched to the major heap (ALLOC1_OLD, ALLOCN_OLD: core/bytecode.h):
 // counted in Gc.stat's pretenured_words, sampled by memprof as sub-block
 // `sub` of the instruction's site (each sub-block of a combined allocation
-// is a block of its own here).
+// is a block of its own here). Runs a minor collection first when
+// vm->gc.minor_requested (pretenuring's probe asks for one).
 Value gc_alloc_pretenured(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub);
 // Allocates without ever collecting or sampling: in the minor heap if it has
 // room, else in the major heap. For runtime-internal blocks made where the

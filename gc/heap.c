@@ -217,6 +217,8 @@ static inline __attribute__((always_inline)) Value alloc_major(Vm *vm, uint64_t 
 Value gc_alloc_major(Vm *vm, uint64_t wosize, unsigned tag) { return alloc_major(vm, wosize, tag, 0); }
 
 Value gc_alloc_pretenured(Vm *vm, uint64_t wosize, unsigned tag, uint32_t sub) {
+  // Where alloc_major_slow may collect too: the callers root what they hold.
+  if (vm->gc.minor_requested) gc_minor(vm);
   Value v = alloc_major(vm, wosize, tag, sub);
   vm->gc.stats.pretenured_words += (double)(wosize + 1);
   return v;

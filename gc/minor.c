@@ -76,6 +76,7 @@ void gc_minor(Vm *vm) {
   GcState *gc = &vm->gc;
   if (gc->collecting) return;
   gc->collecting = true;
+  gc->minor_requested = false;
   uint64_t since = gc->major_since_cycle;
   gc->scanning_for_minor = true;
   gc_scan_roots(vm, oldify_root, NULL);

@@ -39,6 +39,19 @@
 // 7. The state outlives the feedback's profile: offline decisions
 //    (--pretenure-from) need no profile, and stopping the feedback switches
 //    every instruction it made old back (the keys are kept in `switched`).
+// 8. The probe: a switched instruction learns at minor-collection speed
+//    whether its blocks still survive. After probe_every sampled births old
+//    at one of its sites, its young form is written back (the site stays
+//    switched: `probing`) until one of its sites has undo_window sampled
+//    births young (stamped PROBE_STAMP); then the old form is written again
+//    and a minor collection asked for (vm->gc.minor_requested: the next
+//    pretenured allocation runs it). Once every probe birth is resolved
+//    (promoted, or dead at that minor collection), each site's window test
+//    (pretenure_rule.h) on its probe births and deaths may undo the
+//    instruction (part 5); else the probe ends. Sampling is untouched: the
+//    probe's blocks are sampled young, as any young block is. The part 4
+//    window stays the evidence for blocks that outlive a minor collection
+//    but die at their first major cycle.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +67,8 @@
 #include "../trace/snapshot_writer.h"
 
 enum { MAX_UNDOS = 3 };
+// The high half of MemprofBlock.user of a probe's birth (part 8).
+#define PROBE_STAMP UINT32_MAX
 
 typedef enum SiteKind { SITE_UNKNOWN = 0, SITE_SWITCHABLE, SITE_OTHER } SiteKind;
 
@@ -64,6 +79,10 @@ typedef struct Site {
   uint32_t group_cycle;        // part 4: the cycle whose births the group counts
   uint32_t group_births, group_deaths;
   uint32_t window_births, window_deaths;
+  uint32_t old_births;         // part 8: sampled births old since the last probe
+  uint32_t probe_births, probe_resolved, probe_deaths;
+  bool probing;                // its instruction is young for a probe, or awaits the probe's minor collection
+  bool probe_closed;           // the probe's births are complete (the old form is back)
   uint8_t kind;                // SiteKind
   bool passed;                 // its test passed since its instruction was last young
   uint8_t undos;
@@ -117,6 +136,14 @@ static bool is_old(const Vm *vm, const Site *st) {
   return bytecode_young_form(op) != op;
 }
 
+// Switched to the major heap: old, or young for a probe (part 8).
+static bool switched(const Vm *vm, const Site *st) { return st->probing || is_old(vm, st); }
+
+static void probe_reset(Site *st) {
+  st->old_births = st->probe_births = st->probe_resolved = st->probe_deaths = 0;
+  st->probing = st->probe_closed = false;
+}
+
 // The number of the major collection running or last run (its cycle's end).
 static uint32_t collection_now(const Vm *vm) {
   return (uint32_t)vm->gc.stats.major_collections + (vm->gc.collecting ? 1 : 0);
@@ -133,7 +160,7 @@ static void record(Vm *vm, const PretenureDecision *d) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   const DebugInfo *s = d->site;
-  RetainDecision r = {(uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, id.alloc_count, d->old,
+  RetainDecision r = {(uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u, id.alloc_count, d->old ? 1u : d->probe ? 2u : 0u,
                       s->function, s->file, s->line, s->start_col, s->end_col, d->blocks, d->count,
                       millionths(d->bound), millionths(d->threshold)};
   snapshot_writer_decision(w, &r);
@@ -151,7 +178,10 @@ static void decided(Vm *vm, Pretenure *pt, const PretenureDecision *d) {
     fprintf(stderr, "pretenure: %s (%s:%u:%u-%u) -> %s: %llu of %llu sampled blocks %s; share >= %.4f > %.2f (%s)\n",
             s->function, s->file, s->line, s->start_col, s->end_col, d->old ? "major heap" : "minor heap again",
             (unsigned long long)d->count, (unsigned long long)d->blocks,
-            d->old ? "born young were promoted" : "born old died at their first major cycle", d->bound,
+            d->old     ? "born young were promoted"
+            : d->probe ? "born young in a probe died at the next minor collection"
+                       : "born old died at their first major cycle",
+            d->bound,
             d->threshold, when);
   }
   record(vm, d);
@@ -187,6 +217,7 @@ static void maybe_switch(Vm *vm, Pretenure *pt, Site *st, bool offline) {
     Site *sub = &pt->sites[d->debug[i]->id];
     sub->group_cycle = cycle;
     sub->group_births = sub->group_deaths = sub->window_births = sub->window_deaths = 0;
+    probe_reset(sub);
     PretenureDecision dec = decision(vm, true, d->debug[i], sub->test.n, sub->test.k, sub->bound,
                                      pt->params.threshold);
     dec.offline = offline;
@@ -194,11 +225,15 @@ static void maybe_switch(Vm *vm, Pretenure *pt, Site *st, bool offline) {
   }
 }
 
-// Writes the young form back and starts every sub-block site afresh (part 5).
-static void undo(Vm *vm, Pretenure *pt, Site *st, double bound) {
+// Writes the young form back and starts every sub-block site afresh (part
+// 5). `probe`: the evidence is the probe's (part 8), else the window's.
+static void undo(Vm *vm, Pretenure *pt, Site *st, double bound, bool probe) {
   const FrameDesc *d = st->desc;
-  PretenureDecision dec = decision(vm, false, frames_debug_by_id(vm->frames, (uint32_t)(st - pt->sites)),
-                                   st->window_births, st->window_deaths, bound, pt->params.undo_threshold);
+  PretenureDecision dec =
+      decision(vm, false, frames_debug_by_id(vm->frames, (uint32_t)(st - pt->sites)),
+               probe ? st->probe_births : st->window_births, probe ? st->probe_deaths : st->window_deaths, bound,
+               pt->params.undo_threshold);
+  dec.probe = probe;
   vm_set_opcode(vm, d->key, bytecode_young_form(vm_opcode_at(vm, d->key)));
   pt->old_count--;
   for (uint32_t i = 0; i < d->debug_count; i++) {
@@ -206,9 +241,54 @@ static void undo(Vm *vm, Pretenure *pt, Site *st, double bound) {
     sub->passed = false;
     share_test_init(&sub->test, &pt->params);
     sub->group_births = sub->group_deaths = sub->window_births = sub->window_deaths = 0;
+    probe_reset(sub);
     if (sub->undos < MAX_UNDOS) sub->undos++;
   }
   decided(vm, pt, &dec);
+}
+
+// Part 8: writes the young form of `st`'s instruction back for a probe.
+static void probe_start(Vm *vm, Pretenure *pt, Site *st) {
+  const FrameDesc *d = st->desc;
+  vm_set_opcode(vm, d->key, bytecode_young_form(vm_opcode_at(vm, d->key)));
+  for (uint32_t i = 0; i < d->debug_count; i++) {
+    Site *sub = &pt->sites[d->debug[i]->id];
+    probe_reset(sub);
+    sub->probing = true;
+  }
+}
+
+// A probe's birth at `st` (part 8): the births are complete once one of the
+// instruction's sites has undo_window of them.
+static void probe_birth(Vm *vm, Pretenure *pt, Site *st) {
+  st->probe_births++;
+  if (st->probe_closed || st->probe_births < pt->params.undo_window) return;
+  const FrameDesc *d = st->desc;
+  vm_set_opcode(vm, d->key, bytecode_old_form(vm_opcode_at(vm, d->key)));
+  for (uint32_t i = 0; i < d->debug_count; i++) pt->sites[d->debug[i]->id].probe_closed = true;
+  vm->gc.minor_requested = true;
+}
+
+// A probe's birth at `st` was promoted or died (part 8). Once every birth of
+// the closed probe is resolved, its sites' tests run.
+static void probe_trial(Vm *vm, Pretenure *pt, Site *st, bool promoted) {
+  if (!st->probing) return;   // a probe undone or ended meanwhile
+  st->probe_resolved++;
+  st->probe_deaths += !promoted;
+  const FrameDesc *d = st->desc;
+  for (uint32_t i = 0; i < d->debug_count; i++) {
+    const Site *sub = &pt->sites[d->debug[i]->id];
+    if (!sub->probe_closed || sub->probe_resolved < sub->probe_births) return;
+  }
+  for (uint32_t i = 0; i < d->debug_count; i++) {
+    Site *sub = &pt->sites[d->debug[i]->id];
+    double bound;
+    if (undo_window_test(sub->probe_births, sub->probe_deaths, &pt->params, &bound)) {
+      undo(vm, pt, sub, bound, true);
+      return;
+    }
+  }
+  for (uint32_t i = 0; i < d->debug_count; i++) probe_reset(&pt->sites[d->debug[i]->id]);
 }
 
 // A sampled block born young at `st` was promoted or died (part 2).
@@ -230,13 +310,14 @@ static void old_birth(Vm *vm, Pretenure *pt, Site *st, uint32_t cycle) {
     if (st->window_births >= pt->params.undo_window) {
       double bound;
       if (undo_window_test(st->window_births, st->window_deaths, &pt->params, &bound)) {
-        undo(vm, pt, st, bound);
+        undo(vm, pt, st, bound, false);
         return;
       }
       st->window_births = st->window_deaths = 0;
     }
   }
   st->group_births++;
+  if (++st->old_births >= pt->params.probe_every) probe_start(vm, pt, st);
 }
 
 // The tracker. MemprofBlock.user: the site's id, and in the high half 0 for
@@ -248,19 +329,24 @@ static bool feedback_alloc(Vm *vm, void *data, MemprofBlock *block, const Mempro
   if (st->kind != SITE_SWITCHABLE) return false;
   if (!s->major) {
     block->user = id;
+    if (st->probing) {
+      block->user |= (uint64_t)PROBE_STAMP << 32;
+      probe_birth(vm, pt, st);
+    }
     return true;
   }
-  if (!is_old(vm, st)) return false;
+  if (!is_old(vm, st) || st->probing) return false;
   uint32_t cycle = (uint32_t)vm->gc.stats.major_collections;
-  old_birth(vm, pt, st, cycle);
-  if (!is_old(vm, st)) return false;   // this birth closed a window that undid it
   block->user = id | (uint64_t)(cycle + 1) << 32;
-  return true;
+  old_birth(vm, pt, st, cycle);
+  return is_old(vm, st);   // false when this birth closed a window that undid it
 }
 
 static bool feedback_promote(Vm *vm, void *data, MemprofBlock *block) {
   Pretenure *pt = data;
-  young_trial(vm, pt, &pt->sites[(uint32_t)block->user], true);
+  Site *st = &pt->sites[(uint32_t)block->user];
+  if ((uint32_t)(block->user >> 32) == PROBE_STAMP) probe_trial(vm, pt, st, true);
+  else young_trial(vm, pt, st, true);
   return false;
 }
 
@@ -269,12 +355,13 @@ static void feedback_dealloc(Vm *vm, void *data, MemprofBlock *block, bool major
   Site *st = &pt->sites[(uint32_t)block->user];
   uint32_t stamp = (uint32_t)(block->user >> 32);
   if (!major) {
-    young_trial(vm, pt, st, false);
+    if (stamp == PROBE_STAMP) probe_trial(vm, pt, st, false);
+    else young_trial(vm, pt, st, false);
     return;
   }
-  if (stamp == 0) return;
+  if (stamp == 0 || stamp == PROBE_STAMP) return;
   uint32_t birth = stamp - 1;
-  if (collection_now(vm) == birth + 1 && st->group_cycle == birth && is_old(vm, st)) st->group_deaths++;
+  if (collection_now(vm) == birth + 1 && st->group_cycle == birth && switched(vm, st)) st->group_deaths++;
 }
 
 static void feedback_release(Vm *vm, void *data) {
@@ -320,6 +407,7 @@ bool pretenure_stop(Vm *vm) {
     st->undos = 0;
     share_test_init(&st->test, &pt->params);
     st->group_births = st->group_deaths = st->window_births = st->window_deaths = 0;
+    probe_reset(st);
   }
   return true;
 }

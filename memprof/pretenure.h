@@ -37,6 +37,8 @@ typedef struct PretenureDecision {
   // collections before it).
   uint64_t minor_collections, major_collections;
   bool offline;                // from --pretenure-from's trace
+  bool probe;                  // young again on a probe's evidence: `count` of `blocks` born
+                               // young in it died at the next minor collection (memprof/pretenure.c, part 8)
 } PretenureDecision;
 
 // Starts the online feedback: a profile at `rate` whose native tracker

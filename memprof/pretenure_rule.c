@@ -24,6 +24,7 @@ const PretenureParams PRETENURE_DEFAULTS = {
     .undo_threshold = 0.5,
     .undo_alpha = 1e-3,
     .undo_window = 16,
+    .probe_every = 64,
 };
 
 static double log_pmf(uint64_t n, uint64_t j, double lp, double lq) {

@@ -23,6 +23,15 @@
 // >= d) <= undo_alpha for its b births and d deaths, and starts afresh
 // otherwise. A site whose first-cycle death share is at most undo_threshold
 // is wrongly undone with a chance of at most undo_alpha per window.
+//
+// The probe (per pretenured site): after every probe_every sampled blocks
+// born old, the site allocates young again until undo_window of its sampled
+// blocks are born young; those are resolved by the next minor collection
+// (asked for at once), and the same window test, on the probe's births and
+// the deaths among them (dead at that minor collection), undoes the
+// decision. A site whose blocks die before their first minor collection with
+// a share of at most undo_threshold is wrongly undone with a chance of at
+// most undo_alpha per probe.
 #ifndef MINNOW_PRETENURE_RULE_H
 #define MINNOW_PRETENURE_RULE_H
 
@@ -36,6 +45,7 @@ typedef struct PretenureParams {
   double undo_threshold;   // first-cycle death share past which a site goes back
   double undo_alpha;       // chance of a wrong undo, per window
   uint32_t undo_window;    // births a window holds at least before its test
+  uint32_t probe_every;    // sampled old births of a switched site between its probes
 } PretenureParams;
 
 // The rule --pretenure uses (docs/design.md gives the figures and why).

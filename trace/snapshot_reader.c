@@ -549,7 +549,7 @@ static void read_decision(Cursor *c, uint64_t record) {
   d.alloc_count = get_varint(c, "alloc count");
   uint64_t at = here(c);
   d.action = get_u32(c, "action");
-  if (!bad(c) && d.action > 1) damage(r, at, "unknown action %u", d.action);
+  if (!bad(c) && d.action > 2) damage(r, at, "unknown action %u", d.action);
   d.function = get_name(c, "site's function");
   d.file = get_name(c, "site's file");
   d.line = get_varint(c, "line");

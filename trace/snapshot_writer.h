@@ -44,11 +44,11 @@ bool snapshot_writer_end(SnapshotWriter *w, const RetainSnapshotEnd *end);
 typedef struct RetainDecision {
   uint64_t time_us;          // µs since the epoch, the trace's clock
   uint64_t alloc_count;      // allocations the trace held then
-  uint32_t action;           // 0: the site allocates young again; 1: old
+  uint32_t action;           // 0: the site allocates young again; 1: old; 2: young again on a probe
   const char *function, *file;
   uint64_t line, first_col, last_col;
   uint64_t sampled;          // evidence: sampled blocks
-  uint64_t counted;          // of them promoted (action 1) or dead at their first major cycle (action 0)
+  uint64_t counted;          // of them promoted (action 1) or dead at their first major cycle (action 0, or at the minor collection that ends a probe (action 2)
   uint64_t bound_millionths, threshold_millionths;
 } RetainDecision;
 // Appends a decision record (its names interned as paths' are), at once or

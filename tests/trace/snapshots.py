@@ -6,7 +6,7 @@ alone, for the tests of the VM's writer (tests/suites/snapshots.sh).
 usage: snapshots.py FILE            one line per whole snapshot:
          number=N trigger=T time=US allocs=A flags=F live=L paths=P marked=B,W heap=H reason=R
        and one per decision record, in the file's order:
-         decision time=US allocs=A action=old|young site=FUNCTION FILE:LINE:C0-C1 sampled=S counted=C
+         decision time=US allocs=A action=old|young|young-probe site=FUNCTION FILE:LINE:C0-C1 sampled=S counted=C
                   bound=B threshold=T
        snapshots.py --paths FILE    also each path, one line each, after its snapshot:
          path ID ROOT | HOP | HOP ...
@@ -123,10 +123,10 @@ def read(path, want_paths):
             time, allocs, action = r.varint(), r.varint(), r.varint()
             fn, fl = name(r, strings), name(r, strings)
             line, c0, c1, sampled, counted, bound, thr = [r.varint() for _ in range(7)]
-            if action > 1:
+            if action > 2:
                 raise Damage("decision action %d at byte %d" % (action, p))
             out.append("decision time=%d allocs=%d action=%s site=%s %s:%d:%d-%d sampled=%d counted=%d "
-                       "bound=%d threshold=%d" % (time, allocs, ["young", "old"][action], fn, fl, line, c0, c1,
+                       "bound=%d threshold=%d" % (time, allocs, ["young", "old", "young-probe"][action], fn, fl, line, c0, c1,
                                                   sampled, counted, bound, thr))
         else:
             raise Damage("unknown record kind %d at byte %d" % (kind, p))

@@ -56,5 +56,5 @@ const SnapshotDecision *site_decisions_at(const SiteDecisions *d, uint32_t pos) 
 }
 
 const char *decision_action_name(uint32_t action) {
-  return action == 1 ? "old" : action == 0 ? "young" : "unknown";
+  return action == 1 ? "old" : action == 0 || action == 2 ? "young" : "unknown";
 }

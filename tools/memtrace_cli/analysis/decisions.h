@@ -50,7 +50,7 @@ uint32_t site_decisions_find(const SiteDecisions *d, uint64_t key, uint32_t *fir
 // The decision at a position of the index (0 <= pos < n_keyed).
 const SnapshotDecision *site_decisions_at(const SiteDecisions *d, uint32_t pos);
 
-// "old" (action 1: the site allocates in the major heap) or "young" (0:
+// "old" (action 1: the site allocates in the major heap) or "young" (0 or 2:
 // again in the minor heap); "unknown" for any other action.
 const char *decision_action_name(uint32_t action);
 

@@ -17,14 +17,23 @@ void decision_print(FILE *f, const SnapshotDecision *x, uint64_t start_us) {
   if (x->time_us >= start_us) fprintf(f, " at %s", out_duration(a, (double)(x->time_us - start_us)));
   else fprintf(f, " before the trace's start (stamped %" PRIu64 " us since the epoch)", x->time_us);
   fprintf(f, ", after %" PRIu64 " of the trace's allocations: of the %" PRIu64 " blocks %s the feedback sampled, %" PRIu64
-          " %s", x->alloc_count, x->sampled, x->action ? "born young" : "born old", x->counted,
-          x->action ? "were promoted" : "died at their first major cycle");
+          " %s", x->alloc_count, x->sampled,
+          x->action == 1   ? "born young"
+          : x->action == 2 ? "born young in a probe"
+                           : "born old",
+          x->counted,
+          x->action == 1   ? "were promoted"
+          : x->action == 2 ? "died at the next minor collection"
+                           : "died at their first major cycle");
   fprintf(f, " (share >= %.4f > %.4g)", (double)x->bound_millionths / 1e6, (double)x->threshold_millionths / 1e6);
 }
 
 void decision_json(Json *j, const char *key, const SnapshotDecision *x, uint64_t start_us) {
   json_object(j, key);
   json_string(j, "action", decision_action_name(x->action));
+  json_string(j, "evidence", x->action == 1   ? "promoted"
+                             : x->action == 2 ? "probe"
+                                              : "first_major_cycle");
   if (x->time_us >= start_us) json_number(j, "time_s", (double)(x->time_us - start_us) / 1e6);
   else json_null(j, "time_s");
   json_uint(j, "alloc_count", x->alloc_count);

@@ -96,7 +96,7 @@ typedef struct Pretenure {
   uint32_t site_cap;
   const uint32_t **switched;   // keys of the instructions ever made old (part 7)
   uint32_t switched_count, switched_cap;
-  uint64_t decisions, old_count;
+  uint64_t decisions, old_count, probes;
 } Pretenure;
 
 static Pretenure *state(Vm *vm) {
@@ -251,6 +251,7 @@ static void undo(Vm *vm, Pretenure *pt, Site *st, double bound, bool probe) {
 static void probe_start(Vm *vm, Pretenure *pt, Site *st) {
   const FrameDesc *d = st->desc;
   vm_set_opcode(vm, d->key, bytecode_young_form(vm_opcode_at(vm, d->key)));
+  pt->probes++;
   for (uint32_t i = 0; i < d->debug_count; i++) {
     Site *sub = &pt->sites[d->debug[i]->id];
     probe_reset(sub);
@@ -430,6 +431,7 @@ bool pretenure_decide_offline(Vm *vm, const PretenureDecision *d) {
 
 uint64_t pretenure_sites_old(const Vm *vm) { return vm->pretenure ? vm->pretenure->old_count : 0; }
 uint64_t pretenure_decisions(const Vm *vm) { return vm->pretenure ? vm->pretenure->decisions : 0; }
+uint64_t pretenure_probes(const Vm *vm) { return vm->pretenure ? vm->pretenure->probes : 0; }
 
 void pretenure_free(Vm *vm) {
   Pretenure *pt = vm->pretenure;

@@ -62,9 +62,12 @@ void pretenure_set_log(Vm *vm, bool log);
 // had decided online.
 bool pretenure_decide_offline(Vm *vm, const PretenureDecision *d);
 
-// Sites switched to the major heap now, and decisions so far (either way).
+// Sites switched to the major heap now (one in the middle of a probe
+// counts: its instruction runs its young form meanwhile), decisions so far
+// (either way), and probes started (memprof/pretenure.c, part 8).
 uint64_t pretenure_sites_old(const Vm *vm);
 uint64_t pretenure_decisions(const Vm *vm);
+uint64_t pretenure_probes(const Vm *vm);
 
 // Frees the state (the VM is freed; called by memprof_free).
 void pretenure_free(Vm *vm);

@@ -116,6 +116,8 @@ static void test_keys_and_names(void **state) {
   assert_false(decision_key(&wide, PROFILE_BY_SITE, &key));
   assert_string_equal(decision_action_name(1), "old");
   assert_string_equal(decision_action_name(0), "young");
+  assert_string_equal(decision_action_name(2), "young");   // on a probe's evidence
+  assert_string_equal(decision_action_name(3), "unknown");
   SiteDecisions none;
   site_decisions_init(&none, NULL, PROFILE_BY_SITE);
   uint32_t first;

@@ -13,7 +13,7 @@ void decision_print_site(FILE *f, const SnapshotDecision *x) {
 
 void decision_print(FILE *f, const SnapshotDecision *x, uint64_t start_us) {
   char a[OUT_TEXT_MAX];
-  fprintf(f, "%s", x->action ? "switched old" : "undone, young again");
+  fprintf(f, "%s", x->action == 1 ? "switched old" : "undone, young again");
   if (x->time_us >= start_us) fprintf(f, " at %s", out_duration(a, (double)(x->time_us - start_us)));
   else fprintf(f, " before the trace's start (stamped %" PRIu64 " us since the epoch)", x->time_us);
   fprintf(f, ", after %" PRIu64 " of the trace's allocations: of the %" PRIu64 " blocks %s the feedback sampled, %" PRIu64

@@ -59,7 +59,7 @@ HOLDER = {"rank": "int", "verdict": "str", "holder_text": ("str", "null"), "hold
           "last_quarter_blocks": "int", "chain_links": "int", "storage_links": "int", "chain_last_at": "num", "series_samples": (["int"], "null"), "growth": (GROWTH, "null"),
           "sites": [KEPT_SITE]}
 
-DECISION = {"action": "str", "time_s": ("num", "null"), "alloc_count": "int",
+DECISION = {"action": "str", "evidence": "str", "time_s": ("num", "null"), "alloc_count": "int",
             "site": {"function": "str", "file": "str", "line": "int", "first_col": "int", "last_col": "int"},
             "sampled": "int", "counted": "int", "bound": "num", "threshold": "num"}
 

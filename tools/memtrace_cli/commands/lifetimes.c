@@ -72,9 +72,10 @@ static void print_legend(const Profile *p, const RowOptions *o, const Pretenured
                          uint32_t shown) {
   if (!pt->index.n) return;
   printf("\n* pretenured (%s: ./vm --pretenure's decisions): the site was switched to allocate in the major heap.\n"
-         "  Its blocks born after the switch are sampled as major allocations and never promoted: \"promoted\"\n"
-         "  counts only its blocks born young (before the switch, after an undo); \"sampled\", \"at end\" and the\n"
-         "  lifetimes count its blocks born old too.\n", pt->file);
+         "  Its blocks born old after the switch are sampled as major allocations and never promoted: \"promoted\"\n"
+         "  counts only its blocks born young (before the switch, in its probes, after an undo); \"sampled\",\n"
+         "  \"at end\" and the lifetimes count its blocks born old too.\n",
+         pt->file);
   for (uint32_t i = 0; i < shown; i++) {
     uint32_t first, n = row_decisions(pt, &rows[i], &first);
     if (!n) continue;

@@ -41,7 +41,9 @@
 //    every instruction it made old back (the keys are kept in `switched`).
 // 8. The probe: a switched instruction learns at minor-collection speed
 //    whether its blocks still survive. After probe_every sampled births old
-//    at one of its sites, its young form is written back (the site stays
+//    at one of its sites, and at least PROBE_MIN_HEAP_SHARE of a minor heap
+//    allocated old by pretenuring since its switch or last probe (so that
+//    at high rates the minor collections probes ask for stay few), its young form is written back (the site stays
 //    switched: `probing`) until one of its sites has undo_window sampled
 //    births young (stamped PROBE_STAMP); then the old form is written again
 //    and a minor collection asked for (vm->gc.minor_requested: the next
@@ -67,6 +69,9 @@
 #include "../trace/snapshot_writer.h"
 
 enum { MAX_UNDOS = 3 };
+// Part 8: a site's probes are at least this share of a minor heap's words
+// allocated old (all sites) apart, whatever the rate.
+#define PROBE_MIN_HEAP_SHARE 0.25
 // The high half of MemprofBlock.user of a probe's birth (part 8).
 #define PROBE_STAMP UINT32_MAX
 
@@ -81,6 +86,7 @@ typedef struct Site {
   uint32_t window_births, window_deaths;
   uint32_t old_births;         // part 8: sampled births old since the last probe
   uint32_t probe_births, probe_resolved, probe_deaths;
+  double probe_from;           // pretenured_words when it switched or its last probe ended
   bool probing;                // its instruction is young for a probe, or awaits the probe's minor collection
   bool probe_closed;           // the probe's births are complete (the old form is back)
   uint8_t kind;                // SiteKind
@@ -218,6 +224,7 @@ static void maybe_switch(Vm *vm, Pretenure *pt, Site *st, bool offline) {
     sub->group_cycle = cycle;
     sub->group_births = sub->group_deaths = sub->window_births = sub->window_deaths = 0;
     probe_reset(sub);
+    sub->probe_from = vm->gc.stats.pretenured_words;
     PretenureDecision dec = decision(vm, true, d->debug[i], sub->test.n, sub->test.k, sub->bound,
                                      pt->params.threshold);
     dec.offline = offline;
@@ -289,7 +296,11 @@ static void probe_trial(Vm *vm, Pretenure *pt, Site *st, bool promoted) {
       return;
     }
   }
-  for (uint32_t i = 0; i < d->debug_count; i++) probe_reset(&pt->sites[d->debug[i]->id]);
+  for (uint32_t i = 0; i < d->debug_count; i++) {
+    Site *sub = &pt->sites[d->debug[i]->id];
+    probe_reset(sub);
+    sub->probe_from = vm->gc.stats.pretenured_words;
+  }
 }
 
 // A sampled block born young at `st` was promoted or died (part 2).
@@ -318,7 +329,9 @@ static void old_birth(Vm *vm, Pretenure *pt, Site *st, uint32_t cycle) {
     }
   }
   st->group_births++;
-  if (++st->old_births >= pt->params.probe_every) probe_start(vm, pt, st);
+  if (++st->old_births >= pt->params.probe_every &&
+      vm->gc.stats.pretenured_words - st->probe_from >= PROBE_MIN_HEAP_SHARE * (double)vm->options.minor_words)
+    probe_start(vm, pt, st);
 }
 
 // The tracker. MemprofBlock.user: the site's id, and in the high half 0 for

@@ -688,8 +688,8 @@ static void test_crafted(void **state) {
   b_header(&x);
   b_strings1(&x, "f");
   rec = x.n;
-  b_rec(&x, 13, U(RETAIN_RECORD_DECISION), U(1), U(1), U(2), U(0), U(0), U(1), U(1), U(1), U(1), U(1), U(1), U(1));
-  expect_refused_at("unknown action 2", (long long)rec + 11);
+  b_rec(&x, 13, U(RETAIN_RECORD_DECISION), U(1), U(1), U(3), U(0), U(0), U(1), U(1), U(1), U(1), U(1), U(1), U(1));
+  expect_refused_at("unknown action 3", (long long)rec + 11);   // 2: young again on a probe
 }
 
 // --- version 1 ----------------------------------------------------------------------

@@ -232,7 +232,9 @@ static void test_delay_high_shares(void **state) {
 
 // Windows of 16 births at a first-cycle death share of exactly 0.5 (the
 // undo threshold): at most undo_alpha of them undo. All dead: the first
-// window undoes. Fewer births than the window: never.
+// window undoes. Fewer births than the window: never. A probe's test
+// (memprof/pretenure.c, part 8) is this one on exactly undo_window births,
+// dead at their first minor collection or not: the same bound per probe.
 static void test_undo(void **state) {
   (void)state;
   const PretenureParams *p = &PRETENURE_DEFAULTS;

@@ -5,7 +5,8 @@
 # that they would but for their directories, naming the option; with
 # --strip-prefix DIR_A/ --strip-prefix-b DIR_B/ every site of the script is
 # matched, none new or gone, and nothing is said; a prefix that names neither
-# directory matches nothing more than without it; the option's refusals.
+# directory matches nothing more than without it; --by stack: whole stacks
+# match with every frame's file stripped; the option's refusals.
 # Last line: "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -53,11 +54,31 @@ PY
   "$tool" diff -n 0 --json --strip-prefix /no/such/dir/ "$tmp/a.ctf" "$tmp/b.ctf" >"$tmp/none.json" 2>/dev/null
   n_none=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys_compared"])' "$tmp/none.json")
   check "$tool diff --strip-prefix naming neither directory: as without it ($n_none keys)" '[ "$n_none" = "$n_plain" ]'
+  # --by stack: every frame's file loses the prefix, so whole stacks match.
+  for strip in "" "--strip-prefix $tmp/a/ --strip-prefix-b $tmp/b/deeper/"; do
+    # shellcheck disable=SC2086
+    "$tool" diff -n 0 --json --by stack $strip "$tmp/a.ctf" "$tmp/b.ctf" >"$tmp/st.json" 2>"$tmp/st.err"
+    read -r one_sided matched < <(python3 - "$tmp/st.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+def side_bytes(r, k):
+    return r[k]["bytes"] if isinstance(r.get(k), dict) else r.get(k, 0)
+print(sum(1 for r in rows if side_bytes(r, "a") == 0 or side_bytes(r, "b") == 0),
+      sum(1 for r in rows if side_bytes(r, "a") > 0 and side_bytes(r, "b") > 0))
+PY
+)
+    if [ -z "$strip" ]; then
+      check "$tool diff --by stack, two directories: no stack matched ($matched on both sides, $one_sided on one)" \
+        '[ "${matched:-1}" = 0 ] && [ "${one_sided:-0}" -ge 6 ]'
+    else
+      check "$tool diff --by stack --strip-prefix: the stacks matched ($matched on both sides, $one_sided on one: stacks sampled in one run only)" \
+        '[ "${matched:-0}" -ge 3 ] && [ "${one_sided:-99}" -lt "$matched" ]'
+    fi
+  done
 done
 
 # Refusals: usage errors, status 2.
-for args in "--strip-prefix-b $tmp/b/ $tmp/a.ctf $tmp/b.ctf" "--strip-prefix $tmp/a/ --by stack $tmp/a.ctf $tmp/b.ctf" \
-  "--strip-prefix= $tmp/a.ctf $tmp/b.ctf"; do
+for args in "--strip-prefix-b $tmp/b/ $tmp/a.ctf $tmp/b.ctf" "--strip-prefix= $tmp/a.ctf $tmp/b.ctf"; do
   # shellcheck disable=SC2086
   tools/memtrace diff $args >/dev/null 2>"$tmp/err"
   st=$?

@@ -36,8 +36,8 @@ static const ToolUsage usage = {
     "               holder keeps at two snapshots (memtrace help diff --by holder)\n"
     "  --strip-prefix P  sites match with P taken off the start of their file\n"
     "               names (the same script run from another directory); with\n"
-    "               --strip-prefix-b PB, B's names lose PB instead (--by site,\n"
-    "               function or file)\n"
+    "               --strip-prefix-b PB, B's names lose PB instead (every\n"
+    "               frame's file, with --by stack)\n"
     "  -n N         show N rows (default 20; 0: all)\n"
     "  --whole-stacks  callers whole (default: recursion folded, \"f \u00d7N\")\n"
     "  --json       JSON (schema: tools/memtrace_cli/README.md)\n"
@@ -88,8 +88,6 @@ static int parse_options(int argc, char **argv, Options *o) {
     return tool_usage_error(&usage, "stdin can be only one of the two traces");
   if (live && promoted) return tool_usage_error(&usage, "--live and --promoted exclude each other");
   if (o->strip[1] && !o->strip[0]) return tool_usage_error(&usage, "--strip-prefix-b goes with --strip-prefix");
-  if (o->strip[0] && o->by == PROFILE_BY_STACK)
-    return tool_usage_error(&usage, "--strip-prefix goes with --by site, function or file");
   if (o->strip[0] && !*o->strip[0]) return tool_usage_error(&usage, "--strip-prefix: an empty prefix strips nothing");
   if (o->strip[0] && !o->strip[1]) o->strip[1] = o->strip[0];
   o->metric = live ? METRIC_LIVE : promoted ? METRIC_PROMOTED : METRIC_ALLOCATED;
@@ -128,11 +126,39 @@ static int by_change(const void *a, const void *b) {
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
+// --by stack with --strip-prefix: every node's key from its parent's and
+// its frame's locations, each with the prefix taken off its file (a frame
+// without location: its code), in one pass over the nodes (parents come
+// first), so that a row's key is then one lookup, whatever its depth.
+static uint64_t *stripped_node_keys(const Profile *p, const char *strip) {
+  uint32_t n = profile_n_nodes(p);
+  uint64_t *keys = malloc(((size_t)n + 1) * sizeof *keys);
+  if (!keys) return NULL;
+  size_t len = strlen(strip);
+  keys[0] = 0x737472697070ull;   // the root
+  for (ProfileNodeId id = 1; id < n; id++) {
+    const TraceReaderLocation *locs;
+    int k = profile_node_locations(p, id, &locs);
+    uint64_t key = hash_combine(keys[profile_node_parent(p, id)], (uint64_t)(k > 0 ? k : 0));
+    if (k <= 0) key = hash_combine(key, profile_node_code(p, id));
+    for (int i = 0; i < k; i++) {
+      TraceReaderLocation l = locs[i];
+      if (l.file && strncmp(l.file, strip, len) == 0) l.file += len;
+      key = hash_combine(key, profile_location_key(&l, PROFILE_BY_SITE));
+    }
+    keys[id] = key;
+  }
+  return keys;
+}
+
 // A row's key: the grouping's, or with `strip` (not NULL) the key of its
 // site's location with that prefix taken off its file name (a file that
-// does not start with it keeps its name).
-static uint64_t row_key(const Profile *p, const ProfileGroups *g, uint32_t r, ProfileBy by, const char *strip) {
+// does not start with it keeps its name); --by stack, of every frame's
+// (node_keys: stripped_node_keys).
+static uint64_t row_key(const Profile *p, const ProfileGroups *g, uint32_t r, ProfileBy by, const char *strip,
+                        const uint64_t *node_keys) {
   if (!strip) return g->rows[r].key;
+  if (by == PROFILE_BY_STACK) return node_keys[profile_stack_leaf(p, g->rows[r].first)];
   const ProfileSite *site = profile_site(p, profile_stack_site(p, g->rows[r].first));
   if (!site->located) return g->rows[r].key;
   TraceReaderLocation l = site->loc;
@@ -202,8 +228,10 @@ static bool compare(Profile *const prof[2], ProfileGroups *const g[2], const Opt
   *out = (Comparison){malloc((size_t)cap * sizeof *out->pairs), 0, {{0}}, 1};
   if (!index || !out->pairs) return free(index), false;
   for (int side = 0; side < 2; side++) {
+    uint64_t *node_keys = o->strip[side] && o->by == PROFILE_BY_STACK ? stripped_node_keys(prof[side], o->strip[side]) : NULL;
+    if (o->strip[side] && o->by == PROFILE_BY_STACK && !node_keys) return free(index), false;
     for (uint32_t r = 0; r < g[side]->n; r++) {
-      uint64_t key = row_key(prof[side], g[side], r, o->by, o->strip[side]);
+      uint64_t key = row_key(prof[side], g[side], r, o->by, o->strip[side], node_keys);
       uint32_t j = (uint32_t)(hash_mix(key) & (slots - 1));
       while (index[j] && out->pairs[index[j] - 1].key != key) j = (j + 1) & (slots - 1);
       if (!index[j]) {
@@ -216,6 +244,7 @@ static bool compare(Profile *const prof[2], ProfileGroups *const g[2], const Opt
       ProfileCounts counts = profile_group_counts(prof[side], g[side], r);
       pair->t[side] = profile_tally(prof[side], metric_samples(&counts, m));
     }
+    free(node_keys);
   }
   free(index);
   for (uint32_t i = 0; i < out->n; i++) {

@@ -53,7 +53,7 @@ for vm in ./vm ./vm-asan; do
   [ -x "$vm" ] || continue
   run "end of script" 0 yes "" normal.mn
   run "Sys.exit(3)" 3 yes "" sys_exit.mn
-  run "uncaught error" 1 yes '^tests/exit/uncaught.mn:[0-9]+:[0-9]+: error: List.nth: list too short' uncaught.mn
+  run "uncaught error" 1 yes '^tests/exit/uncaught.mn:[0-9]+:[0-9]+: error: List.nth: index 5000 out of bounds \(length 1000\)' uncaught.mn
   run "out of memory" 1 yes 'error: out of memory' oom.mn --max-heap-words 200000
   printf 'let x = (\n' > "$tmp/syntax.mn"
   timeout 60 "$vm" --memprof-count 0.01 "$tmp/syntax.mn" > "$tmp/out" 2> "$tmp/err" < /dev/null

@@ -1,10 +1,12 @@
 // prelude.c - the C half of stdlib/prelude.mn: print, println, eprint,
-// eprintln, str, repr, raise, compare, hash. Contract for every primitive: primitives.h.
+// eprintln, str, repr, repr_cut, raise, compare, hash. Contract for every primitive: primitives.h.
 #include <stdio.h>
 
+#include "args.h"
 #include "primitives.h"
 #include "../runtime/ops.h"
 #include "../../core/vm_state.h"
+#include "../../gc/gc.h"
 
 Value lib_print(Vm *vm, Value *args) {
   ops_print(vm, stdout, args[0], false);
@@ -20,6 +22,13 @@ Value lib_println(Vm *vm, Value *args) {
 Value lib_str(Vm *vm, Value *args) { return ops_to_string(vm, args[0]); }
 
 Value lib_repr(Vm *vm, Value *args) { return ops_to_repr(vm, args[0]); }
+
+// A bound past the longest string is no bound (printing fails first).
+Value lib_repr_cut(Vm *vm, Value *args) {
+  int64_t n = args_int(vm, args[1], "repr_cut");
+  if (n < 3) gc_raise_error(vm, "repr_cut: the length must be at least 3 (room for \"...\"), got %lld", (long long)n);
+  return ops_to_repr_cut(vm, args[0], (uint64_t)n > OPS_MAX_STRING_BYTES ? OPS_MAX_STRING_BYTES : (size_t)n);
+}
 
 // eprint, eprintln: standard output is flushed first, so that the two
 // streams interleave in program order on one terminal.

@@ -28,7 +28,8 @@
   X(gc_verify, 0) X(gc_set_pretenure, 1)                                             \
   X(memprof_start, 1) X(memprof_stop, 0) X(memprof_discard, 1) X(memprof_frames, 1)  \
   X(memtrace_start, 2) X(memtrace_stop, 0) X(memtrace_snapshot, 0)                    \
-  X(repr, 1) X(eprint, 1) X(eprintln, 1) X(sys_getenv, 1)                            \
+  X(repr, 1) X(repr_cut, 2) X(eprint, 1) X(eprintln, 1)                              \
+  X(sys_getenv, 1)                                                                   \
   X(file_read, 1) X(stdin_read_line, 0) X(stdin_read_all, 0)                         \
   X(random_seed, 2) X(random_self_seed, 1) X(random_int, 2) X(random_float, 1)
 

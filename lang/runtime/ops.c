@@ -494,6 +494,7 @@ typedef struct Out {
   char *buf;         // when building a string
   size_t len, cap;
   bool failed;       // the string outgrew memory or OPS_MAX_STRING_BYTES: stop
+  size_t limit;      // a string keeps its first `limit` bytes (SIZE_MAX: all)
   // The arrays and records being printed, outermost first: one met again is
   // a cycle, printed <cycle> (printing ends on every value).
   Value *path;
@@ -508,6 +509,7 @@ static void out_init(Out *o, FILE *file) {
   o->len = 0;
   o->cap = sizeof o->small;
   o->failed = false;
+  o->limit = SIZE_MAX;
   o->path = o->path_inline;
   o->path_len = 0;
   o->path_cap = sizeof o->path_inline / sizeof o->path_inline[0];
@@ -531,11 +533,15 @@ static void out_grow(Out *o, size_t need) {
   o->cap = cap;
 }
 
+// Nothing more is kept: printing can stop.
+static bool out_done(const Out *o) { return o->failed || o->len >= o->limit; }
+
 static void put_bytes(Out *o, const char *s, size_t n) {
   if (o->file) {
     fwrite(s, 1, n, o->file);
     return;
   }
+  if (n > o->limit - o->len) n = o->limit - o->len; // len <= limit always
   if (o->len + n > o->cap) out_grow(o, o->len + n);
   if (o->failed) return;
   memcpy(o->buf + o->len, s, n);
@@ -571,7 +577,7 @@ static void print_quoted(Out *o, Value s) {
   const unsigned char *p = (const unsigned char *)str_bytes(s);
   size_t n = str_len(s);
   put_str(o, "\"");
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && !out_done(o); i++) {
     char esc[8];
     switch (p[i]) {
       case '"': put_str(o, "\\\""); break;
@@ -595,7 +601,7 @@ static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth);
 
 static void print_seq(Vm *vm, Out *o, Value v, uint64_t from, const char *open, const char *close, int depth) {
   put_str(o, open);
-  for (uint64_t i = from; i < val_wosize(v); i++) {
+  for (uint64_t i = from; i < val_wosize(v) && !out_done(o); i++) {
     if (i > from) put_str(o, ", ");
     print_rec(vm, o, val_field(v, i), true, depth + 1);
   }
@@ -608,7 +614,7 @@ static void print_list(Vm *vm, Out *o, Value v, int depth) {
   Value end = v;
   while (val_has_tag(end, TAG_CONS)) end = val_field(end, 1);
   if (end != VAL_EMPTY) {
-    for (; val_has_tag(v, TAG_CONS); v = val_field(v, 1)) {
+    for (; val_has_tag(v, TAG_CONS) && !out_done(o); v = val_field(v, 1)) {
       print_rec(vm, o, val_field(v, 0), true, depth + 1);
       put_str(o, " :: ");
     }
@@ -616,7 +622,7 @@ static void print_list(Vm *vm, Out *o, Value v, int depth) {
     return;
   }
   put_str(o, "[");
-  for (bool first = true; v != VAL_EMPTY; v = val_field(v, 1), first = false) {
+  for (bool first = true; v != VAL_EMPTY && !out_done(o); v = val_field(v, 1), first = false) {
     if (!first) put_str(o, ", ");
     print_rec(vm, o, val_field(v, 0), true, depth + 1);
   }
@@ -626,7 +632,7 @@ static void print_list(Vm *vm, Out *o, Value v, int depth) {
 static void print_record(Vm *vm, Out *o, Value v, int depth) {
   uint32_t shape = (uint32_t)val_to_int(val_field(v, 0));
   put_str(o, "{");
-  for (uint64_t i = 1; i < val_wosize(v); i++) {
+  for (uint64_t i = 1; i < val_wosize(v) && !out_done(o); i++) {
     if (i > 1) put_str(o, ", ");
     put_str(o, shapes_symbol_name(vm->shapes, shapes_field_symbol(vm->shapes, shape, (uint32_t)i - 1)));
     put_str(o, ": ");
@@ -637,7 +643,7 @@ static void print_record(Vm *vm, Out *o, Value v, int depth) {
 
 static void print_rec(Vm *vm, Out *o, Value v, bool quoted, int depth) {
   char buf[64];
-  if (o->failed) return;
+  if (out_done(o)) return;
   if (depth > 1000) { put_str(o, "..."); return; }
   if (val_is_int(v)) { put_bytes(o, buf, ops_format_int(val_to_int(v), buf)); return; }
   if (v == VAL_NIL) { put_str(o, "nil"); return; }
@@ -720,6 +726,31 @@ Value ops_to_repr(Vm *vm, Value v) {
   if (val_is_int(v)) return ops_string_of_int(vm, val_to_int(v));
   if (v == vm->empty_array) return ops_string(vm, "[||]", 4);
   return to_string(vm, v, true);
+}
+
+// Printing stops one byte past max_bytes: that byte says whether the whole
+// repr fits. A cut one steps back over UTF-8 continuation bytes, so that
+// the kept part ends on a whole character before the "...".
+Value ops_to_repr_cut(Vm *vm, Value v, size_t max_bytes) {
+  Out o;
+  out_init(&o, NULL);
+  o.limit = max_bytes + 1;
+  if (v == vm->empty_array) put_str(&o, "[||]");
+  else print_rec(vm, &o, v, true, 0);
+  if (o.failed) {
+    out_free(&o);
+    vm_raise_out_of_memory(vm);
+  }
+  size_t len = o.len;
+  if (len > max_bytes) {
+    len = max_bytes - 3;
+    while (len > 0 && ((unsigned char)o.buf[len] & 0xC0) == 0x80) len--;
+    memcpy(o.buf + len, "...", 3);
+    len += 3;
+  }
+  Value s = ops_string(vm, o.buf, len);
+  out_free(&o);
+  return s;
 }
 
 // =====================================================================

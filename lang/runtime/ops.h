@@ -35,6 +35,10 @@ void ops_print(Vm *vm, FILE *out, Value v, bool quoted);
 Value ops_to_string(Vm *vm, Value v);
 // repr(v): as str, but a string quoted with escapes at top level too. May GC.
 Value ops_to_repr(Vm *vm, Value v);
+// repr(v) if it is at most max_bytes (>= 3) long; else as many of its first
+// bytes as leave room for "..." and end on a whole UTF-8 character, then
+// "...". Reads only as much of v as it keeps, whatever v's size. May GC.
+Value ops_to_repr_cut(Vm *vm, Value v, size_t max_bytes);
 // The longest string (and buffer) any operation makes: longer requests
 // raise `out of memory` before allocating.
 #define OPS_MAX_STRING_BYTES ((uint64_t)1 << 40)

@@ -46,8 +46,12 @@ Value lib_array_blit(Vm *vm, Value *args) {
   uint64_t sl = array_len(vm, args[0], "Array.blit"), dl = array_len(vm, args[2], "Array.blit");
   int64_t si = args_int(vm, args[1], "Array.blit"), di = args_int(vm, args[3], "Array.blit");
   int64_t n = args_int(vm, args[4], "Array.blit");
-  if (!checked_range(si, n, sl) || !checked_range(di, n, dl))
-    gc_raise_error(vm, "Array.blit: range out of bounds");
+  if (!checked_range(si, n, sl))
+    gc_raise_error(vm, "Array.blit: source range %lld+%lld out of bounds (length %llu)", (long long)si, (long long)n,
+                   (unsigned long long)sl);
+  if (!checked_range(di, n, dl))
+    gc_raise_error(vm, "Array.blit: destination range %lld+%lld out of bounds (length %llu)", (long long)di,
+                   (long long)n, (unsigned long long)dl);
   Value src = args[0], dst = args[2];
   if (src == dst && si < di) {
     for (int64_t i = n - 1; i >= 0; i--) gc_write(vm, dst, (uint64_t)(di + i), val_field(src, (uint64_t)(si + i)));

@@ -32,7 +32,7 @@ Value lib_float_pow(Vm *vm, Value *args) {
 Value lib_float_to_string(Vm *vm, Value *args) {
   double x = args_number(vm, args[0], "Float.to_string");
   int64_t digits = args_int(vm, args[1], "Float.to_string");
-  if (digits < 0 || digits > 60) gc_raise_error(vm, "Float.to_string: digits must be in 0..60");
+  if (digits < 0 || digits > 60) gc_raise_error(vm, "Float.to_string: digits must be in 0..60, got %lld", (long long)digits);
   char buf[400];
   if (isnan(x) || isinf(x)) ops_format_float(x, buf, sizeof buf);
   else snprintf(buf, sizeof buf, "%.*f", (int)digits, x);

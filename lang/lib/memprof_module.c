@@ -247,7 +247,7 @@ static double rate_of(Vm *vm, Value params) {
   if (!ops_record_get(vm, params, "sampling_rate", &r))
     gc_raise_error(vm, "Memprof.start: missing field sampling_rate");
   double rate = val_is_int(r) ? (double)val_to_int(r) : args_number(vm, r, "Memprof.start");
-  if (!(rate > 0 && rate <= 1)) gc_raise_error(vm, "Memprof.start: sampling_rate must be in (0, 1]");
+  if (!(rate > 0 && rate <= 1)) gc_raise_error(vm, "Memprof.start: sampling_rate must be in (0, 1], got %g", rate);
   return rate;
 }
 
@@ -255,7 +255,7 @@ static uint32_t callstack_size_of(Vm *vm, Value params) {
   Value v;
   if (!ops_record_get(vm, params, "callstack_size", &v) || v == VAL_NIL) return 0;
   int64_t n = args_int(vm, v, "Memprof.start");
-  if (n < 0) gc_raise_error(vm, "Memprof.start: callstack_size must be >= 0");
+  if (n < 0) gc_raise_error(vm, "Memprof.start: callstack_size must be >= 0, got %lld", (long long)n);
   return n > UINT32_MAX ? 0 : (uint32_t)n;
 }
 

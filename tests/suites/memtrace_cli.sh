@@ -106,6 +106,27 @@ EOF
     check "$tool help $c: its usage on stdout, as $c --help ($s1, $s2)" \
       '[ $s1 = 0 ] && [ $s2 = 0 ] && head -1 "$tmp/help" | grep -q "^usage: memtrace $c " && cmp -s "$tmp/help" "$tmp/dash" && [ ! -s "$tmp/err" ]'
   done
+  # The usage and the help agree with the options read: the synopsis is one
+  # line ending in the files (the line a refusal repeats, whole); an option
+  # it names is one the help lists; a synopsis that names options (no
+  # [OPTIONS]) names every one the help lists; each listed option is read
+  # (given alone: a missing value or file, never "unknown option").
+  for c in "${commands[@]}" paths; do
+    "$tool" "$c" --help >"$tmp/help"
+    synopsis=$(head -1 "$tmp/help")
+    listed=$(grep -oE '^  -[-a-zA-Z]+' "$tmp/help" | sed 's/^ *//' | sort -u)
+    named=$(sed 's/^usage: memtrace [a-z]*//' <<<"$synopsis" | grep -oE '(^|[[ |])-[-a-zA-Z]+' | sed 's/^[[ |]//' | sort -u)
+    unread=""
+    for opt in $listed; do
+      "$tool" "$c" "$opt" >/dev/null 2>"$tmp/err"
+      grep -q "unknown option" "$tmp/err" && unread="$unread $opt"
+    done
+    "$tool" "$c" --frobnicate >/dev/null 2>"$tmp/err"
+    check "$tool $c: the synopsis ends in the files, a refusal repeats it whole, its options are the help's (synopsis '$synopsis'; not listed: $(comm -23 <(echo "$named") <(echo "$listed") | tr '\n' ' '); not read:$unread)" \
+      '[[ "$synopsis" =~ \ (FILE|FILE\.\.\.|A\ B)$ ]] && [ "$(sed -n 2p "$tmp/err")" = "$synopsis (memtrace $c --help says more)" ] &&
+       [ -z "$(comm -23 <(echo "$named") <(echo "$listed"))" ] && [ -z "$unread" ] &&
+       { [[ "$synopsis" == *"[OPTIONS]"* ]] || [ "$named" = "$listed" ]; }'
+  done
   "$tool" help nosuch >/dev/null 2>"$tmp/err"
   check "$tool help nosuch: exit 2, the command named" '[ $? = 2 ] && grep -q "unknown command .nosuch." "$tmp/err"'
   "$tool" help >"$tmp/help"

@@ -19,17 +19,17 @@ typedef struct Command {
 
 static const Command commands[] = {
     {"dump", cmd_dump, "every event, one per line, in the layout of memtrace's dump_trace"},
-    {"info", cmd_info, "what the trace holds: its header, event counts, duration, bytes per sample"},
+    {"info", cmd_info, "what the trace holds: header, event counts, duration, bytes per sample, snapshots"},
     {"top", cmd_top, "allocation sites ranked by bytes allocated, live (--live [--at T]) or promoted"},
     {"lifetimes", cmd_lifetimes, "per site: share of blocks promoted, lifetime quantiles (time, allocation, ~GCs)"},
-    {"leaks", cmd_leaks, "sites whose live bytes keep growing over the run, with growth rate and callstack"},
-    {"paths", cmd_paths, "the end state: each block alive at the end and its path from a root, or by holder"},
-    {"diff", cmd_diff, "per-site change in bytes from trace A to trace B, with its significance"},
+    {"leaks", cmd_leaks, "the leak verdict from the snapshots: what keeps growing, its path and sites"},
+    {"paths", cmd_paths, "a snapshot (the end state by default): each block alive, its path from a root"},
+    {"diff", cmd_diff, "per site (or holder), the change from trace A to trace B, with its significance"},
     {"timeline", cmd_timeline, "estimated live heap over time, top sites stacked: CSV, or a chart by gnuplot"},
     {"flamegraph", cmd_flamegraph, "folded stacks of bytes allocated or live; -o X.svg: an SVG flame graph"},
     {"pprof", cmd_pprof, "the trace as a gzipped pprof profile (go tool pprof, Pyroscope, Parca)"},
     {"merge", cmd_merge, "several traces, each unbiased at its own rate, as one pprof profile"},
-    {"report", cmd_report, "one self-contained HTML page: summary, top sites, live heap, flame graph, leaks"},
+    {"report", cmd_report, "one self-contained HTML page: the leak verdict first, then summary, sites, charts"},
 };
 
 

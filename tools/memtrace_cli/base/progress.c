@@ -26,11 +26,12 @@ void progress_update(Progress *p, uint64_t bytes, uint64_t events) {
   if (t < p->next) return;
   p->next = t + 1;
   char where[64] = "";
+  const double mib = 1024.0 * 1024.0;  // sizes in binary units, as everywhere in the tool
   if (p->total_bytes)
-    snprintf(where, sizeof where, "%.0f%% of %.1f MB, ", 100.0 * (double)bytes / (double)p->total_bytes,
-             (double)p->total_bytes / 1e6);
+    snprintf(where, sizeof where, "%.0f%% of %.1f MiB, ", 100.0 * (double)bytes / (double)p->total_bytes,
+             (double)p->total_bytes / mib);
   else
-    snprintf(where, sizeof where, "%.1f MB, ", (double)bytes / 1e6);
+    snprintf(where, sizeof where, "%.1f MiB, ", (double)bytes / mib);
   fprintf(stderr, "%smemtrace %s: %s: %s%.1f M events, %.0f s%s", p->tty ? "\r" : "", p->command, p->path, where,
           (double)events / 1e6, t - p->start, p->tty ? "\033[K" : "\n");
   p->shown = true;

@@ -1,5 +1,5 @@
 // progress.h - progress of a long read, on stderr: nothing during the first
-// second, then a line per second ("memtrace top: FILE: 41% of 93.4 MB, 3.9 M
+// second, then a line per second ("memtrace top: FILE: 41% of 89.1 MiB, 3.9 M
 // events"). On a terminal the line is rewritten in place and erased at the
 // end; otherwise each update is a line of its own. MEMTRACE_PROGRESS=0 in
 // the environment turns it off.

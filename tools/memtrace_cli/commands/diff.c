@@ -22,8 +22,7 @@
 
 static const ToolUsage usage = {
     "diff",
-    "usage: memtrace diff [--live | --promoted] [--by KEY] [--strip-prefix P [--strip-prefix-b PB]]\n"
-    "                     [-n N] [--json] [-o OUT] A B\n"
+    "usage: memtrace diff [OPTIONS] A B\n"
     "Compares the traces A and B (\"-\" for one of them: stdin) site by site: the\n"
     "estimated bytes allocated in each (95 % intervals), the change B - A, the\n"
     "ratio, and p, the chance that sampling alone gives a difference at least this\n"
@@ -31,7 +30,7 @@ static const ToolUsage usage = {
     "significant at 5 % after Bonferroni's correction over the keys compared.\n"
     "Ranked by the size of the change.\n"
     "  --live       bytes live at the end of each trace\n"
-    "  --promoted   bytes promoted\n"
+    "  --promoted   bytes promoted (not with --live)\n"
     "  --by KEY     site (default), function, file or stack; holder: what each\n"
     "               holder keeps at two snapshots (memtrace help diff --by holder)\n"
     "  --strip-prefix P  sites match with P taken off the start of their file\n"

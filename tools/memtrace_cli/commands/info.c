@@ -15,7 +15,7 @@
 
 static const ToolUsage usage = {
     "info",
-    "usage: memtrace info [--json] [-o OUT] FILE\n"
+    "usage: memtrace info [--retain FILE] [--json] [-o OUT] FILE\n"
     "Summarizes the trace FILE (\"-\": stdin): the recording program, sampling rate,\n"
     "start time and duration, counts of allocations (by source), promotions and\n"
     "collections, backtrace depths, and the bytes of the file split into packet\n"

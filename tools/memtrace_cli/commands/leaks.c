@@ -19,8 +19,7 @@
 
 static const ToolUsage usage = {
     "leaks",
-    "usage: memtrace leaks [--at N] [--retain FILE] [--stdlib] [-n N] [--json] [--all] [--whole-stacks] [-o OUT]\n"
-    "                     FILE\n"
+    "usage: memtrace leaks [OPTIONS] FILE\n"
     "Names what leaks in the trace FILE (\"-\": stdin, with --retain), from its\n"
     "snapshots FILE.retain (./vm takes them while the program runs and when it\n"
     "ends: which sampled blocks are alive and a path from a root to each). Blocks\n"
@@ -136,7 +135,7 @@ static void print_holder(const Profile *p, const Snapshots *s, const KeptAnalysi
     retain_path_text(stdout, h->example, h->example->hop_count, false);
     putchar('\n');
   }
-  printf("     sites, most directly held first:\n");
+  printf("     sites, most directly held first (* the most direct: where to look first):\n");
   for (uint32_t k = 0; k < h->n_sites; k++) {
     const KeptSite *ks = &h->sites[k];
     Interval iv = kept_bytes_interval(p, ks->samples);

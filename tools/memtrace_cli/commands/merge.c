@@ -9,7 +9,7 @@
 
 static const ToolUsage usage = {
     "merge",
-    "usage: memtrace merge [-o OUT.pb.gz] FILE...\n"
+    "usage: memtrace merge [--whole-stacks] [-o OUT.pb.gz] FILE...\n"
     "Writes the traces FILE... (at most one \"-\": stdin) as one gzipped pprof profile\n"
     "to OUT, or to stdout (refused when it is a terminal), as memtrace pprof writes\n"
     "one: each trace's samples are unbiased at its own sampling rate and word size,\n"

@@ -7,7 +7,7 @@
 
 static const ToolUsage usage = {
     "pprof",
-    "usage: memtrace pprof [--at N [--retain FILE]] [-o OUT.pb.gz] FILE\n"
+    "usage: memtrace pprof [--at N [--retain FILE]] [--whole-stacks] [-o OUT.pb.gz] FILE\n"
     "Writes the trace FILE (\"-\": stdin) as a gzipped pprof profile to OUT, or to\n"
     "stdout (refused when it is a terminal), for go tool pprof and the profilers\n"
     "that read pprof (Pyroscope, Parca). Sample\n"

@@ -5,17 +5,12 @@
 
 #include "namemap.h"
 #include "vm_state.h"
-
-uint64_t namemap_hash(const char *key) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
-  return h;
-}
+#include "../base/hash.h"
 
 // The slot holding key, or the empty slot where it belongs (cap > 0).
 static uint32_t find(const NameMap *map, const char *key) {
   uint32_t mask = map->cap - 1;
-  uint32_t i = (uint32_t)namemap_hash(key) & mask;
+  uint32_t i = (uint32_t)hash_fnv_string(key) & mask;
   while (map->keys[i] && strcmp(map->keys[i], key) != 0) i = (i + 1) & mask;
   return i;
 }

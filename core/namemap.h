@@ -23,7 +23,5 @@ uint32_t namemap_get(const NameMap *map, const char *key);
 // until the next insertion. Out of memory: vm_out_of_memory.
 uint32_t *namemap_slot(NameMap *map, const char *key);
 void namemap_free(NameMap *map);
-// FNV-1a of the bytes of key.
-uint64_t namemap_hash(const char *key);
 
 #endif

@@ -3,6 +3,7 @@
 // Everything the table hands out lives in an arena freed only with the
 // table, so pointers stay valid until trace_reader_close.
 #include "locations.h"
+#include "../base/hash.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -51,12 +52,6 @@ static void *table_alloc(LocTable *t, size_t n) {
 
 // ---------------------------------------------------------------- interned names
 
-static uint64_t hash_bytes(const char *s, size_t len) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-  return h;
-}
-
 static bool grow_names(LocTable *t) {
   uint64_t slots = t->name_slots ? t->name_slots * 2 : 256;
   const char **names = calloc(slots, sizeof *names);
@@ -64,7 +59,7 @@ static bool grow_names(LocTable *t) {
   for (uint64_t i = 0; i < t->name_slots; i++) {
     const char *s = t->names[i];
     if (!s) continue;
-    uint64_t j = hash_bytes(s, strlen(s)) & (slots - 1);
+    uint64_t j = hash_fnv_bytes(s, strlen(s)) & (slots - 1);
     while (names[j]) j = (j + 1) & (slots - 1);
     names[j] = s;
   }
@@ -77,7 +72,7 @@ static bool grow_names(LocTable *t) {
 // The interned copy of s[0 .. len); NULL when out of memory.
 static const char *intern(LocTable *t, const char *s, size_t len) {
   if (2 * (t->name_count + 1) > t->name_slots && !grow_names(t)) return NULL;
-  uint64_t j = hash_bytes(s, len) & (t->name_slots - 1);
+  uint64_t j = hash_fnv_bytes(s, len) & (t->name_slots - 1);
   for (const char *n; (n = t->names[j]); j = (j + 1) & (t->name_slots - 1))
     if (strncmp(n, s, len) == 0 && n[len] == '\0') return n;
   char *copy = table_alloc(t, len + 1);

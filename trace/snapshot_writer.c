@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "snapshot_writer.h"
+#include "../base/hash.h"
 
 enum { FLUSH_BYTES = 64 * 1024 };
 
@@ -187,19 +188,13 @@ static void close_paths(SnapshotWriter *w) {
 
 // --- strings (part 3) ----------------------------------------------------------
 
-static uint64_t hash_string(const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
-  return h ^ (h >> 29);
-}
-
 static bool grow_slots(SnapshotWriter *w) {
   uint64_t cap = w->slot_cap ? w->slot_cap * 2 : 256;
   uint32_t *slots = calloc(cap, sizeof *slots);
   if (!slots) return false;
   for (uint64_t i = 0; i < w->string_count; i++) {
     const char *s = w->strings[i];
-    uint64_t h = hash_string(s, strlen(s)) & (cap - 1);
+    uint64_t h = hash_memory(s, strlen(s)) & (cap - 1);
     while (slots[h]) h = (h + 1) & (cap - 1);
     slots[h] = (uint32_t)(i + 1);
   }
@@ -221,7 +216,7 @@ static uint64_t intern(SnapshotWriter *w, const char *s) {
       return 0;
     }
   }
-  uint64_t h = hash_string(s, n) & (w->slot_cap - 1);
+  uint64_t h = hash_memory(s, n) & (w->slot_cap - 1);
   for (; w->slots[h]; h = (h + 1) & (w->slot_cap - 1)) {
     const char *t = w->strings[w->slots[h] - 1];
     if (strlen(t) == n && memcmp(t, s, n) == 0) return w->slots[h] - 1;

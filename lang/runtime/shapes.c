@@ -12,6 +12,7 @@
 #include "shapes.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
+#include "../../base/hash.h"
 
 typedef struct Shape {
   uint32_t count;
@@ -84,8 +85,8 @@ const char *shapes_symbol_name(const Shapes *s, uint32_t symbol) {
 // Interning
 
 static uint64_t hash_symbols(const uint32_t *symbols, uint32_t count) {
-  uint64_t h = 0xcbf29ce484222325ull ^ count;
-  for (uint32_t i = 0; i < count; i++) h = (h ^ symbols[i]) * 0x100000001b3ull;
+  uint64_t h = HASH_FNV_OFFSET ^ count;
+  for (uint32_t i = 0; i < count; i++) h = hash_fnv_step(h, symbols[i]);
   return h;
 }
 
@@ -128,13 +129,13 @@ static void canonicalise(Shapes *s, uint32_t id) {
   for (uint32_t k = 0; k < n; k++) canon[k] = k;
   SortContext context = {s->names, s->shapes[id].symbols};
   qsort_r(canon, n, sizeof *canon, compare_fields, &context);
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = HASH_FNV_OFFSET;
   bool already_sorted = true;
   for (uint32_t k = 0; k < n; k++) {
     sorted[k] = s->shapes[id].symbols[canon[k]];
     already_sorted &= canon[k] == k;
-    for (const unsigned char *p = (const unsigned char *)s->names[sorted[k]]; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
-    h = (h ^ 0xff) * 0x100000001b3ull;   // a separator no name contains
+    for (const unsigned char *p = (const unsigned char *)s->names[sorted[k]]; *p; p++) h = hash_fnv_step(h, *p);
+    h = hash_fnv_step(h, 0xff);   // a separator no name contains
   }
   s->shapes[id].canon = canon;
   s->shapes[id].set_hash = h;

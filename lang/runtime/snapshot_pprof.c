@@ -33,6 +33,7 @@
 #include "../../memprof/stack_trie.h"
 #include "../../trace/pprof_writer.h"
 #include "../../trace/snapshot_holder.h"
+#include "../../base/hash.h"
 
 typedef struct Entry {
   uint32_t node;      // the callstack, a node of the trace's stack trie
@@ -57,18 +58,12 @@ struct SnapshotPprof {
   const char *failure;     // why no profile can be written, or NULL
 };
 
-static uint64_t text_hash(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-  return h;
-}
-
 static bool grow_holder_slots(SnapshotPprof *p) {
   uint64_t cap = p->holder_slots ? 2 * (p->holder_mask + 1) : 64;
   uint32_t *slots = calloc(cap, sizeof *slots);
   if (!slots) return false;
   for (uint32_t i = 0; i < p->n_holders; i++) {
-    uint64_t h = text_hash(p->holders[i], strlen(p->holders[i])) & (cap - 1);
+    uint64_t h = hash_fnv_bytes(p->holders[i], strlen(p->holders[i])) & (cap - 1);
     while (slots[h]) h = (h + 1) & (cap - 1);
     slots[h] = i + 1;
   }
@@ -81,7 +76,7 @@ static bool grow_holder_slots(SnapshotPprof *p) {
 // The index of holder text s[0 .. n), interned; UINT32_MAX if memory is short.
 static uint32_t intern_holder(SnapshotPprof *p, const char *s, size_t n) {
   if ((uint64_t)(p->n_holders + 1) * 2 > p->holder_mask + 1 && !grow_holder_slots(p)) return UINT32_MAX;
-  uint64_t h = text_hash(s, n) & p->holder_mask;
+  uint64_t h = hash_fnv_bytes(s, n) & p->holder_mask;
   for (; p->holder_slots[h]; h = (h + 1) & p->holder_mask) {
     const char *t = p->holders[p->holder_slots[h] - 1];
     if (strncmp(t, s, n) == 0 && t[n] == '\0') return p->holder_slots[h] - 1;

@@ -27,6 +27,7 @@
 
 #include "reader.h"
 #include "writer.h"
+#include "../../base/hash.h"
 
 static const uint64_t T0 = 0x5F0000123456ull;  // start time of every test trace
 static const uint64_t PID = 0x1122334455ull;
@@ -853,12 +854,12 @@ static uint64_t decoded_digest(int fd) {
   TraceReaderError err;
   TraceReader *r = trace_reader_open_fd(dup(fd), &err);
   assert_non_null(r);
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = HASH_FNV_OFFSET;
   TraceEvent ev;
   TraceReaderStatus s;
   while ((s = trace_reader_next(r, &ev)) == TRACE_READER_EVENT) {
-    h = (h ^ (ev.kind * 1000003ull + ev.id)) * 1099511628211ull;
-    for (uint32_t i = 0; i < ev.backtrace_len; i++) h = (h ^ ev.backtrace[i]) * 1099511628211ull;
+    h = hash_fnv_step(h, ev.kind * 1000003ull + ev.id);
+    for (uint32_t i = 0; i < ev.backtrace_len; i++) h = hash_fnv_step(h, ev.backtrace[i]);
   }
   assert_int_equal(s, TRACE_READER_END);
   trace_reader_close(r);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/ocaml_int.h"
 #include "collapse.h"
 

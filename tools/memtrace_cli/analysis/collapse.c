@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/xalloc.h"
 
 typedef struct Unit {
@@ -46,7 +46,7 @@ struct Collapse {
   uint64_t steps;       // frames expanded and keys compared (3.)
 };
 
-enum { POLY_BASE = 0x100000001b3u };  // odd: x -> x * B^i is a bijection mod 2^64
+#define POLY_BASE HASH_FNV_PRIME  // odd: x -> x * B^i is a bijection mod 2^64
 
 // A frame's value in the polynomial hashes: its key, mixed (keys may be small
 // or structured; the mix spreads them over 64 bits).

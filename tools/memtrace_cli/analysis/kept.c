@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "../../../trace/snapshot_holder.h"
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/xalloc.h"
 
 const char *kept_verdict_name(KeptVerdict v) {

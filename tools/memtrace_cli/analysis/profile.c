@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/progress.h"
 #include "live.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/ocaml_int.h"
 #include "../base/xalloc.h"
 #include "collapse.h"

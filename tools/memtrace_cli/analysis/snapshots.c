@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/xalloc.h"
 
 const char *snapshots_status_name(SnapshotsStatus st) {

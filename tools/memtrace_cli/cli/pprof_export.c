@@ -22,7 +22,7 @@
 
 #include "../analysis/collapse.h"
 #include "../analysis/stats.h"
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/ocaml_int.h"
 #include "../base/text.h"
 #include "../base/xalloc.h"

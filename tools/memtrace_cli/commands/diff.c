@@ -16,7 +16,7 @@
 
 #include "../analysis/output.h"
 #include "../analysis/stack_budget.h"
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../cli/load.h"
 #include "commands.h"
 

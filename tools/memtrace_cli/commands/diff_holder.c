@@ -23,7 +23,7 @@
 #include "../../../trace/snapshot_holder.h"
 #include "../analysis/kept.h"
 #include "../analysis/retain_text.h"
-#include "../base/hash.h"
+#include "../../../base/hash.h"
 #include "../base/xalloc.h"
 #include "../cli/kept_load.h"
 #include "commands.h"
@@ -87,12 +87,6 @@ typedef struct Table {
   uint64_t mask;
 } Table;
 
-static uint64_t text_hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return hash_mix(h);
-}
-
 // The row of a holder's text (made if new; `text` is taken or freed).
 static uint32_t row_of(Table *t, char *text) {
   if (2 * ((uint64_t)t->n + 1) > (t->slots ? t->mask + 1 : 0)) {
@@ -100,7 +94,7 @@ static uint32_t row_of(Table *t, char *text) {
     uint32_t *slots = xrealloc(NULL, cap * sizeof *slots);
     memset(slots, 0, cap * sizeof *slots);
     for (uint32_t i = 0; i < t->n; i++) {
-      uint64_t j = text_hash(t->rows[i].text) & (cap - 1);
+      uint64_t j = hash_string(t->rows[i].text) & (cap - 1);
       while (slots[j]) j = (j + 1) & (cap - 1);
       slots[j] = i + 1;
     }
@@ -108,7 +102,7 @@ static uint32_t row_of(Table *t, char *text) {
     t->slots = slots;
     t->mask = cap - 1;
   }
-  uint64_t j = text_hash(text) & t->mask;
+  uint64_t j = hash_string(text) & t->mask;
   for (; t->slots[j]; j = (j + 1) & t->mask)
     if (strcmp(t->rows[t->slots[j] - 1].text, text) == 0) {
       free(text);

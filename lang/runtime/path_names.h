@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "../../gc/gc.h"
-#include "../../trace/retain.h"
+#include "../../trace/snapshot_file.h"
 
 // Room path_names_path may fill: every run, the elided marker and a
 // Hashtbl value's rest.

@@ -1,5 +1,5 @@
 // test_files.h - a file's bytes for the trace tests' cmocka unit tests
-// (test_trace_reader.c, test_trace_retain.c). Header-only, as
+// (test_trace_reader.c, test_snapshot_reader.c). Header-only, as
 // test_support.h: the Makefile links each tests/unit/test_*.c alone with the
 // objects it tests (a tests/unit/*.h is a dependency of every unit test).
 //

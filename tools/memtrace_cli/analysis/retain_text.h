@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../../../trace/retain.h"
+#include "../../../trace/snapshot_file.h"
 #include "../../../trace/snapshot_holder.h"
 #include "output.h"
 #include "profile.h"

@@ -53,14 +53,16 @@ check "a snapshot whose minor collection leaves no sampled block alive: whole, e
 # ----------------------------------------------- 3. SIGUSR1, the period, SIGKILL
 # Starts serve.mn with the given flags, waits (up to 60 s) until the file
 # holds `want` snapshots of trigger `trig`, sending SIGUSR1 every 0.2 s if
-# asked, then kills it with SIGKILL.
+# asked, then kills it with SIGKILL. SIGUSR1 waits for the trace to exist:
+# ./vm catches the signal from before it creates the trace, and a signal
+# sent earlier (a loaded machine starts the VM late) would kill it.
 serve_until() {
   local file=$1 trig=$2 want=$3 usr1=$4 pid i
   shift 4
   ./vm --memtrace "$file" --memtrace-rate 1e-3 "$@" tests/snapshots/serve.mn > /dev/null 2>&1 &
   pid=$!
   for i in $(seq 300); do
-    [ "$usr1" = usr1 ] && kill -USR1 "$pid" 2> /dev/null
+    [ "$usr1" = usr1 ] && [ -e "$file" ] && kill -USR1 "$pid" 2> /dev/null
     [ "$(count "$file.retain" "$trig")" -ge "$want" ] && break
     sleep 0.2
   done

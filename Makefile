@@ -4,6 +4,7 @@
 #   make vm-boehm   ./vm-boehm, the same interpreter on Boehm GC (libgc-dev)
 #   make vm-asan    ./vm-asan, AddressSanitizer + UndefinedBehaviorSanitizer
 #   make vm-debug   ./vm-debug, every ASSERT checked (core/debug.h)
+#   make vm-noprof  ./vm-noprof, every memprof hook compiled out; make vm-fp  ./vm-fp, frame pointers (perf)
 #   make demo       trace examples/leaky_cache.mn: demo/report.html, timeline, flame graph
 #   make test       every test suite; ends with one line "N passed, N failed"
 #   make bench-gc / bench-memprof / bench-trace-writer / bench-trace / bench-tools / bench-leaks   benchmarks (bench/README.md)
@@ -16,6 +17,7 @@ CFLAGS_boehm   := -O2 -g -DMINNOW_BOEHM=1
 CFLAGS_noprof  := -O2 -g -DMINNOW_NO_MEMPROF=1
 CFLAGS_debug   := -O1 -g -DMINNOW_DEBUG=1
 CFLAGS_asan    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_fp      := -O2 -g -fno-omit-frame-pointer
 LDLIBS  := -lm
 
 BASE_SRC  := $(wildcard base/*.c)
@@ -25,7 +27,7 @@ RUNTIME_SRC := $(wildcard lang/runtime/*.c)
 LIB_SRC   := $(wildcard lang/lib/*.c)
 VM_SRC    := $(CORE_SRC) $(FRONT_SRC) $(RUNTIME_SRC) $(LIB_SRC) lang/vm.c
 GC_SRC    := gc/heap.c gc/minor.c gc/major.c gc/roots.c gc/mark_paths.c gc/verify.c gc/raise.c
-MEMPROF_SRC := $(filter-out %_test.c,$(wildcard memprof/*.c))
+MEMPROF_SRC := $(wildcard memprof/*.c)
 TRACE_SRC := $(wildcard trace/*.c)
 MAIN_SRC  := lang/main.c
 STDLIB    := $(sort $(wildcard stdlib/*.mn))
@@ -35,6 +37,7 @@ SRC_asan    := $(SRC_release)
 SRC_boehm   := $(BASE_SRC) $(VM_SRC) gc/boehm.c gc/raise.c $(MEMPROF_SRC) $(TRACE_SRC)
 SRC_noprof  := $(SRC_release)
 SRC_debug   := $(SRC_release)
+SRC_fp      := $(SRC_release)
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 
@@ -54,7 +57,7 @@ build/$(1)/%.o: %.c lang/lib/stdlib.inc
 	$$(CC) $$(CSTD) $$(WARN) $$(CFLAGS_$(1)) -MMD -MP -c $$< -o $$@
 -include $$(patsubst %.o,%.d,$$(call obj,$(1),$$(SRC_$(1)) $$(MAIN_SRC)))
 endef
-$(foreach v,release boehm asan noprof debug,$(eval $(call variant,$(v))))
+$(foreach v,release boehm asan noprof debug fp,$(eval $(call variant,$(v))))
 
 vm: $(call obj,release,$(SRC_release) $(MAIN_SRC))
 	$(CC) $(CFLAGS_release) -o $@ $^ $(LDLIBS)
@@ -72,6 +75,11 @@ vm-debug: $(call obj,debug,$(SRC_debug) $(MAIN_SRC))
 
 vm-asan: $(call obj,asan,$(SRC_asan) $(MAIN_SRC))
 	$(CC) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+
+# The release build with frame pointers, for perf record --call-graph=fp
+# (bench/trace_bench.sh).
+vm-fp: $(call obj,fp,$(SRC_fp) $(MAIN_SRC))
+	$(CC) $(CFLAGS_fp) -o $@ $^ $(LDLIBS)
 
 # ---------------------------------------------------------------- unit tests
 # tests/unit/debug_*.c check the debug build's ASSERTs: built against it only.

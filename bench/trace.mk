@@ -9,8 +9,8 @@
 #                             (bench/trace_bench.sh; findings in bench/TRACE.md)
 #   make bench-trace-pairs    paired CPU times, profiler off and --memtrace, on the deep
 #                             programs (bench/trace_pairs.sh)
-#   make vm-fp                ./vm-fp: the release build with frame pointers, for
-#                             perf record --call-graph=fp
+#   (./vm-fp, the release build with frame pointers that perf record
+#   --call-graph=fp needs, is the top-level Makefile's `make vm-fp`)
 # Knobs: make bench-trace-writer BENCH_TW_EVENTS=200000
 #        make bench-trace BENCH_TRACE_RUNS=5 BENCH_TRACE_RATES="1e-5 1e-4"
 #          BENCH_TRACE_CASES="binary_trees 16;deep_map 10000 400" BENCH_TRACE_PERF=no
@@ -31,12 +31,6 @@ bench-trace-writer: $(BENCH_TW_MICRO)
 	  BENCH_TW_OUT='$(BENCH_TW_DIR)/results' bash $(BENCH_TW_DIR)/trace_writer_bench.sh
 
 # ---------------------------------------------------------------- bench-trace
-CFLAGS_fp := -O2 -g -fno-omit-frame-pointer
-SRC_fp := $(SRC_release)
-$(eval $(call variant,fp))
-vm-fp: $(call obj,fp,$(SRC_fp) $(MAIN_SRC))
-	$(CC) $(CFLAGS_fp) -o $@ $^ $(LDLIBS)
-
 BENCH_TR_SITES := build/bench/trace_sites
 $(BENCH_TR_SITES): $(BENCH_TW_DIR)/micro/trace_sites.c $(call obj,release,$(TRACE_SRC))
 	@mkdir -p $(dir $@)

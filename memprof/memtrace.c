@@ -420,14 +420,11 @@ static const char *source_named(const Vm *vm, const char *path) {
 
 // Part 6: false with the reason in err when the trace or FILE.retain is a source.
 static bool outputs_apart(const Vm *vm, const char *path, char *err, size_t err_len) {
-  size_t n = strlen(path);
-  char *retain = malloc(n + sizeof RETAIN_SUFFIX);
+  char *retain = retain_file_name(path);
   if (!retain) {
     snprintf(err, err_len, "out of memory");
     return false;
   }
-  memcpy(retain, path, n);
-  memcpy(retain + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
   const char *src = source_named(vm, path), *name = path;
   if (!src && (src = source_named(vm, retain))) name = retain;
   if (src) snprintf(err, err_len, "%s is the program's source %s (the same file): refused", name, src);
@@ -445,12 +442,9 @@ static bool regular_file(const char *path) {
 // it costs the snapshots only: one message, and the trace goes on.
 static void open_snapshots(Tracer *t, const char *path) {
   if (!regular_file(path)) return;
-  size_t n = strlen(path);
-  char *name = malloc(n + sizeof RETAIN_SUFFIX);
+  char *name = retain_file_name(path);
   char err[512] = "out of memory";
   if (name) {
-    memcpy(name, path, n);
-    memcpy(name + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
     unlink(name);
     t->snapshots = snapshot_writer_open(name, t->pid, t->start_time_us, err, sizeof err);
   }

@@ -1,11 +1,14 @@
 // snapshot_file.c - what the snapshot writer and reader share (contract in
-// snapshot_file.h): CRC-32 and the kinds' names.
+// snapshot_file.h): CRC-32, the kinds' names, the file's name beside a trace.
 //
 // 1. CRC-32 is the reflected IEEE polynomial 0xEDB88320 (the same bits as
 //    zlib's crc32, which the VM does not link), four bits a step through a
 //    16-entry table: CRC_NIBBLES[i] is the CRC register after shifting the
 //    nibble i through it.
 #include "snapshot_file.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static const uint32_t CRC_NIBBLES[16] = {
     0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
@@ -37,4 +40,13 @@ const char *retain_hop_kind_name(RetainHopKind kind) {
 const char *retain_trigger_name(RetainTrigger trigger) {
   static const char *const names[RETAIN_TRIGGERS] = {"end", "call", "signal", "period", "peak"};
   return (unsigned)trigger < RETAIN_TRIGGERS ? names[trigger] : "?";
+}
+
+char *retain_file_name(const char *trace) {
+  size_t n = strlen(trace);
+  char *name = malloc(n + sizeof RETAIN_SUFFIX);
+  if (!name) return NULL;
+  memcpy(name, trace, n);
+  memcpy(name + n, RETAIN_SUFFIX, sizeof RETAIN_SUFFIX);
+  return name;
 }

@@ -122,6 +122,9 @@ typedef struct RetainSnapshotEnd {
 // CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of n bytes, continuing
 // from `crc` (0 to start).
 uint32_t retain_crc32(uint32_t crc, const void *bytes, size_t n);
+// The snapshot file's name beside the trace `trace`: trace RETAIN_SUFFIX,
+// malloc'ed (the caller frees it); NULL when memory is short.
+char *retain_file_name(const char *trace);
 // Names of the kinds, as the tools print them ("global", "list cell", ...).
 const char *retain_root_kind_name(RetainRootKind kind);
 const char *retain_hop_kind_name(RetainHopKind kind);

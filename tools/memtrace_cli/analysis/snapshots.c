@@ -307,6 +307,14 @@ static void on_survivor(void *ctx, const ProfileSurvivor *b) {
 
 // ---------------------------------------------------------------- opening
 
+// s->file: --retain FILE, else the snapshot file beside the trace.
+static void name_file(Snapshots *s, const char *trace, const char *retain) {
+  char *beside = retain ? NULL : retain_file_name(trace);
+  if (!retain && !beside) xalloc_fail();
+  snprintf(s->file, sizeof s->file, "%s", retain ? retain : beside);
+  free(beside);
+}
+
 void snapshots_watch(Snapshots *s, const char *trace, const char *retain, ProfileOptions *opts) {
   memset(s, 0, sizeof *s);
   s->end_state = -1;
@@ -322,8 +330,7 @@ void snapshots_watch(Snapshots *s, const char *trace, const char *retain, Profil
            "the trace comes from standard input: no snapshot file beside it");
     return;
   }
-  if (retain) snprintf(s->file, sizeof s->file, "%s", retain);
-  else snprintf(s->file, sizeof s->file, "%s%s", trace, RETAIN_SUFFIX);
+  name_file(s, trace, retain);
   struct stat st;
   if (stat(s->file, &st) != 0) {
     if (retain) damaged(s, "cannot read %s: %s", s->file, strerror(errno));
@@ -445,8 +452,7 @@ void snapshots_follow(Snapshots *s, const char *trace, const char *retain, Profi
   s->chained_ctx = opts->hook_ctx;
   opts->before_event = before_event;
   opts->hook_ctx = s;
-  if (retain) snprintf(s->file, sizeof s->file, "%s", retain);
-  else snprintf(s->file, sizeof s->file, "%s%s", trace, RETAIN_SUFFIX);
+  name_file(s, trace, retain);
   absent(s, RERUN, "no snapshot in %s yet", s->file);
 }
 

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../../trace/snapshot_file.h"
+
 // Invariant: temp != NULL iff a temporary exists on disk that final (its
 // destination) does not yet name; fd is then the descriptor that created it.
 static struct {
@@ -89,10 +91,10 @@ bool outfile_check(const char *command, const char *out, char *const *inputs, un
   for (unsigned i = 0; i < n_inputs; i++) {
     if (is_input(command, shown, &o, inputs[i], NULL)) return false;
     if (strcmp(inputs[i], "-") == 0) continue;
-    char companion[PATH_MAX];  // T.ctf.retain, read beside T.ctf (trace/retain.h)
-    if ((size_t)snprintf(companion, sizeof companion, "%s.retain", inputs[i]) < sizeof companion &&
-        is_input(command, shown, &o, companion, inputs[i]))
-      return false;
+    char *companion = retain_file_name(inputs[i]);  // T.ctf.retain, read beside T.ctf
+    bool refused = companion && is_input(command, shown, &o, companion, inputs[i]);
+    free(companion);
+    if (refused) return false;
   }
   if (end_state && n_inputs && is_input(command, shown, &o, end_state, inputs[0])) return false;
   struct stat so;  // timeline -o X.svg --csv > X.svg: the rename would orphan what stdout gets

@@ -6,13 +6,12 @@
 #include "bytecode.h"
 #include "image.h"
 #include "vm_state.h"
+#include "../base/grow.h"
 
+// Room for one more item after `count` (base/grow.h).
 static void *grow(void *p, uint32_t count, uint32_t *cap, size_t elem) {
-  if (count < *cap) return p;
-  uint32_t n = *cap ? *cap * 2 : 8;
-  void *q = realloc(p, (size_t)n * elem);
+  void *q = grow_array(p, cap, (uint64_t)count + 1, elem, 8);
   if (!q) vm_out_of_memory(NULL, "compiling");
-  *cap = n;
   return q;
 }
 

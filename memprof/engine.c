@@ -54,12 +54,12 @@
 #include "memprof_internal.h"
 #include "../core/frames.h"
 #include "../core/vm_state.h"
+#include "../base/grow.h"
 
-static void *grow_array(void *p, uint32_t *cap, size_t elem) {
-  uint32_t n = *cap ? *cap * 2 : 64;
-  void *q = realloc(p, (size_t)n * elem);
+// Room for one more item in a full array (base/grow.h).
+static void *grow_full(void *p, uint32_t *cap, size_t elem) {
+  void *q = grow_array(p, cap, (uint64_t)*cap + 1, elem, 64);
   if (!q) vm_out_of_memory(NULL, "memprof");
-  *cap = n;
   return q;
 }
 
@@ -71,7 +71,7 @@ static void *grow_array(void *p, uint32_t *cap, size_t elem) {
 enum { ENTRIES_INITIAL = 1 << 16 };
 
 static Entry *grow_entries(Memprof *mp) {
-  if (mp->entry_cap > 0) return grow_array(mp->entries, &mp->entry_cap, sizeof(Entry));
+  if (mp->entry_cap > 0) return grow_full(mp->entries, &mp->entry_cap, sizeof(Entry));
   Entry *q = calloc(ENTRIES_INITIAL, sizeof(Entry));
   if (!q) vm_out_of_memory(NULL, "memprof");
   mp->entry_cap = ENTRIES_INITIAL;
@@ -159,7 +159,7 @@ static inline uint32_t new_entry(Memprof *mp) {
 static inline void release_entry(Memprof *mp, uint32_t i) {
   mp->entries[i].in_use = false;
   mp->entries[i].user.state = VAL_NIL;
-  if (mp->free_count == mp->free_cap) mp->free_entries = grow_array(mp->free_entries, &mp->free_cap, sizeof(uint32_t));
+  if (mp->free_count == mp->free_cap) mp->free_entries = grow_full(mp->free_entries, &mp->free_cap, sizeof(uint32_t));
   mp->free_entries[mp->free_count++] = i;
 }
 
@@ -178,7 +178,7 @@ static inline void forget(Memprof *mp, uint32_t i) {
 }
 
 static inline void list_old(Memprof *mp, uint32_t i) {
-  if (mp->old_count == mp->old_cap) mp->old = grow_array(mp->old, &mp->old_cap, sizeof(uint32_t));
+  if (mp->old_count == mp->old_cap) mp->old = grow_full(mp->old, &mp->old_cap, sizeof(uint32_t));
   mp->old[mp->old_count++] = i;
   mp->entries[i].old_listed = true;
 }
@@ -194,7 +194,7 @@ static __attribute__((noinline)) void enqueue(Vm *vm, EventKind kind, uint32_t e
   Memprof *mp = vm->memprof;
   mp->entries[entry].pending++;
   if (mp->event_head > 0 && mp->event_head == mp->event_count) mp->event_head = mp->event_count = 0;
-  if (mp->event_count == mp->event_cap) mp->events = grow_array(mp->events, &mp->event_cap, sizeof(Event));
+  if (mp->event_count == mp->event_cap) mp->events = grow_full(mp->events, &mp->event_cap, sizeof(Event));
   mp->events[mp->event_count++] = (Event){kind, entry, site, depth, unchanged, NULL, allocation, generation};
   if (kind == EV_ALLOC && depth > mp->queued_depth) mp->queued_depth = depth;
   set_pending(vm, true);
@@ -302,7 +302,7 @@ static inline __attribute__((always_inline)) void track_for(Vm *vm, int id, Valu
                            .profile = id, .young = young, .major_born = !young,
                            .live = true, .in_use = true};
   if (young) {
-    if (mp->young_count == mp->young_cap) mp->young = grow_array(mp->young, &mp->young_cap, sizeof(uint32_t));
+    if (mp->young_count == mp->young_cap) mp->young = grow_full(mp->young, &mp->young_cap, sizeof(uint32_t));
     mp->young[mp->young_count++] = i;
   } else {
     list_old(mp, i);
@@ -605,7 +605,7 @@ static inline __attribute__((always_inline)) void call_tracker(Vm *vm, Profile *
   if (direct || !val_is_ptr(state)) return;
   mp->states_set = true;
   if (vm_is_young(vm, state)) {
-    if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_array(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
+    if (mp->fresh_count == mp->fresh_cap) mp->fresh_states = grow_full(mp->fresh_states, &mp->fresh_cap, sizeof(uint32_t));
     mp->fresh_states[mp->fresh_count++] = i;
   }
 }
@@ -707,7 +707,7 @@ int memprof_start_profile(Vm *vm, double rate, uint32_t callstack_size, const Me
   Memprof *mp = vm->memprof;
   if (!mp || mp->running_count == MEMPROF_MAX_RUNNING) return -1;
   if (!mp->stacks.side && !callstacks_init(&mp->stacks, vm->options.stack_words)) return -1;
-  if (mp->profile_count == mp->profile_cap) mp->profiles = grow_array(mp->profiles, &mp->profile_cap, sizeof(Profile));
+  if (mp->profile_count == mp->profile_cap) mp->profiles = grow_full(mp->profiles, &mp->profile_cap, sizeof(Profile));
   int id = (int)mp->profile_count++;
   // capture_carry 0: the tracker has seen no callstack yet, so its first
   // sample shares nothing with a previous one.

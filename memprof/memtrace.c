@@ -73,6 +73,7 @@
 #include "../core/vm_state.h"
 #include "../trace/snapshot_writer.h"
 #include "../trace/writer.h"
+#include "../base/grow.h"
 
 // A live sampled block's callstack (part 8): slot empty when id == EMPTY_ID.
 typedef struct LiveStack {
@@ -151,13 +152,9 @@ static inline void check_writer(Vm *vm, Tracer *t) {
 }
 
 static bool grow(void **array, uint32_t *cap, uint32_t need, size_t size) {
-  if (need <= *cap) return true;
-  uint32_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *r = realloc(*array, (size_t)c * size);
+  void *r = grow_array(*array, cap, need, size, 64);
   if (!r) return false;
   *array = r;
-  *cap = c;
   return true;
 }
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "snapshot_reader.h"
+#include "../base/grow.h"
 
 enum { CHUNK_BYTES = 64 * 1024, HEADER_MAX = RETAIN_MAGIC_BYTES + 1 + 2 * 10 };
 
@@ -135,32 +136,24 @@ static void *arena(SnapshotReader *r, size_t n) {
 
 // Grows *array (of `size`-byte items, *cap of them) to hold `need`.
 static bool grow(SnapshotReader *r, void **array, uint64_t *cap, uint64_t need, size_t size) {
-  if (need <= *cap) return true;
-  uint64_t n = *cap ? *cap : 16;
-  while (n < need) n *= 2;
-  if (n > SIZE_MAX / size) {
-    out_of_memory(r);
-    return false;
-  }
-  void *p = realloc(*array, n * size);
+  void *p = grow_array64(*array, cap, need, size, 16);
   if (!p) {
     out_of_memory(r);
     return false;
   }
   *array = p;
-  *cap = n;
   return true;
 }
 
 static bool grow32(SnapshotReader *r, void **array, uint32_t *cap, uint32_t need, size_t size) {
-  uint64_t c = *cap;
-  if (need == UINT32_MAX) {
+  // the count's next + 1 must not wrap
+  void *p = need < UINT32_MAX ? grow_array(*array, cap, need, size, 16) : NULL;
+  if (!p) {
     out_of_memory(r);
     return false;
   }
-  bool ok = grow(r, array, &c, need, size);
-  *cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
-  return ok;
+  *array = p;
+  return true;
 }
 
 // ===========================================================================

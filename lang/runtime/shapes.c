@@ -12,6 +12,7 @@
 #include "shapes.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
+#include "../../base/grow.h"
 #include "../../base/hash.h"
 
 typedef struct Shape {
@@ -40,9 +41,11 @@ static void *xrealloc(void *p, size_t bytes) {
   return p;
 }
 
+// Room for one more item in a full array (base/grow.h).
 static void *grow(void *p, uint32_t *cap, size_t elem) {
-  *cap = *cap ? *cap * 2 : 64;
-  return xrealloc(p, *cap * elem);
+  void *q = grow_array(p, cap, (uint64_t)*cap + 1, elem, 64);
+  if (!q) vm_out_of_memory(NULL, "record shapes");
+  return q;
 }
 
 Shapes *shapes_new(void) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../../base/grow.h"
 #include "../../../base/hash.h"
 #include "../base/progress.h"
 #include "live.h"
@@ -153,15 +154,8 @@ static uint64_t hash_code(const TraceReader *r, uint64_t code) {
 // ---------------------------------------------------------------- memory
 
 static void *grow(Profile *p, void *ptr, uint32_t *cap, size_t elem, uint32_t need) {
-  if (need <= *cap) return ptr;
-  uint32_t c = *cap ? *cap : 256;
-  while (c < need) c = c > UINT32_MAX / 2 ? need : 2 * c;
-  void *q = realloc(ptr, (size_t)c * elem);
-  if (!q) {
-    p->ok = false;
-    return NULL;
-  }
-  *cap = c;
+  void *q = grow_array(ptr, cap, need, elem, 256);
+  if (!q) p->ok = false;
   return q;
 }
 

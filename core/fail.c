@@ -55,6 +55,12 @@ _Noreturn void vm_out_of_memory(Vm *vm, const char *what) {
   vm_exit(vm ? vm : process_vm, VM_EXIT_ERROR);
 }
 
+void *vm_realloc_or_die(void *p, size_t bytes, const char *what) {
+  void *q = realloc(p, bytes ? bytes : 1);
+  if (!q) vm_out_of_memory(NULL, what);
+  return q;
+}
+
 static void on_signal(int sig) {
   Vm *vm = process_vm;
   if (!vm) _exit(128 + sig);

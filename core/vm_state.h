@@ -387,6 +387,10 @@ _Noreturn void vm_exit(Vm *vm, int status);
 // with VM_EXIT_ERROR through vm_exit. Code with no Vm at hand calls it with
 // NULL: the process's VM (the one vm_new made last) is finished.
 _Noreturn void vm_out_of_memory(Vm *vm, const char *what);
+// realloc(p, bytes) (bytes 0: a block of one byte), or vm_out_of_memory(NULL,
+// what): for the C tables the VM cannot go on without (record shapes, the
+// --pretenure-from table).
+void *vm_realloc_or_die(void *p, size_t bytes, const char *what);
 // Makes vm the process's VM: the one vm_out_of_memory(NULL, ...) and the
 // signal handler finish (vm_new calls it; vm_free undoes it).
 void vm_register(Vm *vm);

@@ -53,11 +53,7 @@ typedef struct Offline {
   uint64_t young_count, young_cap;
 } Offline;
 
-static void *grow(void *p, size_t bytes) {
-  void *q = realloc(p, bytes);
-  if (!q) vm_out_of_memory(NULL, "--pretenure-from");
-  return q;
-}
+static void *grow(void *p, size_t bytes) { return vm_realloc_or_die(p, bytes, "--pretenure-from"); }
 
 static uint32_t slot_of(const Offline *o, uint64_t code) {
   uint64_t h = code * 0x9e3779b97f4a7c15ull;

@@ -35,11 +35,8 @@ struct Shapes {
   uint32_t index_cap;
 };
 
-static void *xrealloc(void *p, size_t bytes) {
-  p = realloc(p, bytes ? bytes : 1);
-  if (!p) vm_out_of_memory(NULL, "record shapes");
-  return p;
-}
+// The shapes' memory, or out of memory (core/vm_state.h).
+static void *xrealloc(void *p, size_t bytes) { return vm_realloc_or_die(p, bytes, "record shapes"); }
 
 // Room for one more item in a full array (base/grow.h).
 static void *grow(void *p, uint32_t *cap, size_t elem) {

@@ -48,6 +48,7 @@ uint32_t bytecode_length(const uint32_t *pc) {
     case BC_CLOSURE: return 4 + pc[3];
     case BC_ALLOC1:
     case BC_ALLOC2:
+    case BC_ALLOC2_RET:
     case BC_ALLOC1_OLD:
     case BC_ALLOCBIG: return 4 + ((pc[2] & 0xff) == TAG_RECORD) + pc[3];
     case BC_ALLOCN:
@@ -61,7 +62,8 @@ uint32_t bytecode_length(const uint32_t *pc) {
 Opcode bytecode_old_form(Opcode op) {
   switch (op) {
     case BC_ALLOC1:
-    case BC_ALLOC2: return BC_ALLOC1_OLD;   // the same layout (ALLOC2: two fields)
+    case BC_ALLOC2:
+    case BC_ALLOC2_RET: return BC_ALLOC1_OLD;   // the same layout (two fields; ALLOC2_RET's RET follows)
     case BC_ALLOCN: return BC_ALLOCN_OLD;
     case BC_ALLOCN2: return BC_ALLOCN2_OLD;
     default: return op;

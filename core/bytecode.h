@@ -27,6 +27,9 @@
   X(MOVE, 3, 0, "rr")         /* dst src */                                  \
   X(LOADK, 3, 0, "rk")        /* dst constant */                             \
   X(LOADI, 3, 0, "ri")        /* dst small int */                            \
+  X(LOADK2, 6, 0, "rknrk")    /* two LOADKs in a row, the second not a jump  \
+                                 target: dst k (LOADK) dst2 k2; one dispatch \
+                                 (compiler.c, pair_loads) */                 \
   X(GETGLOBAL, 3, 0, "rg")    /* dst global */                               \
   X(SETGLOBAL, 3, 0, "gr")    /* global src */                               \
   X(GETUPVAL, 3, 0, "rn")     /* dst index into the running closure */      \
@@ -58,17 +61,28 @@
   X(JNLEI, 4, 0, "rio")       /* jump unless a <= imm */                     \
   X(JNGTI, 4, 0, "rio")       /* jump unless a > imm */                      \
   X(JNGEI, 4, 0, "rio")       /* jump unless a >= imm */                     \
-  X(JNEQK, 4, 0, "rko")       /* jump unless a == constant k */              \
-  X(JNNEK, 4, 0, "rko")       /* jump unless a != constant k */              \
+  X(JNEQK, 4, 0, "rvo")       /* jump unless a == v, an immediate Value     \
+                                 (nil, bool, [], small int) sign-extended  \
+                                 from the word */                          \
+  X(JNNEK, 4, 0, "rvo")       /* jump unless a != v */                       \
   X(ADDI, 4, 0, "rri")        /* dst a imm: a + imm (ints fast) */           \
   X(SUBI, 4, 0, "rri")        /* dst a imm: a - imm */                       \
   X(IADD, 4, 0, "rri")        /* dst a imm: imm + a (literal on the left) */ \
   X(MULI, 4, 0, "rri")        /* dst a imm: a * imm */                       \
   X(DIVI, 4, 0, "rri")        /* dst a imm: a / imm, imm >= 1 */             \
   X(MODI, 4, 0, "rri")        /* dst a imm: a % imm, imm >= 1 */             \
-  X(EQK, 4, 0, "rrk")         /* dst a k: a == constant k (an immediate:     \
-                                 nil, bool, [] or int; identity) */          \
-  X(NEK, 4, 0, "rrk")         /* dst a k: a != constant k */                 \
+  X(SUBI_CALLG1, 4, 0, "rri") /* a SUBI (ADDI) whose next instruction is a \
+                                 CALLG1 (image_link_calls): on an int, the  \
+                                 call follows without a dispatch */          \
+  X(ADDI_CALLG1, 4, 0, "rri")                                                \
+  X(ADDI_RET, 4, 0, "rri")    /* an ADDI followed by RET of its dst: on an \
+                                 int, returns the sum (fuse_pairs) */        \
+  X(ADD_RET, 4, 1, "rrr")     /* an ADD followed by RET of its dst (kept    \
+                                 after it): on ints, returns the sum        \
+                                 (compiler.c, fuse_pairs) */                 \
+  X(EQK, 4, 0, "rrv")         /* dst a v: a == v (an immediate Value, as    \
+                                 JNEQK's; identity) */                       \
+  X(NEK, 4, 0, "rrv")         /* dst a v: a != v */                          \
   X(CALL, 0, 1, "rn*irn")     /* fn argc arg_regs... stub dst caller_step; \
                                  stub: memprof's stub for this call site  \
                                  is at return address + stub */           \
@@ -98,6 +112,10 @@
   X(ALLOC2, 6, 1, "rnnrr")    /* an ALLOC1 (same layout) of two fields, not  \
                                  a record: a pair or a cons cell          \
                                  (compiler.c, retag_alloc2) */           \
+  X(ALLOC2_RET, 6, 1, "rnnrr") /* an ALLOC2 followed by RET of its dst      \
+                                 (kept after it): returns the block on the  \
+                                 fast path; the slow path writes dst and    \
+                                 runs the RET (compiler.c, retag_alloc2) */ \
   X(ALLOCBIG, 0, 1, "rnn*")   /* as ALLOC1, more than 256 fields: major heap */ \
   X(ALLOCN, 0, 1, "nn*")      /* total_whsize nsub, per sub-block:           \
                                  dst tag nfields fields (a field with bit 31 \
@@ -119,6 +137,13 @@
   X(GETF, 4, 0, "rrn")        /* dst block i: field i, no checks (match) */  \
   X(TESTCONS, 3, 0, "ro")     /* jump unless r is a cons */                  \
   X(TESTEMPTY, 3, 0, "ro")    /* jump unless r is [] */                      \
+  X(TESTEMPTY_UNCONS, 3, 0, "ro") /* a TESTEMPTY whose target is an UNCONS \
+                                 of the same register (a match on [] then  \
+                                 x :: xs): a cons is taken apart at once    \
+                                 (compiler.c, fuse_pairs) */                 \
+  X(UNPAIR_JNEQK, 5, 0, "rrro") /* an UNPAIR followed by a JNEQK of its   \
+                                 first field (let (l, r) = t; if l == nil): \
+                                 both in one dispatch (fuse_pairs) */        \
   X(TESTTUPLE, 4, 0, "rno")   /* jump unless r is a tuple of n fields */     \
   X(UNCONS, 5, 0, "rrro")    /* r head tail fail: jump unless r is a cons; \
                                  else load both fields */                    \

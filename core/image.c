@@ -130,8 +130,13 @@ void image_link_calls(Vm *vm) {
     vm->global_targets[g] = (CallTarget){.nparams = UINT32_MAX, .fast_nparams = UINT32_MAX};
   for (uint32_t i = old_protos; i < vm->proto_count; i++) {
     Proto *p = vm->protos[i];
-    for (uint32_t *pc = p->code; pc < p->code + p->code_len; pc += bytecode_length(pc))
+    uint32_t *prev = NULL;
+    for (uint32_t *pc = p->code; pc < p->code + p->code_len; prev = pc, pc += bytecode_length(pc)) {
       if (pc[0] == BC_CALLG) link_callg(vm, pc);
+      // An argument computed by SUBI or ADDI just before a CALLG1: one form.
+      if (pc[0] == BC_CALLG1 && prev && (prev[0] == BC_SUBI || prev[0] == BC_ADDI))
+        prev[0] = prev[0] == BC_SUBI ? BC_SUBI_CALLG1 : BC_ADDI_CALLG1;
+    }
   }
   vm->linked_protos = vm->proto_count;
   vm->linked_globals = vm->global_count;

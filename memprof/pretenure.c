@@ -130,7 +130,7 @@ static Site *site_for(Vm *vm, Pretenure *pt, uint32_t id) {
   if (st->kind == SITE_UNKNOWN) {
     const FrameDesc *d = frames_debug_desc(vm->frames, id, NULL);
     Opcode op = d && !d->is_call ? bytecode_young_form(vm_opcode_at(vm, d->key)) : OPCODE_COUNT;
-    st->kind = op == BC_ALLOC1 || op == BC_ALLOC2 || op == BC_ALLOCN || op == BC_ALLOCN2 ? SITE_SWITCHABLE : SITE_OTHER;
+    st->kind = op == BC_ALLOC1 || op == BC_ALLOC2 || op == BC_ALLOC2_RET || op == BC_ALLOCN || op == BC_ALLOCN2 ? SITE_SWITCHABLE : SITE_OTHER;
     st->desc = d;
     share_test_init(&st->test, &pt->params);
   }

@@ -37,7 +37,15 @@
 //    is ALLOC2, an ALLOCN of two pairs ALLOCN2 (retag_*: the same layouts as
 //    ALLOC1 and ALLOCN); a closure call of up to three arguments is CALL0 ..
 //    CALL3. A top-level fn's CALLG gets its form by argc when the code is
-//    linked (core/image.c), which knows its target.
+//    linked (core/image.c), which knows its target. A comparison with nil, a
+//    bool, [] or an int below 2^30 holds the value itself (EQK, NEK, JNEQK,
+//    JNNEK: literal_constant).
+//    Fused forms run two instructions with one dispatch, the second left in
+//    place (where a jump, a fallback or the slow path still finds it):
+//    ALLOC2_RET, ADD_RET and ADDI_RET (a pair or a sum returned at once), LOADK2 (two
+//    constants in a row), TESTEMPTY_UNCONS (a match of [] then x :: xs),
+//    UNPAIR_JNEQK (a pair taken apart, its first field tested); the
+//    link adds SUBI_CALLG1 and ADDI_CALLG1 (`f(n - 1)`).
 //
 // 6. Modules. Each file is a module; its top-level names are globals
 //    ("List.map"). Top-level functions and externals are static closures made
@@ -1334,14 +1342,25 @@ static bool small_int(const Expr *e) {
 static bool is_comparison(BinOp op) { return op >= OP_EQ && op <= OP_GE; }
 
 // The constant index of a nil, bool or int literal (compared by identity).
+// A literal whose value is an immediate that one instruction word holds (nil,
+// a bool, [] or an int of magnitude below 2^30): *k is its Value's low 32
+// bits, which sign-extend back to it (the K operand of EQK, NEK, JNEQK and
+// JNNEK, compared by identity).
 static bool literal_constant(FnState *fs, const Expr *e, int64_t *k) {
+  (void)fs;
+  Value v;
   switch (e->kind) {
-    case EX_NIL: *k = K_NIL; return true;
-    case EX_BOOL: *k = e->u.boolean ? K_TRUE : K_FALSE; return true;
-    case EX_EMPTY_LIST: *k = K_EMPTY; return true;
-    case EX_INT: *k = image_add_constant(fs->vm, val_of_int(e->u.int_val)); return true;
+    case EX_NIL: v = VAL_NIL; break;
+    case EX_BOOL: v = e->u.boolean ? VAL_TRUE : VAL_FALSE; break;
+    case EX_EMPTY_LIST: v = VAL_EMPTY; break;
+    case EX_INT:
+      if (e->u.int_val <= -(1 << 30) || e->u.int_val >= (1 << 30)) return false;
+      v = val_of_int(e->u.int_val);
+      break;
     default: return false;
   }
+  *k = (int64_t)(uint32_t)v;
+  return true;
 }
 
 // Emits a conditional jump taken when `cond` is false; returns it for patching.
@@ -2000,7 +2019,9 @@ static void thread_jumps(Proto *p) {
 // two-word one, unreachable, so that every offset (jumps, descriptors,
 // lines) stays where it was; a jump to it lands on the new return, which
 // does both.
-static void fold_returns(Proto *p) {
+// The offsets some jump lands on (target[at] != 0), code_len + 1 bytes,
+// for the caller to free.
+static uint8_t *jump_targets(const Proto *p) {
   uint8_t *target = xrealloc(NULL, p->code_len + 1);
   memset(target, 0, p->code_len + 1);
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
@@ -2008,6 +2029,11 @@ static void fold_returns(Proto *p) {
     int64_t to = k ? (int64_t)at + (int32_t)p->code[at + k] : -1;
     if (to >= 0 && to <= p->code_len) target[to] = 1;
   }
+  return target;
+}
+
+static void fold_returns(Proto *p) {
+  uint8_t *target = jump_targets(p);
   for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
     uint32_t *ins = p->code + at;
     Opcode ret = ins[0] == BC_MOVE ? BC_RET : ins[0] == BC_LOADK ? BC_RETK : ins[0] == BC_LOADI ? BC_RETI : OPCODE_COUNT;
@@ -2053,6 +2079,49 @@ static void retag_alloc2(Proto *p) {
   }
 }
 
+// Retags as ALLOC2_RET an ALLOC2 followed by a RET of the register it
+// writes (a function whose value is a new pair or cons cell): the fast path
+// returns the block itself, one dispatch fewer. The RET stays where it was,
+// so that a jump to it and the slow path (which writes the register and
+// goes on to the next instruction) still find it.
+static void retag_alloc2_ret(Proto *p) {
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *pc = p->code + at;
+    if (pc[0] == BC_ALLOC2 && at + 8 <= p->code_len && pc[6] == BC_RET && pc[7] == pc[1]) pc[0] = BC_ALLOC2_RET;
+  }
+}
+
+// Fuses an instruction with the next one it runs where the pair is common
+// (each fused form runs both, the second left in place): ADD or ADDI then
+// RET of its sum (a function whose value is a sum), TESTEMPTY whose target is an
+// UNCONS of the same register (a match of [] then x :: xs), UNPAIR then a
+// JNEQK of its first field (`let (l, r) = t; if l == nil`).
+static void fuse_pairs(Proto *p) {
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *pc = p->code + at;
+    if ((pc[0] == BC_ADD || pc[0] == BC_ADDI) && at + 6 <= p->code_len && pc[4] == BC_RET && pc[5] == pc[1])
+      pc[0] = pc[0] == BC_ADD ? BC_ADD_RET : BC_ADDI_RET;
+    if (pc[0] == BC_UNPAIR && at + 9 <= p->code_len && pc[5] == BC_JNEQK && pc[6] == pc[2]) pc[0] = BC_UNPAIR_JNEQK;
+    if (pc[0] == BC_TESTEMPTY) {
+      int64_t to = (int64_t)at + (int32_t)pc[2];
+      if (to >= 0 && to + 5 <= p->code_len && p->code[to] == BC_UNCONS && p->code[to + 1] == pc[1])
+        pc[0] = BC_TESTEMPTY_UNCONS;
+    }
+  }
+}
+
+// Pairs two LOADKs in a row, the second not a jump target, into one LOADK2
+// (the constants of a leaf `(nil, nil)`, of a call's literal arguments): the
+// second stays in place, its words the LOADK2's last three.
+static void pair_loads(Proto *p) {
+  uint8_t *target = jump_targets(p);
+  for (uint32_t at = 0; at < p->code_len; at += bytecode_length(p->code + at)) {
+    uint32_t *pc = p->code + at;
+    if (pc[0] == BC_LOADK && at + 6 <= p->code_len && pc[3] == BC_LOADK && !target[at + 3]) pc[0] = BC_LOADK2;
+  }
+  free(target);
+}
+
 static void finish_function(FnState *fs) {
   Proto *p = fs->proto;
   for (uint32_t i = 0; i < fs->let_fail_count; i++) {
@@ -2069,6 +2138,9 @@ static void finish_function(FnState *fs) {
   fold_returns(p);
   retag_allocn2(p);
   retag_alloc2(p);
+  retag_alloc2_ret(p);
+  fuse_pairs(p);
+  pair_loads(p);
   // The names retaining paths give a closure's fields (field i + 1: caps[i]).
   if (fs->cap_count) {
     const char **names = xrealloc(NULL, fs->cap_count * sizeof *names);

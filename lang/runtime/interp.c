@@ -482,6 +482,9 @@ __attribute__((optimize("no-crossjumping"))) static Value interpret(Vm *vm, cons
   const uint32_t **ret_sp = vm->ret_sp;
 #define DISPATCH() goto *labels[*pc]
 #define R(i) base[pc[i]]
+// The immediate Value in word i (EQK, NEK, JNEQK, JNNEK: compiler.c,
+// literal_constant), sign-extended.
+#define KIMM(i) ((Value)(int64_t)(int32_t)pc[i])
 #define SAVE() (vm->pc = pc, vm->base = base, vm->ret_sp = ret_sp)
 // == without a call when an immediate decides it; the walk may raise `out
 // of memory`, so the position is saved first.
@@ -499,6 +502,7 @@ __attribute__((optimize("no-crossjumping"))) static Value interpret(Vm *vm, cons
 op_MOVE: R(1) = R(2); pc += 3; DISPATCH();
 op_LOADK: R(1) = vm->constants[pc[2]]; pc += 3; DISPATCH();
 op_LOADI: R(1) = val_of_int((int32_t)pc[2]); pc += 3; DISPATCH();
+op_LOADK2: R(1) = vm->constants[pc[2]]; R(4) = vm->constants[pc[5]]; pc += 6; DISPATCH();
 op_GETGLOBAL: R(1) = vm->globals[pc[2]]; pc += 3; DISPATCH();
 op_SETGLOBAL: vm->globals[pc[1]] = R(2); pc += 3; DISPATCH();
 op_GETUPVAL: R(1) = val_field(base[0], pc[2]); pc += 3; DISPATCH();
@@ -613,9 +617,9 @@ COMPARE_JUMP_IMM(JNGTI, >)
 COMPARE_JUMP_IMM(JNGEI, >=)
 #undef COMPARE_JUMP_IMM
 op_JNEQ: { Value a = R(1), b = R(2); JUMP(EQUAL(a, b) ? 4 : (int32_t)pc[3]); DISPATCH(); }
-// The constant is an immediate (nil, a bool, [] or an int): equal only to itself.
-op_JNEQK: JUMP(R(1) == vm->constants[pc[2]] ? 4 : (int32_t)pc[3]); DISPATCH();
-op_JNNEK: JUMP(R(1) == vm->constants[pc[2]] ? (int32_t)pc[3] : 4); DISPATCH();
+// The operand is an immediate (nil, a bool, [] or an int): equal only to itself.
+op_JNEQK: JUMP(R(1) == KIMM(2) ? 4 : (int32_t)pc[3]); DISPATCH();
+op_JNNEK: JUMP(R(1) == KIMM(2) ? (int32_t)pc[3] : 4); DISPATCH();
 op_JNNE: { Value a = R(1), b = R(2); JUMP(EQUAL(a, b) ? (int32_t)pc[3] : 4); DISPATCH(); }
 op_ADDI: {
   Value a = R(2);
@@ -650,8 +654,24 @@ op_MODI: {
   else { SAVE(); R(1) = arith_slow(vm, BC_MOD, a, val_of_int(imm)); }
   pc += 4; DISPATCH();
 }
-op_EQK: R(1) = val_of_bool(R(2) == vm->constants[pc[3]]); pc += 4; DISPATCH();
-op_NEK: R(1) = val_of_bool(R(2) != vm->constants[pc[3]]); pc += 4; DISPATCH();
+// The fused forms fall back to their first instruction's handler when
+// their fast path does not apply, so that nothing is done twice.
+op_SUBI_CALLG1: {
+  Value a = R(2);
+  if (unlikely(!val_is_int(a))) goto op_SUBI;
+  R(1) = a - ((Value)(int64_t)(int32_t)pc[3] << 1);
+  pc += 4;
+  goto op_CALLG1;
+}
+op_ADDI_CALLG1: {
+  Value a = R(2);
+  if (unlikely(!val_is_int(a))) goto op_ADDI;
+  R(1) = a + ((Value)(int64_t)(int32_t)pc[3] << 1);
+  pc += 4;
+  goto op_CALLG1;
+}
+op_EQK: R(1) = val_of_bool(R(2) == KIMM(3)); pc += 4; DISPATCH();
+op_NEK: R(1) = val_of_bool(R(2) != KIMM(3)); pc += 4; DISPATCH();
 op_SUBI: {
   Value a = R(2);
   if (likely(val_is_int(a))) R(1) = a - ((Value)(int64_t)(int32_t)pc[3] << 1);
@@ -743,6 +763,29 @@ op_CALLPRIM: {
 op_RET: RETURN(R(1))
 op_RETK: RETURN(vm->constants[pc[1]])
 op_RETI: RETURN(val_of_int((int32_t)pc[1]))
+op_ALLOC2_RET: {   // ALLOC2's fast path, then RETURN the block (the RET at pc + 6 stays for the slow path)
+  Value *p = vm->young_ptr - 3;
+  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
+    SAVE();
+    pc = alloc1_slow(vm, pc, base);
+    DISPATCH();
+  }
+  vm->young_ptr = p;
+  p[0] = pc[2];
+  p[1] = base[pc[4]];
+  p[2] = base[pc[5]];
+  RETURN(val_of_ptr(p + 1))
+}
+op_ADD_RET: {   // ADD, then RETURN the sum (the RET at pc + 4 stays for the slow path)
+  Value a = R(2), b = R(3);
+  if (unlikely(!(a & b & 1))) goto op_ADD;
+  RETURN(a + b - 1)
+}
+op_ADDI_RET: {   // ADDI, then RETURN the sum (the RET at pc + 4 stays for the slow path)
+  Value a = R(2);
+  if (unlikely(!val_is_int(a))) goto op_ADDI;
+  RETURN(a + ((Value)(int64_t)(int32_t)pc[3] << 1))
+}
 #undef RETURN
 op_CLOSURE: SAVE(); pc = make_closure(vm, pc, base); DISPATCH();
 
@@ -857,6 +900,18 @@ op_SETINDEX: {
 op_GETF: R(1) = val_field(R(2), pc[3]); pc += 4; DISPATCH();
 op_TESTCONS: JUMP(val_has_tag(R(1), TAG_CONS) ? 3 : (int32_t)pc[2]); DISPATCH();
 op_TESTEMPTY: JUMP(R(1) == VAL_EMPTY ? 3 : (int32_t)pc[2]); DISPATCH();
+op_TESTEMPTY_UNCONS: {   // [] falls through; otherwise on to the UNCONS, done here for a cons
+  Value v = R(1);
+  if (v == VAL_EMPTY) { pc += 3; DISPATCH(); }
+  JUMP((int32_t)pc[2]);
+  if (likely(val_has_tag(v, TAG_CONS))) {
+    Value a = val_field(v, 0), b = val_field(v, 1);
+    R(2) = a;
+    R(3) = b;
+    pc += 5;
+  }
+  DISPATCH();
+}
 op_TESTTUPLE: {
   Value v = R(1);
   JUMP(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == pc[2] ? 4 : (int32_t)pc[3]);
@@ -879,6 +934,16 @@ op_TESTTUPLE: {
 op_UNCONS: UNPACK2(val_has_tag(v, TAG_CONS))
 op_UNPAIR: UNPACK2(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2)
 #undef UNPACK2
+op_UNPAIR_JNEQK: {   // UNPAIR, then the JNEQK at pc + 5 on its first field
+  Value v = R(1);
+  if (unlikely(!(val_has_tag(v, TAG_TUPLE) && val_wosize(v) == 2))) goto op_UNPAIR;
+  Value a = val_field(v, 0), b = val_field(v, 1);
+  R(2) = a;
+  R(3) = b;
+  pc += 5;
+  JUMP(a == KIMM(2) ? 4 : (int32_t)pc[3]);
+  DISPATCH();
+}
 op_TESTEQ: {
   Value v = R(1), k = vm->constants[pc[2]];
   JUMP(EQUAL(v, k) ? 4 : (int32_t)pc[3]);

@@ -140,13 +140,21 @@ static Edges edges_of(const uint32_t *pc) {
   static const char *const dst1[] = {"MOVE", "LOADK", "LOADI", "GETGLOBAL", "GETUPVAL", "ADD", "SUB",
                                      "MUL", "DIV", "MOD", "CONCAT", "NEG", "NOT", "EQ", "NE", "LT",
                                      "LE", "GT", "GE", "ADDI", "SUBI", "IADD", "MULI", "DIVI", "MODI", "EQK", "NEK", "CLOSURE", "ALLOC1", "ALLOC2",
-                                     "ALLOCBIG", "GETFIELD", "INDEX", "GETF"};
+                                     "ALLOCBIG", "GETFIELD", "INDEX", "GETF",
+                                     // fused forms: their slow path writes dst and falls to the RET or CALLG1 kept after them
+                                     "ALLOC2_RET", "ADD_RET", "ADDI_RET", "SUBI_CALLG1", "ADDI_CALLG1"};
   for (size_t i = 0; i < sizeof dst1 / sizeof dst1[0]; i++)
     if (strcmp(n, dst1[i]) == 0) {
       e.fall = true;
       e.fall_w[e.nfall++] = pc[1];
       return e;
     }
+  if (strcmp(n, "LOADK2") == 0) {
+    e.fall = true;
+    e.fall_w[e.nfall++] = pc[1];
+    e.fall_w[e.nfall++] = pc[4];
+    return e;
+  }
   static const char *const plain[] = {"SETGLOBAL", "SETFIELD", "SETINDEX", "POPTRY"};
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
     if (strcmp(n, plain[i]) == 0) {
@@ -161,7 +169,9 @@ static Edges edges_of(const uint32_t *pc) {
       e.jump = rel(pc, pc[3]);
       return e;
     }
-  if (!strcmp(n, "JMPIF") || !strcmp(n, "JMPIFNOT") || !strcmp(n, "TESTCONS") || !strcmp(n, "TESTEMPTY")) {
+  if (!strcmp(n, "JMPIF") || !strcmp(n, "JMPIFNOT") || !strcmp(n, "TESTCONS") || !strcmp(n, "TESTEMPTY") ||
+      !strcmp(n, "TESTEMPTY_UNCONS")) {   // the UNCONS at its target writes the fields
+
     e.fall = true;
     e.jump = rel(pc, pc[2]);
   } else if (!strcmp(n, "JMP") || !strcmp(n, "LOOP")) {
@@ -177,7 +187,8 @@ static Edges edges_of(const uint32_t *pc) {
     e.fall = true;
     e.fall_w[e.nfall++] = pc[3];
     e.jump = rel(pc, pc[4]);
-  } else if (!strcmp(n, "UNCONS") || !strcmp(n, "UNPAIR")) {   // success writes both fields
+  } else if (!strcmp(n, "UNCONS") || !strcmp(n, "UNPAIR") ||
+             !strcmp(n, "UNPAIR_JNEQK")) {   // success writes both fields (then the JNEQK kept after it)
     e.fall = true;
     e.fall_w[e.nfall++] = pc[2];
     e.fall_w[e.nfall++] = pc[3];
@@ -660,7 +671,7 @@ static void test_short_forms(void **state) {
              "fn tri(a, b) { let t = (a, b, a); t }\n"
              "fn small(n) { if n < 2 { n } else if n >= 100 { 1 } else { nil } }\n");
   const Proto *pair = ts_proto(state, "pair"), *rec = ts_proto(state, "rec"), *tri = ts_proto(state, "tri");
-  assert_int_equal(ts_find_alloc1(pair, 0)[0], BC_ALLOC2);
+  assert_int_equal(ts_find_alloc1(pair, 0)[0], BC_ALLOC2_RET);   // and returned at once
   assert_int_equal(ts_find_alloc1(rec, 0)[0], BC_ALLOC1);
   assert_int_equal(ts_find_alloc1(tri, 0)[0], BC_ALLOC1);
   const Proto *small = ts_proto(state, "small");
@@ -729,6 +740,71 @@ static void test_link_gives_calls_their_forms(void **state) {
   assert_int_equal(t->fast_nparams, 1);
 }
 
+// The fused forms (compiler.c part 5, image_link_calls): each where its two
+// instructions meet, the second kept in place after it, and nowhere else.
+static void test_fused_forms(void **state) {
+  Vm *vm = ts_vm(state);
+  ts_compile(state,
+             "fn one(x) { x }\n"
+             "fn sum(a, b) { a + b }\n"
+             "fn step(x) { x + 3 }\n"
+             "fn sum_kept(a, b) { let s = a + b; one(s); s }\n"
+             "fn down(n) { one(n - 1) }\n"
+             "fn up(n) { one(n + 1) }\n"
+             "fn down_two(n) { sum(n - 1, n) }\n"
+             "fn len(l) { match l { [] => 0, _ :: rest => 1 + len(rest) } }\n"
+             "fn rest_first(l) { match l { x :: rest => x, [] => 0 } }\n"
+             "fn leaf() { (nil, nil) }\n"
+             "fn joined(c) { var a = nil; if c { a = 1 }; let b = [] ; (a, b) }\n"
+             "fn is_nil(x) { x == nil }\n"
+             "fn count(t) { let (l, r) = t; if l == nil { 1 } else { count(l) + count(r) } }\n"
+             "fn count_r(t) { let (l, r) = t; if r == nil { 1 } else { count_r(r) } }\n"
+             "fn is_big(x) { x == 1073741824 }\n");
+  image_link_calls(vm);
+  const uint32_t *pc = ts_find_op(ts_proto(state, "sum"), BC_ADD_RET, 0);
+  assert_non_null(pc);
+  assert_int_equal(pc[4], BC_RET);   // kept for the slow path
+  assert_int_equal(pc[5], pc[1]);
+  assert_null(ts_find_op(ts_proto(state, "sum_kept"), BC_ADD_RET, 0));   // no RET after it
+  assert_non_null(ts_find_op(ts_proto(state, "step"), BC_ADDI_RET, 0));
+  pc = ts_find_op(ts_proto(state, "down"), BC_SUBI_CALLG1, 0);
+  assert_non_null(pc);
+  assert_int_equal(pc[4], BC_CALLG1);
+  assert_non_null(ts_find_op(ts_proto(state, "up"), BC_ADDI_CALLG1, 0));
+  assert_null(ts_find_op(ts_proto(state, "down_two"), BC_SUBI_CALLG1, 0));   // a CALLG2 follows
+  assert_non_null(ts_find_op(ts_proto(state, "down_two"), BC_SUBI, 0));
+  pc = ts_find_op(ts_proto(state, "len"), BC_TESTEMPTY_UNCONS, 0);
+  assert_non_null(pc);
+  const uint32_t *target = pc + (int32_t)pc[2];
+  assert_int_equal(target[0], BC_UNCONS);
+  assert_int_equal(target[1], pc[1]);
+  assert_null(ts_find_op(ts_proto(state, "rest_first"), BC_TESTEMPTY_UNCONS, 0));   // x :: rest first
+  pc = ts_find_op(ts_proto(state, "leaf"), BC_LOADK2, 0);
+  assert_non_null(pc);
+  assert_int_equal(pc[3], BC_LOADK);   // the second LOADK, kept
+  assert_int_equal(bytecode_length(pc), 6);
+  assert_int_equal(pc[6], BC_ALLOC2_RET);
+  // A LOADK that a jump lands on is not paired with the one before it.
+  const Proto *joined = ts_proto(state, "joined");
+  for (const uint32_t *q = joined->code; q < joined->code + joined->code_len; q += bytecode_length(q))
+    if (q[0] == BC_LOADK2) {
+      uint32_t second = (uint32_t)(q + 3 - joined->code);
+      for (const uint32_t *j = joined->code; j < joined->code + joined->code_len; j += bytecode_length(j)) {
+        uint32_t w = bytecode_jump_word((Opcode)j[0]);
+        if (w) assert_int_not_equal((uint32_t)((int64_t)(j - joined->code) + (int32_t)j[w]), second);
+      }
+    }
+  pc = ts_find_op(ts_proto(state, "count"), BC_UNPAIR_JNEQK, 0);
+  assert_non_null(pc);
+  assert_int_equal(pc[5], BC_JNEQK);
+  assert_int_equal(pc[6], pc[2]);
+  assert_null(ts_find_op(ts_proto(state, "count_r"), BC_UNPAIR_JNEQK, 0));   // the second field tested
+  pc = ts_find_op(ts_proto(state, "is_nil"), BC_EQK, 0);
+  assert_non_null(pc);
+  assert_true((Value)(int64_t)(int32_t)pc[3] == VAL_NIL);   // the immediate itself
+  assert_null(ts_find_op(ts_proto(state, "is_big"), BC_EQK, 0));   // 2^30 does not fit the word
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_loops_and_pair_patterns, ts_setup, ts_teardown),
@@ -747,6 +823,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dump_shows_combined_and_call_descriptors, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_link_gives_calls_their_forms, ts_setup, ts_teardown),
       cmocka_unit_test_setup_teardown(test_short_forms, ts_setup, ts_teardown),
+      cmocka_unit_test_setup_teardown(test_fused_forms, ts_setup, ts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,12 +54,12 @@ static const char *const list_src =
     "for p in acc { let (a, b) = p; s = s + a + b }\n"
     "println(s)\n";
 
-// ALLOC2 (a pair: ALLOC1's layout) switched before the run: every block it
-// makes is old, whole, counted.
+// ALLOC2_RET (a pair returned at once: ALLOC1's layout) switched before the
+// run: every block it makes is old, whole, counted, and still returned.
 static void test_alloc1_switched(void **state) {
   Vm *vm = ts_vm(state);
   ts_compile(state, list_src);
-  const uint32_t *pc = ts_find_op(ts_proto(state, "mk"), BC_ALLOC2, 0);
+  const uint32_t *pc = ts_find_op(ts_proto(state, "mk"), BC_ALLOC2_RET, 0);
   assert_non_null(pc);
   assert_true(decide(vm, pc, 0));
   assert_int_equal(pc[0], BC_ALLOC1_OLD);
@@ -103,11 +103,12 @@ static void test_allocn_switched_whole(void **state) {
 static void test_switch_under_poll(void **state) {
   Vm *vm = ts_vm(state);
   ts_compile(state, list_src);
-  uint32_t *pc = (uint32_t *)ts_find_op(ts_proto(state, "mk"), BC_ALLOC2, 0);
+  uint32_t *pc = (uint32_t *)ts_find_op(ts_proto(state, "mk"), BC_ALLOC2_RET, 0);
+  assert_non_null(pc);
   vm->poll_at = pc;
   vm->poll_saved_op = pc[0];
   pc[0] = BC_POLL;
-  assert_int_equal(vm_opcode_at(vm, pc), BC_ALLOC2);
+  assert_int_equal(vm_opcode_at(vm, pc), BC_ALLOC2_RET);
   assert_true(decide(vm, pc, 0));
   assert_int_equal(pc[0], BC_POLL);
   assert_int_equal(vm->poll_saved_op, BC_ALLOC1_OLD);

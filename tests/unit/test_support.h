@@ -259,8 +259,8 @@ TS_HELPER bool ts_is_call(uint32_t op) {
 // An ALLOCN or its two-pair form ALLOCN2 (same layout).
 TS_HELPER bool ts_is_allocn(uint32_t op) { return op == BC_ALLOCN || op == BC_ALLOCN2; }
 
-// An ALLOC1 or its two-field form ALLOC2 (same layout).
-TS_HELPER bool ts_is_alloc1(uint32_t op) { return op == BC_ALLOC1 || op == BC_ALLOC2; }
+// An ALLOC1 or its two-field forms ALLOC2 and ALLOC2_RET (same layout).
+TS_HELPER bool ts_is_alloc1(uint32_t op) { return op == BC_ALLOC1 || op == BC_ALLOC2 || op == BC_ALLOC2_RET; }
 
 TS_HELPER bool ts_is_alloc(uint32_t op) {
   return ts_is_alloc1(op) || ts_is_allocn(op) || op == BC_ALLOCBIG;

@@ -85,6 +85,9 @@ int bytecode_poll_result(const uint32_t *pc) {
     case BC_CONCAT: case BC_CLOSURE: case BC_ADD: case BC_SUB: case BC_MUL: case BC_DIV:
     case BC_MOD: case BC_NEG: case BC_ADDI: case BC_SUBI: case BC_IADD: case BC_MULI: case BC_DIVI:
     case BC_MODI:
+    // The fused forms whose slow path is ADD, ADDI or SUBI's (it may box a
+    // float): the poll runs before the RET or CALLG1 kept after them.
+    case BC_ADD_RET: case BC_ADDI_RET: case BC_SUBI_CALLG1: case BC_ADDI_CALLG1:
       return (int)pc[1];
     default: return -1;
   }

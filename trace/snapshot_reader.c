@@ -6,11 +6,17 @@
 //    handed out stays valid while the file grows. Snapshots and decisions
 //    are allocated one by one and listed in arrays of pointers.
 // 2. Paths are interned: a path is its block's id, its root and its hops
-//    (names by their string-table pointers, so equal indices are equal
-//    names), hashed and kept once in `paths`; a snapshot is an array of
-//    indices into it, sorted by id. The snapshot being read gathers its
-//    (index, id, offset) entries in `pending`; its end record sorts them and
-//    checks them (an id twice is damage at the later path's offset).
+//    (names by their string-table index, so equal indices are equal
+//    names), encoded (below), hashed and kept once; a snapshot is an array
+//    of indices into them, sorted by id. The snapshot being read gathers
+//    its (index, id, offset) entries in `pending`; its end record sorts them
+//    and checks them (an id twice is damage at the later path's offset).
+//    A path is kept encoded: its length, then every field of its root and
+//    of each hop as a varint, a name as 0 ("") or its string's index + 1:
+//    a tenth of a RetainPath and its RetainHops (32 bytes a hop), which
+//    snapshot_path makes on first ask and keeps (`made`); a view decodes
+//    into the caller's buffer and keeps nothing. The intern table (`slots`)
+//    lives while a read lasts (read_now) and is made again by the next.
 // 3. Version 2 is read a record at a time from `offset` (the next record):
 //    its 8-byte header, then its body into `body` (reused, at most 16 MiB),
 //    the CRC-32 checked before any field is read. A record the file does
@@ -62,10 +68,16 @@ struct SnapshotReader {
   bool failed;
   char error[SNAPSHOT_READER_ERROR_MAX];
   Chunk *chunks;
+  Chunk *packed;                   // the encoded paths' chunks (packed())
   char **strings;
   uint64_t n_strings, cap_strings;
-  RetainPath **paths;              // distinct paths
+  const unsigned char **enc;       // distinct paths, encoded (part 2), in the arena
+  uint64_t *ids;                   // their allocation ids
+  RetainPath **made;               // decoded by snapshot_path, NULL until asked
+  uint64_t cap_made;               // made's length (0 until snapshot_path is first called)
   uint64_t n_paths, cap_paths;
+  uint32_t *name_slots;            // string pointer -> its index + 1 (open addressing)
+  uint64_t name_cap;               // a power of two >= 2 * (n_strings + 1)
   uint32_t *slots;                 // intern table: path index + 1, 0 empty
   uint64_t slot_cap;               // a power of two >= 2 * (n_paths + 1)
   Snapshot **snaps;
@@ -84,7 +96,11 @@ struct SnapshotReader {
   unsigned char *body;
   size_t body_cap;
   RetainHop scratch_hops[RETAIN_MAX_HOPS];
+  unsigned char scratch_enc[(8 + 4 * RETAIN_MAX_HOPS) * 10 + 10];
 };
+
+// The name of no string (a root's or hop's name that has none).
+static const char EMPTY[] = "";
 
 // ===========================================================================
 // Failure and memory
@@ -128,6 +144,27 @@ static void *arena(SnapshotReader *r, size_t n) {
     c->cap = cap;
     c->next = r->chunks;
     r->chunks = c;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += n;
+  return p;
+}
+
+// n bytes from a chunk of their own kind (unaligned, packed), for the
+// encoded paths; NULL (and the reader failed) when memory is short.
+static void *packed(SnapshotReader *r, size_t n) {
+  Chunk *c = r->packed;
+  if (!c || c->cap - c->used < n) {
+    size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+    c = malloc(sizeof *c + cap);
+    if (!c) {
+      out_of_memory(r);
+      return NULL;
+    }
+    c->used = 0;
+    c->cap = cap;
+    c->next = r->packed;
+    r->packed = c;
   }
   void *p = (char *)c->data + c->used;
   c->used += n;
@@ -234,53 +271,139 @@ static const char *get_name(Cursor *c, const char *what) {
   return c->r->strings[i];
 }
 
+static uint64_t ptr_hash(const char *s) {
+  uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u;
+  return h ^ (h >> 29);
+}
+
 static void add_string(SnapshotReader *r, const char *s) {
   if (!grow(r, (void **)&r->strings, &r->cap_strings, r->n_strings + 1, sizeof *r->strings)) return;
   r->strings[r->n_strings++] = (char *)s;
+  if (2 * (r->n_strings + 1) > r->name_cap) {
+    uint64_t cap = r->name_cap ? 2 * r->name_cap : 256;
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (!slots || r->n_strings >= UINT32_MAX - 1) {
+      free(slots);
+      out_of_memory(r);
+      return;
+    }
+    for (uint64_t i = 0; i + 1 < r->n_strings; i++) {
+      uint64_t j = ptr_hash(r->strings[i]) & (cap - 1);
+      while (slots[j]) j = (j + 1) & (cap - 1);
+      slots[j] = (uint32_t)(i + 1);
+    }
+    free(r->name_slots);
+    r->name_slots = slots;
+    r->name_cap = cap;
+  }
+  uint64_t j = ptr_hash(s) & (r->name_cap - 1);
+  while (r->name_slots[j]) j = (j + 1) & (r->name_cap - 1);
+  r->name_slots[j] = (uint32_t)r->n_strings;
+}
+
+// A name's code in an encoded path: 0 for EMPTY (or a name read from a
+// field that failed: the path is then dropped), else its index + 1.
+static uint64_t name_code(const SnapshotReader *r, const char *s) {
+  if (s == EMPTY || !r->name_cap) return 0;
+  for (uint64_t j = ptr_hash(s) & (r->name_cap - 1); r->name_slots[j]; j = (j + 1) & (r->name_cap - 1))
+    if (r->strings[r->name_slots[j] - 1] == s) return r->name_slots[j];
+  return 0;
 }
 
 // ===========================================================================
 // Paths (part 2)
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdu;
+static unsigned char *put_varint(unsigned char *o, uint64_t v) {
+  while (v >= 0x80) *o++ = (unsigned char)(v | 0x80), v >>= 7;
+  *o++ = (unsigned char)v;
+  return o;
 }
 
-static uint64_t path_hash(const RetainPath *p) {
-  const RetainRoot *r = &p->root;
-  uint64_t h = mix(mix(0x5a7e, p->alloc_id), r->kind);
-  h = mix(mix(h, (uint64_t)(uintptr_t)r->name), (uint64_t)(uintptr_t)r->file);
-  h = mix(mix(mix(h, r->line), (uint64_t)(uintptr_t)r->local), r->index);
-  h = mix(h, p->hop_count);
+static uint64_t take_varint(const unsigned char **in) {
+  const unsigned char *p = *in;
+  uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    unsigned char b = *p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  *in = p;
+  return v;
+}
+
+// *p encoded into r->scratch_enc (part 2, without its length); returns the
+// bytes written.
+static size_t encode_path(SnapshotReader *r, const RetainPath *p) {
+  unsigned char *o = r->scratch_enc;
+  const RetainRoot *root = &p->root;
+  o = put_varint(o, p->alloc_id);
+  o = put_varint(o, root->kind);
+  o = put_varint(o, name_code(r, root->name));
+  o = put_varint(o, name_code(r, root->file));
+  o = put_varint(o, root->line);
+  o = put_varint(o, name_code(r, root->local));
+  o = put_varint(o, root->index);
+  o = put_varint(o, p->hop_count);
   for (uint32_t i = 0; i < p->hop_count; i++) {
-    const RetainHop *x = &p->hops[i];
-    h = mix(mix(mix(mix(h, x->kind), x->count), x->index), (uint64_t)(uintptr_t)x->name);
+    const RetainHop *h = &p->hops[i];
+    o = put_varint(o, h->kind);
+    o = put_varint(o, h->count);
+    o = put_varint(o, h->index);
+    o = put_varint(o, name_code(r, h->name));
   }
-  return h ^ (h >> 31);
+  return (size_t)(o - r->scratch_enc);
 }
 
-static bool path_equal(const RetainPath *a, const RetainPath *b) {
-  const RetainRoot *x = &a->root, *y = &b->root;
-  if (a->alloc_id != b->alloc_id || x->kind != y->kind || x->name != y->name || x->file != y->file ||
-      x->line != y->line || x->local != y->local || x->index != y->index || a->hop_count != b->hop_count)
-    return false;
-  for (uint32_t i = 0; i < a->hop_count; i++) {
-    const RetainHop *h = &a->hops[i], *k = &b->hops[i];
-    if (h->kind != k->kind || h->count != k->count || h->index != k->index || h->name != k->name) return false;
+static const char *name_of(const SnapshotReader *r, uint64_t code) { return code ? r->strings[code - 1] : EMPTY; }
+
+// Distinct path `idx` decoded into *p, its hops into `hops`.
+static void decode_path(const SnapshotReader *r, uint32_t idx, RetainPath *p, RetainHop *hops) {
+  const unsigned char *in = r->enc[idx];
+  take_varint(&in);  // its length
+  p->alloc_id = take_varint(&in);
+  RetainRoot *root = &p->root;
+  root->kind = (RetainRootKind)take_varint(&in);
+  root->name = name_of(r, take_varint(&in));
+  root->file = name_of(r, take_varint(&in));
+  root->line = (uint32_t)take_varint(&in);
+  root->local = name_of(r, take_varint(&in));
+  root->index = take_varint(&in);
+  p->hop_count = (uint32_t)take_varint(&in);
+  for (uint32_t i = 0; i < p->hop_count; i++) {
+    RetainHop *h = &hops[i];
+    h->kind = (RetainHopKind)take_varint(&in);
+    h->count = take_varint(&in);
+    h->index = take_varint(&in);
+    h->name = name_of(r, take_varint(&in));
   }
-  return true;
+  p->hops = p->hop_count ? hops : NULL;
+}
+
+// The encoded bytes of distinct path `idx` (*len: how many).
+static const unsigned char *enc_bytes(const SnapshotReader *r, uint32_t idx, size_t *len) {
+  const unsigned char *in = r->enc[idx];
+  *len = (size_t)take_varint(&in);
+  return in;
+}
+
+static uint64_t bytes_hash(const unsigned char *b, size_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3u;
+  return h ^ (h >> 31);
 }
 
 static bool grow_slots(SnapshotReader *r) {
   uint64_t cap = r->slot_cap ? 2 * r->slot_cap : 1024;
+  while (cap < 2 * (r->n_paths + 1)) cap *= 2;   // made again: every path so far
   uint32_t *slots = calloc(cap, sizeof *slots);
   if (!slots) {
     out_of_memory(r);
     return false;
   }
   for (uint64_t i = 0; i < r->n_paths; i++) {
-    uint64_t j = path_hash(r->paths[i]) & (cap - 1);
+    size_t n;
+    const unsigned char *b = enc_bytes(r, (uint32_t)i, &n);
+    uint64_t j = bytes_hash(b, n) & (cap - 1);
     while (slots[j]) j = (j + 1) & (cap - 1);
     slots[j] = (uint32_t)(i + 1);
   }
@@ -298,17 +421,27 @@ static uint32_t intern_path(SnapshotReader *r, const RetainPath *p) {
     out_of_memory(r);
     return 0;
   }
-  uint64_t j = path_hash(p) & (r->slot_cap - 1);
-  for (; r->slots[j]; j = (j + 1) & (r->slot_cap - 1))
-    if (path_equal(r->paths[r->slots[j] - 1], p)) return r->slots[j] - 1;
-  RetainPath *copy = arena(r, sizeof *copy);
-  RetainHop *hops = p->hop_count ? arena(r, p->hop_count * sizeof *hops) : NULL;
-  if (!copy || (p->hop_count && !hops)) return 0;
-  if (p->hop_count) memcpy(hops, p->hops, p->hop_count * sizeof *hops);
-  *copy = *p;
-  copy->hops = hops;
-  if (!grow(r, (void **)&r->paths, &r->cap_paths, r->n_paths + 1, sizeof *r->paths)) return 0;
-  r->paths[r->n_paths] = copy;
+  size_t n = encode_path(r, p);
+  uint64_t j = bytes_hash(r->scratch_enc, n) & (r->slot_cap - 1);
+  for (; r->slots[j]; j = (j + 1) & (r->slot_cap - 1)) {
+    size_t m;
+    const unsigned char *b = enc_bytes(r, r->slots[j] - 1, &m);
+    if (m == n && memcmp(b, r->scratch_enc, n) == 0) return r->slots[j] - 1;
+  }
+  unsigned char head[10];
+  size_t h = (size_t)(put_varint(head, n) - head);
+  // Paths are packed byte to byte (arena() aligns each allocation).
+  unsigned char *copy = packed(r, h + n);
+  if (!copy) return 0;
+  memcpy(copy, head, h);
+  memcpy(copy + h, r->scratch_enc, n);
+  uint64_t cap = r->cap_paths;
+  if (!grow(r, (void **)&r->enc, &cap, r->n_paths + 1, sizeof *r->enc)) return 0;
+  uint64_t cap2 = r->cap_paths;
+  if (!grow(r, (void **)&r->ids, &cap2, r->n_paths + 1, sizeof *r->ids)) return 0;
+  r->cap_paths = cap;
+  r->enc[r->n_paths] = copy;
+  r->ids[r->n_paths] = p->alloc_id;
   r->slots[j] = (uint32_t)(r->n_paths + 1);
   return (uint32_t)r->n_paths++;
 }
@@ -318,7 +451,7 @@ static void get_path_body(Cursor *c, RetainPath *p) {
   RetainRoot *root = &p->root;
   uint64_t at = here(c), kind = get_varint(c, "root kind");
   if (!bad(c) && kind >= RETAIN_ROOT_KINDS) damage(c->r, at, "unknown root kind %llu", (unsigned long long)kind);
-  *root = (RetainRoot){.kind = (RetainRootKind)kind, .name = "", .file = "", .local = ""};
+  *root = (RetainRoot){.kind = (RetainRootKind)kind, .name = EMPTY, .file = EMPTY, .local = EMPTY};
   if (root->kind == RETAIN_ROOT_GLOBAL) root->name = get_name(c, "global's name");
   if (root->kind == RETAIN_ROOT_STACK) {
     root->name = get_name(c, "frame's function");
@@ -339,7 +472,7 @@ static void get_path_body(Cursor *c, RetainPath *p) {
     at = here(c);
     uint64_t hk = get_varint(c, "hop kind");
     if (!bad(c) && hk >= RETAIN_HOP_KINDS) damage(c->r, at, "unknown hop kind %llu", (unsigned long long)hk);
-    *h = (RetainHop){.kind = (RetainHopKind)hk, .name = ""};
+    *h = (RetainHop){.kind = (RetainHopKind)hk, .name = EMPTY};
     at = here(c);
     h->count = get_varint(c, "hop's count");
     if (!bad(c) && h->count == 0) damage(c->r, at, "a hop repeated 0 times");
@@ -401,6 +534,9 @@ static void keep_snapshot(SnapshotReader *r) {
   r->snap_paths[r->n_snaps] = idx;
   r->n_snaps++;
   r->n_pending = 0;
+  free(r->pending);   // scratch: 24 bytes a path of the largest snapshot otherwise
+  r->pending = NULL;
+  r->cap_pending = 0;
   r->in_snapshot = false;
   if (s->trigger == RETAIN_TRIGGER_END) r->end_state_seen = true;
 }
@@ -804,7 +940,22 @@ static void read_header(SnapshotReader *r) {
 }
 
 // Reads whatever the source holds now (header, then records).
+static void read_all(SnapshotReader *r);
+
+// The intern table serves one read: the next (a growing file) makes it
+// again from the encoded paths (4 bytes a path and more, not held between).
+static void drop_slots(SnapshotReader *r) {
+  free(r->slots);
+  r->slots = NULL;
+  r->slot_cap = 0;
+}
+
 static void read_now(SnapshotReader *r) {
+  read_all(r);
+  drop_slots(r);
+}
+
+static void read_all(SnapshotReader *r) {
   if (r->version == 0) read_header(r);
   if (r->failed || r->version == 0) {
     if (!r->failed) r->tail.file_bytes = source_size(r);
@@ -890,6 +1041,11 @@ void snapshot_reader_close(SnapshotReader *r) {
     free(r->chunks);
     r->chunks = next;
   }
+  while (r->packed) {
+    Chunk *next = r->packed->next;
+    free(r->packed);
+    r->packed = next;
+  }
   for (uint32_t i = 0; i < r->n_snaps; i++) {
     free(r->snaps[i]);
     free(r->snap_paths[i]);
@@ -899,7 +1055,10 @@ void snapshot_reader_close(SnapshotReader *r) {
   free(r->snap_paths);
   free(r->decisions);
   free(r->strings);
-  free(r->paths);
+  free(r->enc);
+  free(r->ids);
+  free(r->made);
+  free(r->name_slots);
   free(r->slots);
   free(r->pending);
   free(r->body);
@@ -923,20 +1082,65 @@ int64_t snapshot_end_state(const SnapshotReader *r) {
 
 const RetainPath *snapshot_path(const SnapshotReader *r, uint32_t k, uint64_t i) {
   if (k >= r->n_snaps || i >= r->snaps[k]->paths) return NULL;
-  return r->paths[r->snap_paths[k][i]];
+  uint32_t idx = r->snap_paths[k][i];
+  if (idx < r->cap_made && r->made[idx]) return r->made[idx];
+  // Decoded once, into the arena (contract 5: kept until close). The
+  // reader is the caller's only as a const; what changes is this cache,
+  // made on the first ask (a reader of views alone never has it).
+  SnapshotReader *w = (SnapshotReader *)r;
+  if (idx >= r->cap_made) {
+    uint64_t cap = r->n_paths;
+    RetainPath **made = realloc(w->made, cap * sizeof *made);
+    if (!made) return NULL;
+    memset(made + r->cap_made, 0, (cap - r->cap_made) * sizeof *made);
+    w->made = made;
+    w->cap_made = cap;
+  }
+  RetainPath tmp;
+  decode_path(r, idx, &tmp, w->scratch_hops);
+  RetainPath *p = arena(w, sizeof *p);
+  RetainHop *hops = tmp.hop_count ? arena(w, tmp.hop_count * sizeof *hops) : NULL;
+  if (!p || (tmp.hop_count && !hops)) return NULL;
+  if (tmp.hop_count) memcpy(hops, tmp.hops, tmp.hop_count * sizeof *hops);
+  *p = tmp;
+  p->hops = hops;
+  w->made[idx] = p;
+  return p;
 }
 
-const RetainPath *snapshot_find(const SnapshotReader *r, uint32_t k, uint64_t id) {
-  if (k >= r->n_snaps) return NULL;
+const RetainPath *snapshot_path_view(const SnapshotReader *r, uint32_t k, uint64_t i, SnapshotPathView *v) {
+  if (k >= r->n_snaps || i >= r->snaps[k]->paths) return NULL;
+  decode_path(r, r->snap_paths[k][i], &v->path, v->hops);
+  return &v->path;
+}
+
+uint64_t snapshot_path_id(const SnapshotReader *r, uint32_t k, uint64_t i) {
+  return k < r->n_snaps && i < r->snaps[k]->paths ? r->ids[r->snap_paths[k][i]] : UINT64_MAX;
+}
+
+uint32_t snapshot_path_index(const SnapshotReader *r, uint32_t k, uint64_t i) {
+  return k < r->n_snaps && i < r->snaps[k]->paths ? r->snap_paths[k][i] : UINT32_MAX;
+}
+
+// The position in snapshot k of the block `id`'s path, or UINT64_MAX.
+static uint64_t find_position(const SnapshotReader *r, uint32_t k, uint64_t id) {
+  if (k >= r->n_snaps) return UINT64_MAX;
   const uint32_t *idx = r->snap_paths[k];
   uint64_t lo = 0, hi = r->snaps[k]->paths;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (r->paths[idx[mid]]->alloc_id < id) lo = mid + 1;
+    if (r->ids[idx[mid]] < id) lo = mid + 1;
     else hi = mid;
   }
-  return lo < r->snaps[k]->paths && r->paths[idx[lo]]->alloc_id == id ? r->paths[idx[lo]] : NULL;
+  return lo < r->snaps[k]->paths && r->ids[idx[lo]] == id ? lo : UINT64_MAX;
 }
+
+const RetainPath *snapshot_find(const SnapshotReader *r, uint32_t k, uint64_t id) {
+  uint64_t i = find_position(r, k, id);
+  return i == UINT64_MAX ? NULL : snapshot_path(r, k, i);
+}
+
+bool snapshot_lists(const SnapshotReader *r, uint32_t k, uint64_t id) { return find_position(r, k, id) != UINT64_MAX; }
 
 uint32_t snapshot_decision_count(const SnapshotReader *r) { return r->n_decisions; }
 const SnapshotDecision *snapshot_decision(const SnapshotReader *r, uint32_t i) {

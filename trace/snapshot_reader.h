@@ -27,7 +27,13 @@
 // 3. Memory follows the distinct paths, not snapshots x paths: a path (its
 //    block's id, root and hops) is stored once however many snapshots list
 //    it (successive snapshots repeat most of theirs), names once a file;
-//    a snapshot costs 4 bytes per path it lists. Records are read one at a
+//    a snapshot costs 4 bytes per path it lists. A path is stored encoded
+//    (its fields as varints: about a tenth of a RetainPath and its hops at
+//    32 bytes each) plus 16 bytes (8 more once snapshot_path is used; the
+//    table that finds equal paths is made for each read and dropped after
+//    it); snapshot_path decodes a path on first ask and keeps what it made,
+//    snapshot_path_view decodes into the caller's buffer and keeps nothing
+//    (a reader of every path uses views). Records are read one at a
 //    time (at most 16 MiB each), never the whole file; a version-1 file is
 //    read whole (its layout has no records).
 // 4. Growing files. snapshot_reader_open reads what the file holds;
@@ -110,10 +116,28 @@ const Snapshot *snapshot_get(const SnapshotReader *r, uint32_t k);
 // The index of the end state (the last snapshot, when its trigger is END),
 // or -1.
 int64_t snapshot_end_state(const SnapshotReader *r);
-// Snapshot k's i-th path (0 <= i < paths), by increasing allocation id.
+// Snapshot k's i-th path (0 <= i < paths), by increasing allocation id;
+// decoded on the first ask and kept (NULL when out of range or out of
+// memory).
 const RetainPath *snapshot_path(const SnapshotReader *r, uint32_t k, uint64_t i);
 // Snapshot k's path of the block `id`, or NULL.
 const RetainPath *snapshot_find(const SnapshotReader *r, uint32_t k, uint64_t id);
+// Whether snapshot k lists the block `id` (nothing decoded).
+bool snapshot_lists(const SnapshotReader *r, uint32_t k, uint64_t id);
+// Snapshot k's i-th path's allocation id (UINT64_MAX when out of range),
+// and its distinct path's index (below snapshot_reader_distinct_paths: equal
+// for equal paths, across snapshots; UINT32_MAX when out of range), nothing
+// decoded.
+uint64_t snapshot_path_id(const SnapshotReader *r, uint32_t k, uint64_t i);
+uint32_t snapshot_path_index(const SnapshotReader *r, uint32_t k, uint64_t i);
+// Snapshot k's i-th path decoded into *v (its names are the reader's, valid
+// until close; the path and hops are v's, valid until v is reused): what
+// snapshot_path gives, without keeping it. NULL when out of range.
+typedef struct SnapshotPathView {
+  RetainPath path;
+  RetainHop hops[RETAIN_MAX_HOPS];
+} SnapshotPathView;
+const RetainPath *snapshot_path_view(const SnapshotReader *r, uint32_t k, uint64_t i, SnapshotPathView *v);
 
 uint32_t snapshot_decision_count(const SnapshotReader *r);
 const SnapshotDecision *snapshot_decision(const SnapshotReader *r, uint32_t i);

@@ -156,16 +156,17 @@ void kept_site_json(Json *j, const Profile *p, const KeptSite *s) {
 
 // ---------------------------------------------------------------- caches
 
+// What the analysis needs of a path, computed once per distinct path from
+// a view of it (snapshot_path_view: the paths are not kept decoded).
 typedef struct PathInfo {
-  const RetainPath *path;
-  uint64_t key;
+  uint64_t key;             // 0: not computed
   uint32_t cut, depth;
+  bool storage;             // its last hop is a Buffer's storage
+  bool cells;               // depth 0 below a cut whose last hop is not a list cell
 } PathInfo;
 
 typedef struct Caches {
-  PathInfo *paths;          // open addressing by pointer
-  uint64_t path_mask, n_paths;
-  UserSite *sites;          // per stack (key 0: not computed)
+  PathInfo *paths;          // per distinct path of the snapshot file
   bool stdlib;
 } Caches;
 
@@ -181,51 +182,35 @@ static uint64_t holder_key(const RetainPath *path, uint32_t cut) {
   return h ? h : 1;
 }
 
-static const PathInfo *path_info(Caches *c, const RetainPath *path) {
-  if (2 * (c->n_paths + 1) > c->path_mask + 1) {
-    uint64_t cap = c->paths ? 2 * (c->path_mask + 1) : 1024;
-    PathInfo *t = xrealloc(NULL, cap * sizeof *t);
-    memset(t, 0, cap * sizeof *t);
-    for (uint64_t i = 0; c->paths && i <= c->path_mask; i++) {
-      if (!c->paths[i].path) continue;
-      uint64_t j = hash_mix((uint64_t)(uintptr_t)c->paths[i].path) & (cap - 1);
-      while (t[j].path) j = (j + 1) & (cap - 1);
-      t[j] = c->paths[i];
-    }
-    free(c->paths);
-    c->paths = t;
-    c->path_mask = cap - 1;
-  }
-  uint64_t j = hash_mix((uint64_t)(uintptr_t)path) & c->path_mask;
-  for (; c->paths[j].path; j = (j + 1) & c->path_mask)
-    if (c->paths[j].path == path) return &c->paths[j];
-  PathInfo *x = &c->paths[j];
-  x->path = path;
+// Snapshot k's i-th path's PathInfo.
+static const PathInfo *path_info(Caches *c, const Snapshots *s, uint32_t k, uint64_t i) {
+  PathInfo *x = &c->paths[snapshot_path_index(s->reader, k, i)];
+  if (x->key) return x;
+  SnapshotPathView v;
+  const RetainPath *path = snapshot_path_view(s->reader, k, i, &v);
   x->cut = retain_holder_cut(path, &x->depth);
   x->key = holder_key(path, x->cut);
-  c->n_paths++;
+  x->storage = path->hop_count && path->hops[path->hop_count - 1].kind == RETAIN_HOP_BUFFER;
+  x->cells = x->depth == 0 && x->cut && path->hops[x->cut - 1].kind != RETAIN_HOP_LIST_CELL;
   return x;
 }
 
-static const UserSite *site_of(Caches *c, const Profile *p, ProfileStackId s) {
-  if (!c->sites[s].key) c->sites[s] = user_site(p, s, c->stdlib);
-  return &c->sites[s];
-}
 
 // ---------------------------------------------------------------- members
 
 typedef struct Member {
-  uint64_t key, site_key;
+  uint64_t key;
   const SnapBlock *b;
-  const RetainPath *path;
+  const PathInfo *path;     // NULL: no path
+  uint64_t at;              // its path's position in the snapshot
   uint32_t cut, depth;
-  const UserSite *site;
+  UserSite site;            // (by value: a cache per stack would take 24 bytes a stack of the trace)
 } Member;
 
 static int by_key(const void *a, const void *b) {
   const Member *x = a, *y = b;
   if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  if (x->site_key != y->site_key) return x->site_key < y->site_key ? -1 : 1;
+  if (x->site.key != y->site.key) return x->site.key < y->site.key ? -1 : 1;
   return x->b->id < y->b->id ? -1 : x->b->id > y->b->id;
 }
 
@@ -291,19 +276,17 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
   SnapBlock *unlisted = xrealloc(NULL, (extra ? extra : 1) * sizeof *unlisted);
   uint64_t count = 0, n_unlisted = 0;
   for (uint64_t i = 0; i < n; i++) {
-    const RetainPath *path = snapshots_path(s, k, i);
-    const PathInfo *pi = path_info(c, path);
+    const PathInfo *pi = path_info(c, s, k, i);
     const SnapBlock *b = snapshots_block(s, k, i);
-    const UserSite *u = site_of(c, p, b->stack);
-    m[count++] = (Member){pi->key, u->key, b, path, pi->cut, pi->depth, u};
+    m[count++] = (Member){pi->key, b, pi, i, pi->cut, pi->depth, user_site(p, b->stack, c->stdlib)};
   }
   if (extra) {
     for (uint64_t i = 0; i < s->n_survivors; i++) {
       const ProfileSurvivor *sv = &s->survivors[i];
-      if (snapshot_find(s->reader, k, sv->id)) continue;
+      if (snapshot_lists(s->reader, k, sv->id)) continue;
       unlisted[n_unlisted] = (SnapBlock){sv->id, sv->samples, sv->birth_us, sv->birth_clock, sv->stack};
-      const UserSite *u = site_of(c, p, sv->stack);
-      m[count++] = (Member){hash_combine(0x6e6f2070617468ull, u->key), u->key, &unlisted[n_unlisted++], NULL, 0, 0, u};
+      UserSite u = user_site(p, sv->stack, c->stdlib);
+      m[count++] = (Member){hash_combine(0x6e6f2070617468ull, u.key), &unlisted[n_unlisted++], NULL, 0, 0, 0, u};
     }
   }
   a->no_path = st->s->end.live_samples > n ? st->s->end.live_samples - n : 0;
@@ -316,17 +299,19 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
     while (j < count && m[j].key == m[i].key) j++;
     KeptHolder *h = &a->holders[a->n++];
     const SnapBlock *biggest = NULL;   // its Buffer storage of most samples (2 or more)
-    *h = (KeptHolder){.key = m[i].key, .example = m[i].path, .cut = m[i].cut,
+    *h = (KeptHolder){.key = m[i].key, .example = m[i].path ? snapshots_path(s, k, m[i].at) : NULL, .cut = m[i].cut,
                       .unknown_site = profile_stack_site(p, m[i].b->stack), .p = 1, .storage_p = 1};
-    h->sites = xrealloc(NULL, (j - i) * sizeof *h->sites);
+    uint32_t n_sites = 1;   // members are sorted by site within a holder: its sites are runs
+    for (uint64_t q = i + 1; q < j; q++) n_sites += m[q].site.key != m[q - 1].site.key;
+    h->sites = xrealloc(NULL, n_sites * sizeof *h->sites);
     for (uint64_t q = i; q < j; q++) {
       const Member *x = &m[q];
       uint32_t w = (uint32_t)(clock ? x->b->birth_clock * KEPT_WINDOWS / clock : 0);
       if (w >= KEPT_WINDOWS) w = KEPT_WINDOWS - 1;
-      if (!h->n_sites || h->sites[h->n_sites - 1].key != x->site_key) {
+      if (!h->n_sites || h->sites[h->n_sites - 1].key != x->site.key) {
         KeptSite *ks = &h->sites[h->n_sites++];
-        *ks = (KeptSite){.loc = x->site->loc, .code = x->site->code, .site = profile_stack_site(p, x->b->stack),
-                         .stack = x->b->stack, .key = x->site_key};
+        *ks = (KeptSite){.loc = x->site.loc, .code = x->site.code, .site = profile_stack_site(p, x->b->stack),
+                         .stack = x->b->stack, .key = x->site.key};
       }
       KeptSite *ks = &h->sites[h->n_sites - 1];
       ks->blocks++, ks->samples += x->b->samples;
@@ -338,7 +323,7 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
       // block the runtime copies into a larger one as it grows, so that a
       // chain of copies means one storage growing (a string rebuilt by ++,
       // a table's bucket array, are other things).
-      bool storage = x->path && x->path->hop_count && x->path->hops[x->path->hop_count - 1].kind == RETAIN_HOP_BUFFER;
+      bool storage = x->path && x->path->storage;
       if (storage && x->b->samples >= 2 && (!biggest || x->b->samples > biggest->samples)) biggest = x->b;
       // The end-state rule's evidence: blocks born in the third quarter of
       // the run, and in the last. A table's own cells and bucket arrays are
@@ -346,7 +331,7 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
       // their births say when it last changed, not when its data came. So
       // the evidence is the data (depth 1 and more) and a list's cells.
       double at = clock ? (double)x->b->birth_clock / (double)clock : 0;
-      if (x->depth == 0 && x->path && x->cut && x->path->hops[x->cut - 1].kind != RETAIN_HOP_LIST_CELL) continue;
+      if (x->path && x->path->cells) continue;
       if (at >= 0.75) h->last_quarter++;
       else if (at >= 0.5) h->third_quarter++;
       if (at >= 0.5) {
@@ -362,8 +347,8 @@ static void build_holders(const Profile *p, const Snapshots *s, uint32_t k, Cach
         if (ks->by_depth[d] > ks->by_depth[best]) best = d;
       ks->depth = best;
       for (uint64_t q = i; q < j && !ks->example; q++)
-        if (m[q].site_key == ks->key && (m[q].depth < 3 ? m[q].depth : 3) == best && m[q].path)
-          ks->example = m[q].path, ks->depth = m[q].depth;
+        if (m[q].site.key == ks->key && (m[q].depth < 3 ? m[q].depth : 3) == best && m[q].path)
+          ks->example = snapshots_path(s, k, m[q].at), ks->depth = m[q].depth;
     }
     qsort(h->sites, h->n_sites, sizeof *h->sites, by_directness);
     // A storage reallocated as it grows keeps one block, its last copy: the
@@ -429,9 +414,9 @@ static HeldId *held(const Snapshots *s, uint32_t k, Caches *c, const HolderIndex
   uint64_t n = s->snaps[k].s->paths, count = 0;
   HeldId *out = xrealloc(NULL, (n ? n : 1) * sizeof *out);
   for (uint64_t i = 0; i < n; i++) {
-    const PathInfo *pi = path_info(c, snapshots_path(s, k, i));
+    const PathInfo *pi = path_info(c, s, k, i);
     uint32_t h = index_find(ix, a, pi->key);
-    if (h != UINT32_MAX) out[count++] = (HeldId){h, snapshots_path(s, k, i)->alloc_id, snapshots_block(s, k, i)->samples};
+    if (h != UINT32_MAX) out[count++] = (HeldId){h, snapshot_path_id(s->reader, k, i), snapshots_block(s, k, i)->samples};
   }
   if (count > 1) qsort(out, count, sizeof *out, by_holder_id);
   *n_out = count;
@@ -462,9 +447,9 @@ static void buffer_storages(const Snapshots *s, uint32_t k, Caches *c, const Hol
                             const SnapBlock **out) {
   for (uint32_t i = 0; i < a->n; i++) out[i] = NULL;
   for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) {
-    const RetainPath *path = snapshots_path(s, k, i);
-    if (!path->hop_count || path->hops[path->hop_count - 1].kind != RETAIN_HOP_BUFFER) continue;
-    uint32_t h = index_find(ix, a, path_info(c, path)->key);
+    const PathInfo *pi = path_info(c, s, k, i);
+    if (!pi->storage) continue;
+    uint32_t h = index_find(ix, a, pi->key);
     const SnapBlock *b = snapshots_block(s, k, i);
     if (h != UINT32_MAX && (!out[h] || b->samples > out[h]->samples)) out[h] = b;
   }
@@ -481,7 +466,7 @@ static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAn
     uint32_t k = a->series[q];
     for (uint32_t i = 0; i < a->n; i++) a->holders[i].series[q] = 0;
     for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) {
-      uint32_t h = index_find(&ix, a, path_info(c, snapshots_path(s, k, i))->key);
+      uint32_t h = index_find(&ix, a, path_info(c, s, k, i)->key);
       if (h != UINT32_MAX) a->holders[h].series[q] += snapshots_block(s, k, i)->samples;
     }
   }
@@ -563,8 +548,9 @@ void kept_analyse(const Profile *p, const Snapshots *s, int64_t k, const KeptOpt
   }
   a->snapshot = k;
   Caches c = {.stdlib = o && o->stdlib};
-  c.sites = xrealloc(NULL, (profile_n_stacks(p) ? profile_n_stacks(p) : 1) * sizeof *c.sites);
-  memset(c.sites, 0, (profile_n_stacks(p) ? profile_n_stacks(p) : 1) * sizeof *c.sites);
+  uint64_t distinct = snapshot_reader_distinct_paths(s->reader);
+  c.paths = xrealloc(NULL, (distinct ? distinct : 1) * sizeof *c.paths);
+  memset(c.paths, 0, (distinct ? distinct : 1) * sizeof *c.paths);
   build_holders(p, s, (uint32_t)k, &c, a);
   // The series: usable snapshots up to k with every path.
   a->series = xrealloc(NULL, ((size_t)k + 1) * sizeof *a->series);
@@ -612,7 +598,6 @@ void kept_analyse(const Profile *p, const Snapshots *s, int64_t k, const KeptOpt
     if (a->n) qsort(a->holders, a->n, sizeof *a->holders, by_verdict);
   }
   free(c.paths);
-  free(c.sites);
 }
 
 static int by_kept(const void *a, const void *b) {

@@ -92,6 +92,10 @@ struct Profile {
   uint32_t path_len, path_cap;
 
   LiveTable live;
+  // ProfileOptions.birth_ids: per id listed, its birth (LiveEntry's
+  // convention: the clock after its samples), and the next id to fill.
+  struct { uint64_t us, clock; } *births;
+  uint64_t birth_next;
 
   ProfileCounts totals;
   ProfileSummary summary;
@@ -620,6 +624,14 @@ static void on_alloc(Profile *p, const TraceEvent *ev) {
       else p->summary.unknown_ids++;  // an id allocated twice
       return;
     }
+    if (p->births) {  // ids come in increasing order: a cursor over the listed ones
+      const uint64_t *ids = p->opts.birth_ids;
+      while (p->birth_next < p->opts.n_birth_ids && ids[p->birth_next] < ev->id) p->birth_next++;
+      if (p->birth_next < p->opts.n_birth_ids && ids[p->birth_next] == ev->id) {
+        p->births[p->birth_next].us = e.birth_us;
+        p->births[p->birth_next].clock = e.birth_clock;
+      }
+    }
   }
   double weight = ev->length < SMALL_BLOCKS ? p->small_weight[ev->length] : stats_block_weight(ev->length, p->rate);
   ProfileCounts *site = &p->sites[site_of_stack(p, s)].counts;
@@ -667,11 +679,27 @@ static void on_collect(Profile *p, const TraceEvent *ev) {
   live_remove(&p->live, ref);
 }
 
+// A live entry's birth from the births of the ids listed (births kept
+// apart: ProfileOptions.birth_ids); 0 for an id not listed.
+static void birth_of(const Profile *p, LiveEntry *e) {
+  if (!p->births) return;
+  uint64_t lo = 0, hi = p->opts.n_birth_ids;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (p->opts.birth_ids[mid] < e->id) lo = mid + 1;
+    else hi = mid;
+  }
+  bool listed = lo < p->opts.n_birth_ids && p->opts.birth_ids[lo] == e->id;
+  e->birth_us = listed ? p->births[lo].us : 0;
+  e->birth_clock = listed ? p->births[lo].clock : e->samples;   // a birth clock of 0 once its samples are taken off
+}
+
 bool profile_live_block(const Profile *p, uint64_t id, ProfileSurvivor *out) {
   if (p->finished || p->opts.allocations_only) return false;
   LiveEntry e;
   LiveRef ref;
   if (!live_get((LiveTable *)&p->live, id, &e, &ref)) return false;
+  birth_of(p, &e);
   *out = (ProfileSurvivor){e.id, e.samples, e.birth_us, e.birth_clock - e.samples, e.stack};
   return true;
 }
@@ -746,7 +774,9 @@ static void flush_live(void *ctx, const LiveEntry *e) {
   Profile *p = ctx;
   record_end(p, e, p->summary.last_us, p->gc_cur_us, true);
   if (p->opts.on_survivor) {
-    ProfileSurvivor s = {e->id, e->samples, e->birth_us, e->birth_clock - e->samples, e->stack};
+    LiveEntry b = *e;
+    birth_of(p, &b);
+    ProfileSurvivor s = {b.id, b.samples, b.birth_us, b.birth_clock - b.samples, b.stack};
     p->opts.on_survivor(p->opts.survivor_ctx, &s);
   }
 }
@@ -759,10 +789,10 @@ void profile_finish(Profile *p) {
     p->checkpoint_us[w] = p->summary.last_us;
     p->checkpoint_clock[w] = p->summary.clock;
   }
-  live_each(&p->live, flush_live, p);
-  p->finished = true;
-  // What only reading needed goes: a diff holds two profiles at once.
-  live_free(&p->live);
+  // What only reading needed goes: a diff holds two profiles at once. The
+  // trie's indexes before the live set is flushed (flush_live reads the
+  // stacks, their leaves' codes and the sites, nothing of them), so that
+  // they and what on_survivor gathers are never held together.
   free(p->kid);
   free(p->sib);
   free(p->wide_bits);
@@ -772,6 +802,11 @@ void profile_finish(Profile *p) {
   free(p->site_index.slots);
   p->kid = p->sib = NULL, p->wide_bits = NULL, p->wide.slots = NULL, p->path = NULL, p->code_index.slots = NULL;
   p->site_index.slots = NULL;
+  live_each(&p->live, flush_live, p);
+  p->finished = true;
+  live_free(&p->live);
+  free(p->births);
+  p->births = NULL;
 }
 
 // ---------------------------------------------------------------- creation
@@ -826,7 +861,11 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
     p->checkpoint_us = calloc(p->opts.windows + 1, sizeof *p->checkpoint_us);
     p->checkpoint_clock = calloc(p->opts.windows + 1, sizeof *p->checkpoint_clock);
   }
-  unsigned extra = (p->opts.lifetimes || p->opts.on_survivor ? LIVE_LIFETIMES : 0) | (p->opts.windows ? LIVE_WINDOWS : 0);
+  bool apart = p->opts.birth_ids && !p->opts.lifetimes && !p->opts.windows;   // births kept apart
+  if (apart) p->births = calloc(p->opts.n_birth_ids ? p->opts.n_birth_ids : 1, sizeof *p->births);
+  if (apart && !p->births) p->ok = false;
+  unsigned extra = (p->opts.lifetimes || (p->opts.on_survivor && !apart) ? LIVE_LIFETIMES : 0) |
+                   (p->opts.windows ? LIVE_WINDOWS : 0);
   bool ok = p->ok && p->n_nodes == 1 && id_table_init(&p->site_index, 256) && live_init(&p->live, extra) &&
             (!p->opts.windows || (p->checkpoint_us && p->checkpoint_clock));
   if (!ok) {
@@ -838,6 +877,7 @@ Profile *profile_new(TraceReader *r, const ProfileOptions *opts) {
 
 void profile_free(Profile *p) {
   if (!p) return;
+  free(p->births);
   for (uint32_t i = 0; i < p->n_sites; i++) {
     free(p->extras[i].lifetimes);
     free(p->extras[i].windows);

@@ -83,6 +83,7 @@ static uint32_t block_index(const Snapshots *s, uint64_t id) {
 
 static void grow_slots(Snapshots *s) {
   uint64_t cap = s->slots ? 2 * (s->slot_mask + 1) : 1024;
+  while (cap < 2 * ((uint64_t)s->n_blocks + 1)) cap *= 2;   // made late: every block taken so far
   uint32_t *slots = xrealloc(NULL, cap * sizeof *slots);
   memset(slots, 0, cap * sizeof *slots);
   for (uint32_t i = 0; i < s->n_blocks; i++) {
@@ -95,18 +96,27 @@ static void grow_slots(Snapshots *s) {
   s->slot_mask = cap - 1;
 }
 
-static uint32_t add_block(Snapshots *s, const ProfileSurvivor *b) {
-  uint32_t i = block_index(s, b->id);
-  if (i != UINT32_MAX) return i;
-  if (2 * ((uint64_t)s->n_blocks + 1) > (s->slots ? s->slot_mask + 1 : 0)) grow_slots(s);
+// The index of block b, added if new. `first`: the first snapshot taken
+// with blocks, whose ids are distinct (the reader refuses an id twice): no
+// table is needed until a second one is taken (4 bytes a block saved when
+// there is one snapshot, as with the end state alone).
+static uint32_t add_block(Snapshots *s, const ProfileSurvivor *b, bool first) {
+  if (!first) {
+    if (!s->slots && s->n_blocks) grow_slots(s);
+    uint32_t i = block_index(s, b->id);
+    if (i != UINT32_MAX) return i;
+    if (2 * ((uint64_t)s->n_blocks + 1) > (s->slots ? s->slot_mask + 1 : 0)) grow_slots(s);
+  }
   if (s->n_blocks == s->cap_blocks) {
     s->cap_blocks = s->cap_blocks ? 2 * s->cap_blocks : 256;
     s->blocks = xrealloc(s->blocks, (size_t)s->cap_blocks * sizeof *s->blocks);
   }
   s->blocks[s->n_blocks] = (SnapBlock){b->id, b->samples, b->birth_us, b->birth_clock, b->stack};
-  uint64_t j = hash_mix(b->id) & s->slot_mask;
-  while (s->slots[j]) j = (j + 1) & s->slot_mask;
-  s->slots[j] = s->n_blocks + 1;
+  if (!first) {
+    uint64_t j = hash_mix(b->id) & s->slot_mask;
+    while (s->slots[j]) j = (j + 1) & s->slot_mask;
+    s->slots[j] = s->n_blocks + 1;
+  }
   return s->n_blocks++;
 }
 
@@ -120,8 +130,9 @@ static void take(Snapshots *s, uint32_t k, bool (*find)(Snapshots *, uint64_t, P
   if (!st->usable) return;
   uint64_t n = st->s->paths;
   st->block = xrealloc(NULL, (n ? n : 1) * sizeof *st->block);
+  bool first = s->n_blocks == 0;
   for (uint64_t i = 0; i < n; i++) {
-    uint64_t id = snapshot_path(s->reader, k, i)->alloc_id;
+    uint64_t id = snapshot_path_id(s->reader, k, i);
     ProfileSurvivor b;
     if (!find(s, id, &b)) {
       damaged(s, "%s: snapshot %" PRIu64 " lists allocation %" PRIu64 ", which the trace does not have alive then",
@@ -129,8 +140,40 @@ static void take(Snapshots *s, uint32_t k, bool (*find)(Snapshots *, uint64_t, P
       unusable(st, "it lists a block the trace does not have alive");
       return;
     }
-    st->block[i] = add_block(s, &b);
+    st->block[i] = add_block(s, &b, first);
   }
+}
+
+// The end state at its place (not following): every block it lists must be
+// alive, as take() checks, but its blocks are taken once the trace is read,
+// from the survivors (and the few collected after its place: `late`), so
+// that they are not held beside the live set at its fullest.
+static void check_end(Snapshots *s, uint32_t k) {
+  SnapState *st = &s->snaps[k];
+  if (!st->usable) return;
+  for (uint64_t i = 0; i < st->s->paths; i++) {
+    uint64_t id = snapshot_path_id(s->reader, k, i);
+    ProfileSurvivor b;
+    if (!profile_live_block(s->profile, id, &b)) {
+      damaged(s, "%s: snapshot %" PRIu64 " lists allocation %" PRIu64 ", which the trace does not have alive then",
+              s->file, st->s->number, id);
+      unusable(st, "it lists a block the trace does not have alive");
+      return;
+    }
+  }
+  st->deferred = true;
+}
+
+static int by_id(const void *a, const void *b);
+
+// The deferred end state's block `id`: a survivor, or collected after its
+// place (late, sorted by id by then).
+static bool find_end(Snapshots *s, uint64_t id, ProfileSurvivor *out) {
+  ProfileSurvivor key = {.id = id};
+  const ProfileSurvivor *b = s->n_late ? bsearch(&key, s->late, s->n_late, sizeof key, by_id) : NULL;
+  if (!b) b = snapshots_survivor(s, id);
+  if (b) *out = *b;
+  return b != NULL;
 }
 
 static uint32_t dead_index(const Snapshots *s, uint64_t id) {
@@ -178,6 +221,11 @@ static bool find_live(Snapshots *s, uint64_t id, ProfileSurvivor *out) {
   return true;
 }
 
+static int by_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static int by_id(const void *a, const void *b) {
   uint64_t x = ((const ProfileSurvivor *)a)->id, y = ((const ProfileSurvivor *)b)->id;
   return x < y ? -1 : x > y;
@@ -185,7 +233,7 @@ static int by_id(const void *a, const void *b) {
 
 const ProfileSurvivor *snapshots_survivor(const Snapshots *s, uint64_t id) {
   ProfileSurvivor key = {.id = id};
-  return s->n_survivors ? bsearch(&key, s->survivors, s->n_survivors, sizeof key, by_id) : NULL;
+  return s->survivors && s->n_survivors ? bsearch(&key, s->survivors, s->n_survivors, sizeof key, by_id) : NULL;
 }
 
 static bool find_survivor(Snapshots *s, uint64_t id, ProfileSurvivor *out) {
@@ -234,13 +282,25 @@ static void before_event(void *ctx, const Profile *p, const TraceEvent *ev) {
   // A snapshot's place: every allocation it counts read, nothing of its
   // blocks collected yet (a block it lists dies after it ends).
   while (s->next < s->n_snaps && profile_summary(p)->allocs >= s->snaps[s->next].s->alloc_count) {
+    if (!s->following && (int64_t)s->next == s->end_state) {
+      check_end(s, s->next++);
+      continue;
+    }
     take(s, s->next++, find_live);
     if (!s->following) continue;
     forget_dead(s);  // every block collected so far died before this place
     if (s->snaps[s->next - 1].usable && s->status == SNAPSHOTS_ABSENT) s->status = SNAPSHOTS_PRESENT;
   }
   if (s->following && ev->kind == TRACE_EVENT_COLLECT) record_death(s, p, ev);
-  if (ev->kind == TRACE_EVENT_COLLECT && s->n_dead_big < SNAPSHOTS_MAX_DEAD_BIG) {
+  if (ev->kind == TRACE_EVENT_COLLECT && s->end_state >= 0 && s->snaps[s->end_state].deferred &&
+      snapshot_lists(s->reader, (uint32_t)s->end_state, ev->id)) {
+    ProfileSurvivor b;
+    if (profile_live_block(p, ev->id, &b)) {
+      if (s->n_late == s->cap_late) s->late = xrealloc(s->late, (s->cap_late = 2 * s->cap_late + 16) * sizeof *s->late);
+      s->late[s->n_late++] = b;
+    }
+  }
+  if (s->chains && ev->kind == TRACE_EVENT_COLLECT && s->n_dead_big < SNAPSHOTS_MAX_DEAD_BIG) {
     ProfileSurvivor b;
     if (profile_live_block(p, ev->id, &b) && b.samples >= 2) {
       if (s->n_dead_big == s->cap_dead_big)
@@ -315,6 +375,20 @@ static void name_file(Snapshots *s, const char *trace, const char *retain) {
   free(beside);
 }
 
+// Whether a path of the file ends at a Buffer's storage: the only blocks
+// whose chains (snapshots_chain) the analyses ask for (kept.c). Without
+// one, the collected blocks of two samples or more are not kept (up to
+// SNAPSHOTS_MAX_DEAD_BIG of them, 40 bytes each).
+static bool ends_at_storage(const Snapshots *s) {
+  for (uint32_t k = 0; k < s->n_snaps; k++)
+    for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) {
+      SnapshotPathView v;
+      const RetainPath *path = snapshot_path_view(s->reader, k, i, &v);
+      if (path->hop_count && path->hops[path->hop_count - 1].kind == RETAIN_HOP_BUFFER) return true;
+    }
+  return false;
+}
+
 void snapshots_watch(Snapshots *s, const char *trace, const char *retain, ProfileOptions *opts) {
   memset(s, 0, sizeof *s);
   s->end_state = -1;
@@ -348,6 +422,26 @@ void snapshots_watch(Snapshots *s, const char *trace, const char *retain, Profil
   for (uint32_t k = 0; k < s->n_snaps; k++) s->snaps[k] = (SnapState){.s = snapshot_get(s->reader, k), .usable = true};
   int64_t end = snapshot_end_state(s->reader);
   s->end_state = end;
+  s->chains = ends_at_storage(s);
+  // The births the tools read are those of the blocks the snapshots list,
+  // unless a collected block's (chains) or an unlisted survivor's (an end
+  // state short of paths: kept.c counts its survivors without one) is read.
+  const Snapshot *e = end >= 0 ? s->snaps[end].s : NULL;
+  if (!s->chains && (!e || (e->end.flags & RETAIN_PATHS))) {
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < s->n_snaps; k++) n += s->snaps[k].s->paths;
+    s->birth_ids = xrealloc(NULL, (n ? n : 1) * sizeof *s->birth_ids);
+    n = 0;
+    for (uint32_t k = 0; k < s->n_snaps; k++)
+      for (uint64_t i = 0; i < s->snaps[k].s->paths; i++) s->birth_ids[n++] = snapshot_path_id(s->reader, k, i);
+    if (s->n_snaps > 1 && n > 1) qsort(s->birth_ids, n, sizeof *s->birth_ids, by_u64);
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; i++)
+      if (!m || s->birth_ids[i] != s->birth_ids[m - 1]) s->birth_ids[m++] = s->birth_ids[i];
+    s->n_birth_ids = m;
+    opts->birth_ids = s->birth_ids;
+    opts->n_birth_ids = m;
+  }
 }
 
 // The checks of the file against the trace that need no block (info too).
@@ -413,6 +507,7 @@ void snapshots_load(Snapshots *s, const Profile *p, bool partial) {
   s->partial = partial;
   s->profile = p;
   if (s->n_survivors > 1) qsort(s->survivors, s->n_survivors, sizeof *s->survivors, by_id);
+  if (s->n_late > 1) qsort(s->late, s->n_late, sizeof *s->late, by_id);
   if (s->n_dead_big > 1) qsort(s->dead_big, s->n_dead_big, sizeof *s->dead_big, by_stack_birth);
   const TraceReaderInfo *info = trace_reader_info(profile_reader(p));
   explain_missing(s, info, partial);
@@ -421,7 +516,10 @@ void snapshots_load(Snapshots *s, const Profile *p, bool partial) {
     settle(s);
     return;
   }
-  // Snapshots whose place the trace did not pass: from the survivors.
+  // The end state checked at its place; then snapshots whose place the
+  // trace did not pass: from the survivors.
+  for (uint32_t k = 0; k < s->next; k++)
+    if (s->snaps[k].deferred) take(s, k, find_end);
   for (uint32_t k = s->next; k < s->n_snaps; k++) take(s, k, find_survivor);
   s->next = s->n_snaps;
   if (s->end_state >= 0 && s->snaps[s->end_state].usable) {
@@ -431,6 +529,14 @@ void snapshots_load(Snapshots *s, const Profile *p, bool partial) {
                  " uncollected", s->file, e->end.live_samples, s->n_survivors);
   }
   settle(s);
+  // The survivors serve the takes above, and then only an end state short
+  // of paths (its survivors without one: kept.c); else they go (40 bytes a
+  // block alive at the end). n_survivors stays.
+  if (s->end_state < 0 || s->snaps[s->end_state].s->paths >= s->n_survivors) {
+    free(s->survivors);
+    s->survivors = NULL;
+    s->cap_survivors = 0;
+  }
 }
 
 void snapshots_check(Snapshots *s, const char *trace, const char *retain, const TraceReaderInfo *info,
@@ -448,6 +554,7 @@ void snapshots_follow(Snapshots *s, const char *trace, const char *retain, Profi
   s->end_state = -1;
   s->status = SNAPSHOTS_ABSENT;
   s->following = true;
+  s->chains = true;
   s->chained = opts->before_event;
   s->chained_ctx = opts->hook_ctx;
   opts->before_event = before_event;
@@ -505,6 +612,8 @@ void snapshots_free(Snapshots *s) {
   free(s->slots);
   free(s->survivors);
   free(s->dead_big);
+  free(s->birth_ids);
+  free(s->late);
   snapshot_reader_close(s->reader);
   memset(s, 0, sizeof *s);
   s->end_state = -1;
@@ -520,8 +629,14 @@ int64_t snapshots_default(const Snapshots *s) {
 
 uint64_t snapshots_paths(const Snapshots *s, uint32_t k) { return s->snaps[k].usable ? s->snaps[k].s->paths : 0; }
 
+const RetainPath *snapshots_path_view(const Snapshots *s, uint32_t k, uint64_t i, SnapshotPathView *v) {
+  return snapshot_path_view(s->reader, k, i, v);
+}
+
 const RetainPath *snapshots_path(const Snapshots *s, uint32_t k, uint64_t i) {
-  return snapshot_path(s->reader, k, i);
+  const RetainPath *path = snapshot_path(s->reader, k, i);
+  if (!path) xalloc_fail();   // i < snapshots_paths(s, k): out of memory
+  return path;
 }
 
 const SnapBlock *snapshots_block(const Snapshots *s, uint32_t k, uint64_t i) {

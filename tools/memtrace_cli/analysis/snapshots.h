@@ -71,6 +71,7 @@ typedef struct SnapState {
   bool usable;
   char why[256];             // !usable: why ("past the end of the trace read", ...)
   bool taken;                // its blocks were taken from the live set
+  bool deferred;             // the end state: checked at its place, taken once the trace is read
   uint32_t *block;           // per path (in the reader's order, by id): index into blocks
 } SnapState;
 
@@ -88,9 +89,16 @@ typedef struct Snapshots {
   uint32_t n_blocks, cap_blocks;
   uint32_t *slots;               // id -> block index + 1
   uint64_t slot_mask;
-  ProfileSurvivor *survivors;    // the trace's blocks never collected, by id
-  uint64_t n_survivors, cap_survivors;
+  ProfileSurvivor *survivors;    // the trace's blocks never collected, by id; after snapshots_load
+                                 // NULL unless the usable end state lacks some of their paths
+  uint64_t n_survivors, cap_survivors;   // (n_survivors: how many, always)
   SnapDead *dead_big;            // at most SNAPSHOTS_MAX_DEAD_BIG (the first ones)
+  uint64_t *birth_ids;           // every id the snapshots list, increasing (ProfileOptions.birth_ids),
+  uint64_t n_birth_ids;          // or NULL: every block's birth is kept
+  ProfileSurvivor *late;         // blocks the deferred end state lists, collected after its place
+  uint64_t n_late, cap_late;     // (none in a trace ./vm wrote)
+  bool chains;                   // dead_big is kept: a path of the file (or of a file
+                                 // that grows: follow mode) ends at a Buffer's storage
   uint64_t n_dead_big, cap_dead_big;
   // follow mode (snapshots_follow): the blocks collected since the last
   // snapshot taken at its place, for a snapshot found after its place
@@ -144,6 +152,9 @@ int64_t snapshots_default(const Snapshots *s);
 // The number of paths of snapshot k and its i-th path and block.
 uint64_t snapshots_paths(const Snapshots *s, uint32_t k);
 const RetainPath *snapshots_path(const Snapshots *s, uint32_t k, uint64_t i);
+// The same decoded into *v and not kept (snapshot_path_view): for a reader
+// of every path, which would otherwise keep them all decoded.
+const RetainPath *snapshots_path_view(const Snapshots *s, uint32_t k, uint64_t i, SnapshotPathView *v);
 const SnapBlock *snapshots_block(const Snapshots *s, uint32_t k, uint64_t i);
 
 // The snapshot's time in µs since the trace's start.
@@ -158,7 +169,8 @@ uint32_t snapshots_chain(const Snapshots *s, const SnapBlock *b);
 // allocation id `id` (*reached).
 uint32_t snapshots_chain_through(const Snapshots *s, const SnapBlock *b, uint64_t id, bool *reached);
 
-// The trace's block never collected of allocation `id`, or NULL.
+// The trace's block never collected of allocation `id`, or NULL (always
+// NULL once the survivors are gone: see Snapshots.survivors).
 const ProfileSurvivor *snapshots_survivor(const Snapshots *s, uint64_t id);
 
 // "present" / "absent" / "damaged".

@@ -282,11 +282,12 @@ static uint32_t holder_index(Export *e, const RetainPath *path) {
 // stands for as its stack's sampled blocks do on average.
 static void add_snapshot(Export *e, const Profile *p, const uint32_t *node_of) {
   double bytes = profile_sample_bytes(p);
+  SnapshotPathView v;
   for (uint64_t i = 0; i < snapshots_paths(e->snaps, e->snap); i++) {
     const SnapBlock *b = snapshots_block(e->snaps, e->snap, i);
     ProfileCounts c = profile_stack_counts(p, b->stack);
     Sample *m = holder_sample(e, node_of[profile_stack_leaf(p, b->stack)],
-                              holder_index(e, snapshots_path(e->snaps, e->snap, i)));
+                              holder_index(e, snapshots_path_view(e->snaps, e->snap, i, &v)));
     m->values[INUSE_OBJECTS] += c.blocks ? c.objects / (double)c.blocks : 0;
     m->values[INUSE_SPACE] += (double)b->samples * bytes;
   }

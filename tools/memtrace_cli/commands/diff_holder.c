@@ -123,12 +123,13 @@ static void gather(Table *t, const Side *sd, int side, Held **held, uint64_t *n_
     *held = xrealloc(NULL, (n ? n : 1) * sizeof **held);
     *n_held = n;
   }
+  SnapshotPathView v;
   for (uint64_t i = 0; i < n; i++) {
-    const RetainPath *path = snapshots_path(&sd->s, k, i);
+    const RetainPath *path = snapshots_path_view(&sd->s, k, i, &v);
     uint32_t depth;
     uint32_t r = row_of(t, retain_path_string(path, retain_holder_cut(path, &depth), true));
     Row *row = &t->rows[r];
-    if (!row->example) row->example = path;
+    if (!row->example) row->example = snapshots_path(&sd->s, k, i);   // kept: a view is not
     row->samples[side] += snapshots_block(&sd->s, k, i)->samples;
     row->blocks[side]++;
     if (held) (*held)[i] = (Held){r, path->alloc_id};

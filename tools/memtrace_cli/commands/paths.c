@@ -41,8 +41,9 @@ typedef struct PathsOptions {
 
 static void print_paths(const Profile *p, const Snapshots *s, uint32_t k, uint32_t rows) {
   uint64_t n = snapshots_paths(s, k), shown = 0;
+  SnapshotPathView v;
   for (uint64_t i = 0; i < n && (!rows || shown < rows); i++, shown++) {
-    const RetainPath *path = snapshots_path(s, k, i);
+    const RetainPath *path = snapshots_path_view(s, k, i, &v);
     printf("%" PRIu64 "  ", path->alloc_id);
     out_site(stdout, profile_site(p, profile_stack_site(p, snapshots_block(s, k, i)->stack)));
     printf("\n    ");
@@ -69,8 +70,9 @@ static void print_holder(const Profile *p, const KeptHolder *h, uint32_t rank) {
 
 static void json_paths(Json *j, const Profile *p, const Snapshots *s, uint32_t k, uint32_t rows) {
   json_array(j, "paths");
+  SnapshotPathView v;
   for (uint64_t i = 0; i < snapshots_paths(s, k) && (!rows || i < rows); i++) {
-    const RetainPath *path = snapshots_path(s, k, i);
+    const RetainPath *path = snapshots_path_view(s, k, i, &v);
     const SnapBlock *b = snapshots_block(s, k, i);
     json_object(j, NULL);
     json_uint(j, "alloc_id", path->alloc_id);

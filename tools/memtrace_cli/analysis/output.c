@@ -129,6 +129,70 @@ static void out_folded(FILE *f, const Profile *p, const Collapse *c, CollapseId 
   fprintf(f, "%s \u00d7%u\n", one ? "" : ")", run->count);
 }
 
+struct OutFolds {
+  const Profile *p;
+  Collapse *c;
+  CollapseId *run;   // per node: the run its path ends with (UINT32_MAX: not folded yet; the root's is 0)
+};
+
+OutFolds *out_folds_new(const Profile *p) {
+  OutFolds *o = xrealloc(NULL, sizeof *o);
+  uint32_t n = profile_n_nodes(p);
+  o->p = p;
+  o->c = collapse_new(out_fold_period());
+  o->run = xrealloc(NULL, (n ? n : 1) * sizeof *o->run);
+  for (uint32_t i = 0; i < n; i++) o->run[i] = UINT32_MAX;
+  if (n) o->run[0] = 0;
+  return o;
+}
+
+void out_folds_free(OutFolds *o) {
+  if (!o) return;
+  collapse_free(o->c);
+  free(o->run);
+  free(o);
+}
+
+// fold_callers with the runs of the nodes folded before: a push depends on
+// the run it extends and the key alone (collapse.h), so extending a node's
+// kept run folds its path as pushing it whole would. A unit first made by
+// another stack names its frames by that stack's nodes: nodes of one key,
+// whose lines print the same.
+static CollapseId fold_callers_kept(OutFolds *o, ProfileNodeId leaf) {
+  const Profile *p = o->p;
+  uint32_t n = 0, cap = 64;
+  ProfileNodeId *path = xrealloc(NULL, cap * sizeof *path);
+  ProfileNodeId id = profile_node_parent(p, leaf);
+  for (; id != PROFILE_NONE && o->run[id] == UINT32_MAX; id = profile_node_parent(p, id)) {
+    if (n == cap) path = xrealloc(path, (cap *= 2) * sizeof *path);
+    path[n++] = id;
+  }
+  CollapseId at = id == PROFILE_NONE ? 0 : o->run[id];
+  while (n--) at = o->run[path[n]] = collapse_push(o->c, at, caller_key(p, path[n]), path[n]);
+  free(path);
+  return at;
+}
+
+static void print_callers(FILE *f, const Profile *p, Collapse *c, CollapseId last, const char *indent,
+                          uint32_t max_frames, uint32_t printed, uint32_t left) {
+  for (CollapseId r = last; r != 0; r = collapse_run(c, r)->parent) {
+    const uint32_t *reps;
+    collapse_unit(c, collapse_run(c, r)->unit, &reps);
+    if (collapse_plain(c, r)) out_node(f, p, reps[0], indent, "called from", false, max_frames, &printed, &left);
+    else if (printed < max_frames) out_folded(f, p, c, r, indent), printed++;
+    else left++;
+  }
+  if (left) fprintf(f, "%s... %u more frames\n", indent, left);
+}
+
+void out_callers_folded(FILE *f, OutFolds *o, ProfileStackId s, const char *indent, uint32_t max_frames) {
+  ProfileNodeId leaf = profile_stack_leaf(o->p, s);
+  uint32_t printed = 0, left = 0;
+  if (leaf == 0 || leaf == PROFILE_NONE) return;
+  out_node(f, o->p, leaf, indent, "inlined in", true, max_frames, &printed, &left);
+  print_callers(f, o->p, o->c, fold_callers_kept(o, leaf), indent, max_frames, printed, left);
+}
+
 void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames) {
   ProfileNodeId leaf = profile_stack_leaf(p, s);
   uint32_t printed = 0, left = 0;
@@ -136,15 +200,8 @@ void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent
   // The leaf's innermost location is the site itself: skip it.
   out_node(f, p, leaf, indent, "inlined in", true, max_frames, &printed, &left);
   Collapse *c = collapse_new(out_fold_period());
-  for (CollapseId r = fold_callers(c, p, leaf); r != 0; r = collapse_run(c, r)->parent) {
-    const uint32_t *reps;
-    collapse_unit(c, collapse_run(c, r)->unit, &reps);
-    if (collapse_plain(c, r)) out_node(f, p, reps[0], indent, "called from", false, max_frames, &printed, &left);
-    else if (printed < max_frames) out_folded(f, p, c, r, indent), printed++;
-    else left++;
-  }
+  print_callers(f, p, c, fold_callers(c, p, leaf), indent, max_frames, printed, left);
   collapse_free(c);
-  if (left) fprintf(f, "%s... %u more frames\n", indent, left);
 }
 
 const char *out_by_name(ProfileBy by) {

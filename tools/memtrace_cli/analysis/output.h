@@ -42,6 +42,16 @@ uint32_t out_fold_period(void);   // 0 when whole, else COLLAPSE_MAX_PERIOD
 // frame: "called from (f LOCATION → g LOCATION) ×N", outermost first).
 void out_callers(FILE *f, const Profile *p, ProfileStackId s, const char *indent, uint32_t max_frames);
 
+// The same for many stacks of one profile (the rows of top, diff): each
+// node's callers folded once, kept for the next stack that shares them, so
+// that rows under one deep path cost their new frames, not the path each
+// (the same lines as out_callers). NULL from out_folds_new: out of memory
+// is xalloc_fail.
+typedef struct OutFolds OutFolds;
+OutFolds *out_folds_new(const Profile *p);
+void out_folds_free(OutFolds *o);
+void out_callers_folded(FILE *f, OutFolds *o, ProfileStackId s, const char *indent, uint32_t max_frames);
+
 // "by site" / "function" / "file" / "stack": the name of a grouping.
 const char *out_by_name(ProfileBy by);
 

@@ -308,6 +308,7 @@ static void print_text(const Sides *s, const Options *o, const Comparison *c) {
   printf("rank            A            B       change    ratio        p    %s\n",
          o->by == PROFILE_BY_STACK ? "site and callers" : out_by_name(o->by));
   uint32_t shown = o->rows && o->rows < keys ? o->rows : keys;
+  OutFolds *folds[2] = {NULL, NULL};   // by stack: each side's rows share deep paths
   for (uint32_t i = 0, rank = 0; rank < shown && i < c->n; i++) {
     const Pair *pair = &c->pairs[i];
     if (pair->t[0].samples + pair->t[1].samples == 0) continue;
@@ -323,8 +324,13 @@ static void print_text(const Sides *s, const Options *o, const Comparison *c) {
     ProfileStackId first = s->g[side]->rows[pair->row[side]].first;
     out_group_key(stdout, p, o->by, first);
     putchar('\n');
-    if (o->by == PROFILE_BY_STACK) out_callers(stdout, p, first, "        ", 12);
+    if (o->by == PROFILE_BY_STACK) {
+      if (!folds[side]) folds[side] = out_folds_new(p);
+      out_callers_folded(stdout, folds[side], first, "        ", 12);
+    }
   }
+  out_folds_free(folds[0]);
+  out_folds_free(folds[1]);
   if (shown < keys) printf("(%u more rows: -n 0 shows all)\n", keys - shown);
   if (!keys) printf("(no samples in either trace)\n");
 }

@@ -173,6 +173,7 @@ static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t 
   printf("rank  %12s  %-24s %6s %9s %9s  %s\n", rank_metric_name(o->metric), "95% interval", "share", "samples",
          est_blocks ? "blocks" : "sampled", o->by == PROFILE_BY_STACK ? "site and callers" : out_by_name(o->by));
   uint32_t shown = o->rows && o->rows < r->n_ranked ? o->rows : r->n_ranked;
+  OutFolds *folds = o->by == PROFILE_BY_STACK && shown ? out_folds_new(p) : NULL;   // rows share deep paths
   for (uint32_t i = 0; i < shown; i++) {
     const ProfileGroup *g = &r->groups->rows[r->order[i]];
     ProfileCounts counts = ranking_counts(p, r, i);
@@ -186,8 +187,9 @@ static void print_table(const Loaded *l, const TopOptions *o, bool at, uint64_t 
     printf("  ");
     out_group_key(stdout, p, o->by, g->first);
     putchar('\n');
-    if (o->by == PROFILE_BY_STACK) out_callers(stdout, p, g->first, "        ", 12);
+    if (folds) out_callers_folded(stdout, folds, g->first, "        ", 12);
   }
+  out_folds_free(folds);
   if (shown < r->n_ranked) printf("(%u more rows: -n 0 shows all)\n", r->n_ranked - shown);
   if (r->n_ranked == 0) printf("(no samples)\n");
 }

@@ -129,10 +129,10 @@ static void damage(SnapshotReader *r, uint64_t at, const char *fmt, ...) {
 
 static void out_of_memory(SnapshotReader *r) { failf(r, "%s: out of memory", r->name); }
 
-// Bytes from the arena (part 1), aligned; NULL (and the reader failed) when memory is short.
-static void *arena(SnapshotReader *r, size_t n) {
-  n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-  Chunk *c = r->chunks;
+// n bytes from the chunks of `list` (part 1); NULL (and the reader failed)
+// when memory is short.
+static void *chunk_bytes(SnapshotReader *r, Chunk **list, size_t n) {
+  Chunk *c = *list;
   if (!c || c->cap - c->used < n) {
     size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
     c = malloc(sizeof *c + cap);
@@ -142,34 +142,23 @@ static void *arena(SnapshotReader *r, size_t n) {
     }
     c->used = 0;
     c->cap = cap;
-    c->next = r->chunks;
-    r->chunks = c;
+    c->next = *list;
+    *list = c;
   }
   void *p = (char *)c->data + c->used;
   c->used += n;
   return p;
 }
 
-// n bytes from a chunk of their own kind (unaligned, packed), for the
-// encoded paths; NULL (and the reader failed) when memory is short.
-static void *packed(SnapshotReader *r, size_t n) {
-  Chunk *c = r->packed;
-  if (!c || c->cap - c->used < n) {
-    size_t cap = n > CHUNK_BYTES ? n : CHUNK_BYTES;
-    c = malloc(sizeof *c + cap);
-    if (!c) {
-      out_of_memory(r);
-      return NULL;
-    }
-    c->used = 0;
-    c->cap = cap;
-    c->next = r->packed;
-    r->packed = c;
-  }
-  void *p = (char *)c->data + c->used;
-  c->used += n;
-  return p;
+// Bytes from the arena (part 1), aligned.
+static void *arena(SnapshotReader *r, size_t n) {
+  n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+  return chunk_bytes(r, &r->chunks, n);
 }
+
+// Bytes for the encoded paths, packed byte to byte (their own chunks: the
+// arena's stay aligned).
+static void *packed(SnapshotReader *r, size_t n) { return chunk_bytes(r, &r->packed, n); }
 
 // Grows *array (of `size`-byte items, *cap of them) to hold `need`.
 static bool grow(SnapshotReader *r, void **array, uint64_t *cap, uint64_t need, size_t size) {
@@ -430,7 +419,6 @@ static uint32_t intern_path(SnapshotReader *r, const RetainPath *p) {
   }
   unsigned char head[10];
   size_t h = (size_t)(put_varint(head, n) - head);
-  // Paths are packed byte to byte (arena() aligns each allocation).
   unsigned char *copy = packed(r, h + n);
   if (!copy) return 0;
   memcpy(copy, head, h);
@@ -1036,16 +1024,12 @@ int snapshot_reader_update(SnapshotReader *r, char *err, size_t err_len) {
 void snapshot_reader_close(SnapshotReader *r) {
   if (!r) return;
   if (r->fd >= 0) close(r->fd);
-  while (r->chunks) {
-    Chunk *next = r->chunks->next;
-    free(r->chunks);
-    r->chunks = next;
-  }
-  while (r->packed) {
-    Chunk *next = r->packed->next;
-    free(r->packed);
-    r->packed = next;
-  }
+  for (Chunk **list = &r->chunks; list; list = list == &r->chunks ? &r->packed : NULL)
+    while (*list) {
+      Chunk *next = (*list)->next;
+      free(*list);
+      *list = next;
+    }
   for (uint32_t i = 0; i < r->n_snaps; i++) {
     free(r->snaps[i]);
     free(r->snap_paths[i]);

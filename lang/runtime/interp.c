@@ -491,6 +491,20 @@ __attribute__((optimize("no-crossjumping"))) static Value interpret(Vm *vm, cons
 #define EQUAL(a, b) ((a) == (b) || (val_is_ptr(a) && val_is_ptr(b) && (SAVE(), ops_equal(vm, a, b))))
 // pc += off; in fuzz builds a jump back (the only way to loop, with calls)
 // burns one step of fuel (burn_fuel).
+// ALLOC2's and ALLOC2_RET's block: p, the pair's 3 words below young_ptr,
+// filled from the registers; off the fast path, the whole instruction runs
+// as ALLOC1 (alloc1_slow) and dispatches the next.
+#define ALLOC2_FAST(p)                                                         \
+  Value *p = vm->young_ptr - 3;                                                \
+  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {                          \
+    SAVE();                                                                    \
+    pc = alloc1_slow(vm, pc, base);                                            \
+    DISPATCH();                                                                \
+  }                                                                            \
+  vm->young_ptr = p;                                                           \
+  p[0] = pc[2];                                                                \
+  p[1] = base[pc[4]];                                                          \
+  p[2] = base[pc[5]]
 #define JUMP(off)                                      \
   do {                                                 \
     int32_t jump_by_ = (off);                          \
@@ -764,16 +778,7 @@ op_RET: RETURN(R(1))
 op_RETK: RETURN(vm->constants[pc[1]])
 op_RETI: RETURN(val_of_int((int32_t)pc[1]))
 op_ALLOC2_RET: {   // ALLOC2's fast path, then RETURN the block (the RET at pc + 6 stays for the slow path)
-  Value *p = vm->young_ptr - 3;
-  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
-    SAVE();
-    pc = alloc1_slow(vm, pc, base);
-    DISPATCH();
-  }
-  vm->young_ptr = p;
-  p[0] = pc[2];
-  p[1] = base[pc[4]];
-  p[2] = base[pc[5]];
+  ALLOC2_FAST(p);
   RETURN(val_of_ptr(p + 1))
 }
 op_ADD_RET: {   // ADD, then RETURN the sum (the RET at pc + 4 stays for the slow path)
@@ -810,16 +815,7 @@ op_ALLOC1: {
   DISPATCH();
 }
 op_ALLOC2: {   // retag_alloc2 (compiler.c): a pair or a cons cell, 3 words
-  Value *p = vm->young_ptr - 3;
-  if (unlikely(GC_IS_BOEHM || p < vm->young_limit)) {
-    SAVE();
-    pc = alloc1_slow(vm, pc, base);
-    DISPATCH();
-  }
-  vm->young_ptr = p;
-  p[0] = pc[2];
-  p[1] = base[pc[4]];
-  p[2] = base[pc[5]];
+  ALLOC2_FAST(p);
   R(1) = val_of_ptr(p + 1);
   pc += 6;
   DISPATCH();

@@ -4,7 +4,9 @@
 // grow_array(p, &cap, need, size, first) returns the array p, of *cap items
 // of `size` bytes, made to hold `need` items: p itself when it already does;
 // else p reallocated to a capacity doubled from *cap (from `first`, >= 1,
-// when *cap is 0) until it holds `need`, and *cap set to it. NULL when the
+// when *cap is 0) until it holds `need`, and *cap set to it; an array still
+// unallocated (p NULL) is allocated even for need 0, so that NULL always
+// means a failure. NULL when the
 // capacity would pass the counter's range (UINT32_MAX; UINT64_MAX for
 // grow_array64), the bytes SIZE_MAX, or realloc fails: then p is untouched
 // and *cap unchanged, and the caller says what failed in its own way (the
@@ -17,6 +19,7 @@
 
 static inline void *grow_array_within(void *p, uint64_t *cap, uint64_t need, size_t size, uint64_t first,
                                       uint64_t max) {
+  if (need == 0 && !p) need = 1;   // an empty array is still an array: NULL means failure alone
   if (need <= *cap) return p;
   if (need > max) return NULL;
   uint64_t n = *cap ? *cap : first;

@@ -15,6 +15,7 @@
 
 #include "../../base/number.h"
 #include "../../base/options.h"
+#include "../../base/grow.h"
 #include "../../base/suggest.h"
 
 static void test_counts(void **state) {
@@ -137,11 +138,32 @@ static void test_options(void **state) {
   }
 }
 
+// grow_array: NULL means a failure alone, so an unallocated array asked for
+// room for nothing is still allocated (memtrace.c's callers' tail asked for
+// 0 items at its first sample: "out of memory (memtrace callstack)").
+static void test_grow_array(void **state) {
+  (void)state;
+  uint32_t cap = 0;
+  uint64_t *p = grow_array(NULL, &cap, 0, sizeof *p, 4);
+  assert_non_null(p);
+  assert_true(cap >= 1);
+  uint64_t *q = grow_array(p, &cap, 0, sizeof *p, 4);
+  assert_ptr_equal(q, p);
+  q = grow_array(q, &cap, 9, sizeof *q, 4);
+  assert_non_null(q);
+  assert_int_equal(cap, 16);
+  uint32_t big = 0;
+  assert_null(grow_array(NULL, &big, (uint64_t)UINT32_MAX + 1, 1, 4));   // past the counter
+  assert_int_equal(big, 0);
+  free(q);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts),
       cmocka_unit_test(test_decimals_and_rates),
       cmocka_unit_test(test_suggest),
+      cmocka_unit_test(test_grow_array),
       cmocka_unit_test(test_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

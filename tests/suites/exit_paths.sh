@@ -67,10 +67,18 @@ for vm in ./vm ./vm-asan; do
   # the first one is still pending because the script is stopped (SIGSTOP).
   "$vm" --memprof-count 0.01 tests/exit/spin.mn > "$tmp/out" 2> "$tmp/err" < /dev/null &
   pid=$!
-  sleep 0.3
+  # CPU time, not a sleep: a background job of a non-interactive shell starts
+  # with SIGINT ignored until the VM installs its handler, and vm-asan on a
+  # loaded machine took longer than a 0.3 s sleep to get there (the signals
+  # were ignored and the loop spun for ever). The guard makes a hang a failure.
+  cpu_wait "$pid" 0.3
   kill -STOP "$pid"; kill -INT "$pid"; kill -INT "$pid"; kill -CONT "$pid"
+  ( sleep 20; kill -KILL "$pid" 2> /dev/null ) &
+  guard=$!
   wait "$pid"
   status=$?
+  kill "$guard" 2> /dev/null
+  wait "$guard" 2> /dev/null
   # Either the first signal was handled (report, 130) or the second killed it
   # (130, maybe no report): both end by SIGINT, neither hangs.
   if [ "$status" -eq 130 ]; then ok; else bad "exit path second SIGINT: exit $status"; fi

@@ -56,6 +56,7 @@
 #include <sys/mman.h>
 
 #include "gc_internal.h"
+#include "../base/hash.h"
 
 enum {
   MAX_ROOT_RUNS = GC_RETAIN_MAX_RUNS / 2,
@@ -100,13 +101,6 @@ typedef struct PathMark {
   GcRetainPath path;       // scratch for the path given out
 } PathMark;
 
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdu;
-  x ^= x >> 33;
-  return x;
-}
-
 // --- targets (part 4) ----------------------------------------------------------
 
 struct GcPathTargets {
@@ -146,7 +140,7 @@ static bool setup_targets(PathMark *m, const GcPathTargets *t) {
   m->mask = cap - 1;
   if (!m->slots) return false;
   for (uint64_t i = 0; i < t->count; i++) {
-    uint64_t h = mix(t->blocks[i]) & m->mask;
+    uint64_t h = hash_mix(t->blocks[i]) & m->mask;
     while (m->slots[h]) h = (h + 1) & m->mask;
     m->slots[h] = (uint32_t)(i + 1);
   }
@@ -163,7 +157,7 @@ static void color_targets(const PathMark *m, unsigned from, unsigned c) {
 
 // The target whose block is v: its index + 1, or 0.
 static uint64_t target_of(const PathMark *m, Value v) {
-  for (uint64_t h = mix(v) & m->mask;; h = (h + 1) & m->mask) {
+  for (uint64_t h = hash_mix(v) & m->mask;; h = (h + 1) & m->mask) {
     uint32_t s = m->slots[h];
     if (!s || m->blocks[s - 1] == v) return s;
   }

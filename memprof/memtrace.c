@@ -74,6 +74,7 @@
 #include "../trace/snapshot_writer.h"
 #include "../trace/writer.h"
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 // A live sampled block's callstack (part 8): slot empty when id == EMPTY_ID.
 typedef struct LiveStack {
@@ -218,10 +219,7 @@ static uint32_t update_runs(Tracer *t, uint32_t u, const MemprofRun *pieces, uin
 
 // --- part 8: the callstacks of live blocks ------------------------------------
 
-static uint64_t id_hash(uint64_t id) {
-  id *= 0x9e3779b97f4a7c15u;
-  return id ^ (id >> 32);
-}
+static uint64_t id_hash(uint64_t id) { return hash_mix(id); }
 
 static void stacks_off(Tracer *t, const char *why) {
   if (!t->stacks_failed) fprintf(stderr, "vm: --memtrace-pprof-dir: %s; no more profiles\n", why);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "sampler.h"
+#include "../base/splitmix.h"
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -44,12 +45,7 @@ uint64_t sampler_next_u64(Sampler *s) {
 
 // splitmix64 expands one seed into the four words of state.
 void sampler_seed(Sampler *s, uint64_t seed) {
-  for (int i = 0; i < 4; i++) {
-    uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    s->s[i] = z ^ (z >> 31);
-  }
+  for (int i = 0; i < 4; i++) s->s[i] = splitmix64_next(&seed);
   s->batch_left = 0;
   s->major_next = 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "stack_trie.h"
+#include "../base/hash.h"
 
 struct StackTrie {
   StackTrieNode *nodes;
@@ -17,10 +18,7 @@ struct StackTrie {
 };
 
 static uint64_t key_hash(uint32_t parent, uint64_t code, uint32_t count) {
-  uint64_t h = code * 0x9e3779b97f4a7c15u ^ ((uint64_t)parent << 32 | count);
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9u;
-  return h ^ (h >> 29);
+  return hash_combine(hash_mix(code), (uint64_t)parent << 32 | count);
 }
 
 static bool grow_slots(StackTrie *t) {

@@ -9,6 +9,7 @@
 //    softly (a flag, nothing written after), so no call aborts and the sink
 //    never receives a message whose bytes were not all meant.
 #include "pprof_writer.h"
+#include "../base/hash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -97,19 +98,6 @@ static void pb_packed(PbBuf *b, unsigned field, const uint64_t *v, size_t n) {
 
 // ---------------------------------------------------------------- interning
 
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
-}
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = n;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x9e3779b97f4a7c15ull;
-  return mix(h);
-}
 
 // Open addressing, linear probing. Invariant: n_slots is a power of two and
 // at most half the slots are used; a slot with id 0 is free.
@@ -216,7 +204,7 @@ bool pprof_sink_fd(void *ctx, const void *bytes, size_t n) {
 int64_t pprof_writer_string(PprofWriter *w, const char *s) {
   if (failed(w)) return 0;
   size_t n = strlen(s);
-  uint64_t h = hash_bytes(s, n);
+  uint64_t h = hash_memory(s, n);
   if (2 * (w->strings.n_used + 1) > w->strings.n_slots && !table_grow(&w->strings)) {
     out_of_memory(w);
     return 0;
@@ -290,7 +278,7 @@ uint64_t pprof_writer_mapping(PprofWriter *w, const char *file) {
 
 uint64_t pprof_writer_function(PprofWriter *w, const char *name, const char *file, int64_t start_line) {
   uint64_t a = (uint64_t)pprof_writer_string(w, name), b = (uint64_t)pprof_writer_string(w, file);
-  uint64_t c = (uint64_t)start_line, h = mix(mix(mix(a) + b) + c);
+  uint64_t c = (uint64_t)start_line, h = hash_combine(hash_combine(hash_mix(a), b), c);
   if (failed(w)) return 0;
   if (2 * (w->functions.n_used + 1) > w->functions.n_slots && !table_grow(&w->functions)) {
     out_of_memory(w);

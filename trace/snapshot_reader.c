@@ -42,6 +42,7 @@
 
 #include "snapshot_reader.h"
 #include "../base/grow.h"
+#include "../base/hash.h"
 
 enum { CHUNK_BYTES = 64 * 1024, HEADER_MAX = RETAIN_MAGIC_BYTES + 1 + 2 * 10 };
 
@@ -260,10 +261,7 @@ static const char *get_name(Cursor *c, const char *what) {
   return c->r->strings[i];
 }
 
-static uint64_t ptr_hash(const char *s) {
-  uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15u;
-  return h ^ (h >> 29);
-}
+static uint64_t ptr_hash(const char *s) { return hash_mix((uint64_t)(uintptr_t)s); }
 
 static void add_string(SnapshotReader *r, const char *s) {
   if (!grow(r, (void **)&r->strings, &r->cap_strings, r->n_strings + 1, sizeof *r->strings)) return;
@@ -375,11 +373,7 @@ static const unsigned char *enc_bytes(const SnapshotReader *r, uint32_t idx, siz
   return in;
 }
 
-static uint64_t bytes_hash(const unsigned char *b, size_t n) {
-  uint64_t h = 0xcbf29ce484222325u;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3u;
-  return h ^ (h >> 31);
-}
+static uint64_t bytes_hash(const unsigned char *b, size_t n) { return hash_memory((const char *)b, n); }
 
 static bool grow_slots(SnapshotReader *r) {
   uint64_t cap = r->slot_cap ? 2 * r->slot_cap : 1024;

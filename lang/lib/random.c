@@ -14,11 +14,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
+#include "../../base/splitmix.h"
 
 // The generator array in g, checked: two ints each in 0 .. 2^32 - 1.
 static Value generator(Vm *vm, Value g, const char *what) {
@@ -40,12 +37,9 @@ static void set_state(Value g, uint64_t s) {
 }
 
 static uint64_t next(Value g) {
-  uint64_t s = state_of(g) + 0x9e3779b97f4a7c15ull;
+  uint64_t s = state_of(g), out = splitmix64_next(&s);
   set_state(g, s);
-  uint64_t z = s;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return out;
 }
 
 // random_seed(g, seed): g's state from an int seed (the seed's bits, mixed

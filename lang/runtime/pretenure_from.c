@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "pretenure_from.h"
+#include "../../base/hash.h"
 #include "../../core/frames.h"
 #include "../../memprof/pretenure.h"
 #include "../../memprof/pretenure_rule.h"
@@ -56,8 +57,7 @@ typedef struct Offline {
 static void *grow(void *p, size_t bytes) { return vm_realloc_or_die(p, bytes, "--pretenure-from"); }
 
 static uint32_t slot_of(const Offline *o, uint64_t code) {
-  uint64_t h = code * 0x9e3779b97f4a7c15ull;
-  uint32_t mask = o->slot_cap - 1, i = (uint32_t)(h >> 32) & mask;
+  uint32_t mask = o->slot_cap - 1, i = (uint32_t)hash_mix(code) & mask;
   while (o->slots[i] && o->sites[o->slots[i] - 1].code != code) i = (i + 1) & mask;
   return i;
 }
@@ -94,7 +94,7 @@ static uint32_t site_index(Offline *o, TraceReader *r, uint64_t code) {
 }
 
 static uint64_t young_slot(const Offline *o, uint64_t id) {
-  uint64_t mask = o->young_cap - 1, i = (id * 0x9e3779b97f4a7c15ull) >> 20 & mask;
+  uint64_t mask = o->young_cap - 1, i = hash_mix(id) & mask;
   while (o->young[i].site && o->young[i].id != id) i = (i + 1) & mask;
   return i;
 }

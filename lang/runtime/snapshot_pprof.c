@@ -169,10 +169,7 @@ typedef struct Locations {
   uint64_t mapping;
 } Locations;
 
-static uint64_t code_hash(uint64_t c) {
-  c *= 0x9e3779b97f4a7c15u;
-  return c ^ (c >> 29);
-}
+static uint64_t code_hash(uint64_t c) { return hash_mix(c); }
 
 static bool grow_locations(Locations *l) {
   uint64_t cap = l->codes ? 2 * (l->mask + 1) : 256;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../base/splitmix.h"
 #include "analysis/live.h"
 #include "analysis/profile.h"
 #include "analysis/stats.h"
@@ -90,12 +91,7 @@ static void test_proportion_interval(void **state) {
 // ---------------------------------------------------------------- coverage
 
 // splitmix64: the simulation's fixed-seed generator.
-static uint64_t mix_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t mix_next(uint64_t *s) { return splitmix64_next(s); }
 
 static uint64_t binomial_draw(uint64_t *s, uint64_t n, double p) {
   uint64_t k = 0;

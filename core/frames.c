@@ -3,6 +3,7 @@
 //  * every key is unique: CALL descriptors are keyed by a CALL's last word,
 //    which is never the first word of an instruction;
 //  * desc->live lists slots of its function's frame, slot 0 first.
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "frames.h"
 #include "namemap.h"
 #include "vm_state.h"
+#include "../base/hash.h"
 
 // An interned live list: count slots, ascending.
 typedef struct LiveList {
@@ -35,9 +37,8 @@ struct FrameTable {
 };
 
 static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) vm_out_of_memory(NULL, "frame table");
-  return p;
+  if (size && n > SIZE_MAX / size) vm_out_of_memory(NULL, "frame table");
+  return memset(vm_realloc_or_die(NULL, n * size, "frame table"), 0, n * size);
 }
 
 static char *dup_str(const char *s) {
@@ -122,12 +123,7 @@ const FrameDesc *frames_debug_desc(const FrameTable *t, uint32_t id, uint32_t *s
   return d;
 }
 
-static uint32_t hash_key(const uint32_t *key, uint32_t mask) {
-  uint64_t h = (uint64_t)(uintptr_t)key;
-  h ^= h >> 17;
-  h *= 0x9e3779b97f4a7c15ull;
-  return (uint32_t)(h >> 32) & mask;
-}
+static uint32_t hash_key(const uint32_t *key, uint32_t mask) { return (uint32_t)hash_mix((uint64_t)(uintptr_t)key) & mask; }
 
 static void insert(FrameTable *t, FrameDesc *d) {
   uint32_t mask = t->cap - 1;

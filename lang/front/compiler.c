@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../base/grow.h"
 #include "../../core/bytecode.h"
 #include "../../core/frames.h"
 #include "../../core/image.h"
@@ -232,20 +233,18 @@ enum { MAX_CTOR_LEAVES = 256 };
 // Small helpers
 // =====================================================================
 
-static void *xrealloc(void *p, size_t bytes) {
-  void *q = realloc(p, bytes ? bytes : 1);
-  if (!q) {
-    vm_out_of_memory(NULL, "compiling");
-  }
-  return q;
-}
+static void *xrealloc(void *p, size_t bytes) { return vm_realloc_or_die(p, bytes, "compiling"); }
 
-#define GROW(ptr, count, cap)                                        \
-  do {                                                               \
-    if ((count) >= (cap)) {                                          \
-      (cap) = (cap) ? (cap) * 2 : 8;                                 \
-      (ptr) = xrealloc((ptr), (size_t)(cap) * sizeof *(ptr));        \
-    }                                                                \
+// Room for one more item at (ptr)[count]: base/grow.h's doubling, from 8.
+#define GROW(ptr, count, cap)                                                        \
+  do {                                                                               \
+    if ((count) >= (cap)) {                                                          \
+      uint64_t cap_ = (uint64_t)(cap);                                               \
+      void *grown_ = grow_array64((ptr), &cap_, (uint64_t)(count) + 1, sizeof *(ptr), 8); \
+      if (!grown_) vm_out_of_memory(NULL, "compiling");                              \
+      (ptr) = grown_;                                                                \
+      (cap) = cap_;                                                                  \
+    }                                                                                \
   } while (0)
 
 static char *xstrdup(const char *s) {

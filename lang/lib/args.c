@@ -3,10 +3,7 @@
 // builtin, raised before any field is read.
 #include <string.h>
 
-#include "args.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 _Noreturn void args_type_error(Vm *vm, const char *what, const char *kind, Value v) {
   gc_raise_error(vm, "type error: %s expects %s, got %s", what, kind, ops_type_name(v));

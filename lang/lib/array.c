@@ -2,12 +2,7 @@
 // primitives.h.
 #include <stdint.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/checked.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 
 
@@ -20,7 +15,7 @@ Value lib_array_make(Vm *vm, Value *args) {
   int64_t n = args_int(vm, args[0], "Array.make");
   if (n < 0) gc_raise_error(vm, "Array.make: negative length %lld", (long long)n);
   if (n > ARRAY_MAX_LENGTH) vm_raise_out_of_memory(vm);
-  if (n == 0) return vm->empty_array;
+  if (n == 0) return native_empty_array(vm);
   Value a = gc_alloc(vm, (uint64_t)n, TAG_ARRAY);
   Value v = args[1];
   if (vm_is_young(vm, a)) {
@@ -33,7 +28,7 @@ Value lib_array_make(Vm *vm, Value *args) {
 
 // The length of v, an array (the empty array included), or a type error.
 static uint64_t array_len(Vm *vm, Value v, const char *what) {
-  if (v == vm->empty_array) return 0;
+  if (v == native_empty_array(vm)) return 0;
   if (!val_has_tag(v, TAG_ARRAY)) gc_raise_error(vm, "type error: %s expects an array, got %s", what, ops_type_name(v));
   return val_wosize(v);
 }

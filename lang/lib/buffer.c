@@ -9,12 +9,7 @@
 // Invariant (checked at every call): 0 <= len <= bytes of the storage.
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/checked.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 // Smallest storage of a buffer, in bytes, and the largest initial storage
 // Buffer.create's size hint asks for.

@@ -15,11 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 enum { FILE_MAX_READ_BYTES = 256u << 20 };
 

@@ -4,10 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 Value lib_float_of_int(Vm *vm, Value *args) {
   return args_float(vm, (double)args_int(vm, args[0], "Float.of_int"));

@@ -1,9 +1,7 @@
 // gc_module.c - the C half of stdlib/gc.mn: collections, statistics, settings, verifier.
 #include <stdio.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
+#include "native.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"
 #include "../../memprof/memprof.h"

@@ -2,7 +2,7 @@
 // add and replace. Contract for every primitive: primitives.h.
 //
 // A table is hashtbl.mn's record {size, data}, made by hashtbl_make with a
-// shape of its own (vm->hashtbl_shape); the other primitives take its
+// shape of its own (native_hashtbl_shape); the other primitives take its
 // `data`, an array of buckets, each a list of (key, value) pairs, newest
 // first. Key k lives in bucket hash(k) % length(data) and is found by == (the
 // prelude's hash and ==: ops_hash, ops_equal), exactly as the Minnow
@@ -12,10 +12,7 @@
 // "corrupt table" error, never a crash. Lists are immutable, so a walk ends.
 #include <stdint.h>
 
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 // The bucket index of key k in `data`, or a corrupt-table error naming `what`.
 static uint64_t bucket_index(Vm *vm, Value data, Value k, const char *what) {
@@ -43,11 +40,11 @@ static Value find_cell(Vm *vm, Value bucket, Value k, const char *what) {
 }
 
 // hashtbl_make(data): a new table {size: 0, data}, of the private shape
-// vm->hashtbl_shape (vm_state.h): what makes a record a Hashtbl in the end
+// native_hashtbl_shape (native.h): what makes a record a Hashtbl in the end
 // state's names (lang/runtime/path_names.c).
 Value lib_hashtbl_make(Vm *vm, Value *args) {
   Value table = gc_alloc(vm, 3, TAG_RECORD);
-  val_fields(table)[0] = val_of_int(vm->hashtbl_shape);
+  val_fields(table)[0] = val_of_int(native_hashtbl_shape(vm));
   val_fields(table)[1] = val_of_int(0);
   val_fields(table)[2] = args[0];
   return table;

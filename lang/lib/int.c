@@ -2,10 +2,7 @@
 // primitives.h.
 #include <math.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 Value lib_int_of_float(Vm *vm, Value *args) {
   double x = args_number(vm, args[0], "Int.of_float");

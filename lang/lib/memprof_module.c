@@ -36,9 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
+#include "native.h"
 #include "../runtime/shapes.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"

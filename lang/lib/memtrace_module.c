@@ -4,8 +4,7 @@
 // every primitive: primitives.h.
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
+#include "native.h"
 #include "../runtime/snapshots.h"
 #include "../../core/vm_state.h"
 #include "../../gc/gc.h"

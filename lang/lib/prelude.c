@@ -2,11 +2,7 @@
 // eprintln, str, repr, repr_cut, raise, compare, hash. Contract for every primitive: primitives.h.
 #include <stdio.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 Value lib_print(Vm *vm, Value *args) {
   ops_print(vm, stdout, args[0], false);

@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 enum { STDIN_MAX_READ_BYTES = 256u << 20 };
 

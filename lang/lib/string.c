@@ -5,12 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/checked.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 
 

@@ -5,11 +5,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "args.h"
-#include "primitives.h"
-#include "../runtime/ops.h"
-#include "../../core/vm_state.h"
-#include "../../gc/gc.h"
+#include "native.h"
 
 // Sys.argv(): [script, args...], built from the end.
 Value lib_sys_argv(Vm *vm, Value *args) {
@@ -17,8 +13,10 @@ Value lib_sys_argv(Vm *vm, Value *args) {
   Value list = VAL_EMPTY, s = VAL_NIL;
   vm_push_root(vm, &list);
   vm_push_root(vm, &s);
-  for (int i = vm->argc - 1; i >= 0; i--) {
-    s = ops_string(vm, vm->argv[i], strlen(vm->argv[i]));
+  int argc;
+  char *const *argv = native_argv(vm, &argc);
+  for (int i = argc - 1; i >= 0; i--) {
+    s = ops_string(vm, argv[i], strlen(argv[i]));
     Value cell = gc_alloc(vm, 2, TAG_CONS);
     val_fields(cell)[0] = s;
     val_fields(cell)[1] = list;

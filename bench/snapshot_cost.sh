@@ -11,7 +11,9 @@
 #      cost alike):  A --memtrace-no-end-state;  B the end state (the default);
 #      C --memtrace-no-end-state with `Gc.major()` appended;  D the same with
 #      `Gc.full_major()`. End state = B - A, one major collection = C - A,
-#      Gc.full_major() = D - A. Floor: (B - A) / (C - A) <= 1.1.
+#      Gc.full_major() = D - A. Floor: (B - A) / (D - A) <= 1.1 (the issue's "one
+#      full major collection": one Gc.full_major(), as for the pause's floor);
+#      (B - A) / (C - A), against one cycle alone, is printed beside it.
 #   2. "<= 1 % of deep_map 10000 40's instructions when no sampled block
 #      survives": deep_map 10000 40 at RATE, seeds 1.. until one whose end
 #      state has no live sample (the end record's live samples; then 1e-5);
@@ -172,16 +174,21 @@ if os.path.exists(end_csv):
     print("## The end state against one major collection (callgrind Ir, differences of whole runs)\n")
     print("| case | seed | rate | live samples at the end | end state Ir | Gc.major() Ir | Gc.full_major() Ir | end / major | end / full_major | end / run |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    worst = 0
+    worst = worst_major = 0
     for r in rows:
         a, b, c, d = (num(r[k]) for k in ("ir_no_end_state", "ir_end_state", "ir_gc_major", "ir_gc_full_major"))
         e, m, f = b - a, c - a, d - a
         ratio = e / m if m else float("nan")
         if not r["case"].startswith("deep_map 10000 40"):
-            worst = max(worst, ratio)
+            worst = max(worst, e / f if f else float("nan"))
+            worst_major = max(worst_major, ratio)
         print(f"| {r['case']} | {r['seed']} | {r['rate']} | {r['live_samples_at_end']} | {e / 1e6:.2f} M | {m / 1e6:.2f} M | "
               f"{f / 1e6:.2f} M | {ratio:.2f} | {e / f if f else float('nan'):.2f} | {100 * e / a:.2f} % |")
-    print(f"\nend state / one major collection, worst over the bench programs: {worst:.2f} (floor <= 1.1: {'met' if worst <= 1.1 else 'MISSED'})")
+    # The floor's "one full major collection" is one Gc.full_major() (two cycles, as
+    # OCaml's), the same reference as the pause's floor (snapshot_pause.sh); one
+    # cycle alone (Gc.major()) is printed too, a stricter figure.
+    print(f"\nend state / one Gc.full_major(), worst over the bench programs: {worst:.2f} (floor <= 1.1: {'met' if worst <= 1.1 else 'MISSED'})")
+    print(f"end state / one major cycle (Gc.major()), worst: {worst_major:.2f} (not the floor's reference; 1.1 would be {'met' if worst_major <= 1.1 else 'missed'})")
     dm = [r for r in rows if r["case"].startswith("deep_map 10000 40") and r["live_samples_at_end"] == "0"]
     if dm:
         r = dm[-1]

@@ -13,8 +13,9 @@ FUZZ_READER_DIR := tests/fuzz/reader
 FUZZ_SECONDS ?= 600
 FUZZ_CC ?= afl-clang-fast
 FUZZ_OUT ?= build/fuzz/reader-out
+FUZZ_PAIR_OUT ?= build/fuzz/pair-out
 
-.PHONY: fuzz-reader fuzz-reader-seeds
+.PHONY: fuzz-reader fuzz-reader-seeds fuzz-pair fuzz-pair-seeds
 
 build/fuzz/fuzz_reader: $(FUZZ_READER_DIR)/fuzz_reader.c $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
@@ -26,6 +27,31 @@ build/asan/fuzz_reader_replay: $(FUZZ_READER_DIR)/fuzz_reader.c $(call obj,asan,
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
 test: build/asan/fuzz_reader_replay
+
+# The pair target (tests/fuzz/reader/fuzz_pair.c): a trace and its snapshot
+# file in one input, read together by the trace tool's commands (their
+# cmd_* functions: every tool source but main.c).
+#   make fuzz-pair [FUZZ_SECONDS=600] [FUZZ_PAIR_OUT=build/fuzz/pair-out]   as
+#       fuzz-reader, from tests/fuzz/reader/pairs/; crashes and hangs into
+#       tests/fuzz/reader/crashes/ (*.pair)
+#   make fuzz-pair-seeds   regenerate the pairs (tests/fuzz/reader/pair_seeds.sh)
+FUZZ_PAIR_SRC := $(FUZZ_READER_DIR)/fuzz_pair.c $(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)) \
+    $(TRACE_SRC) $(BASE_SRC)
+build/fuzz/fuzz_pair: $(FUZZ_PAIR_SRC) $(wildcard trace/*.h base/*.h tools/memtrace_cli/*/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $(FUZZ_PAIR_SRC) -lm -lz
+build/asan/fuzz_pair_replay: $(FUZZ_READER_DIR)/fuzz_pair.c \
+    $(call obj,asan,$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)) $(TRACE_SRC) $(BASE_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
+test: build/asan/fuzz_pair_replay
+
+fuzz-pair: build/fuzz/fuzz_pair
+	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_OUT='$(FUZZ_PAIR_OUT)' FUZZ_TARGET=build/fuzz/fuzz_pair FUZZ_CORPUS=$(FUZZ_READER_DIR)/pairs bash $(FUZZ_READER_DIR)/fuzz.sh
+
+fuzz-pair-seeds: vm tools/memtrace build/release/tests/fuzz_trace_gen
+	bash $(FUZZ_READER_DIR)/pair_seeds.sh
 
 fuzz-reader: build/fuzz/fuzz_reader
 	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_OUT='$(FUZZ_OUT)' bash $(FUZZ_READER_DIR)/fuzz.sh

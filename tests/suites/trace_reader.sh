@@ -13,6 +13,12 @@
 #      file and byte, no sanitizer report.
 #   5. The fuzz corpus and tests/fuzz/reader/crashes/* on the ASan builds of
 #      memtrace and of the fuzz harness (build/asan/fuzz_reader_replay).
+#      The pair target's corpus (tests/fuzz/reader/pairs/*, and saved
+#      crashes/*.pair: a trace and its snapshot file in one input) through
+#      its ASan+UBSan harness (build/asan/fuzz_pair_replay: info, leaks,
+#      paths, paths --by holder, top --live --by holder, diff --by holder,
+#      pprof --at, then the follow-mode reading), in one process; on a
+#      failure each input again alone, to name it.
 #      The issue-23 examples (tests/fuzz/trace_gen.c's gen-span-40s,
 #      gen-frames-limit, gen-frames-repeat): refused at the right byte, or
 #      read whole.
@@ -166,6 +172,31 @@ if [ -x build/asan/fuzz_reader_replay ]; then
   done
 else
   bad "build/asan/fuzz_reader_replay is not built"
+fi
+
+pairs=()
+for f in tests/fuzz/reader/pairs/* tests/fuzz/reader/crashes/*.pair; do [ -f "$f" ] && pairs+=("$f"); done
+if [ ! -x build/asan/fuzz_pair_replay ]; then
+  bad "build/asan/fuzz_pair_replay is not built"
+elif [ ${#pairs[@]} -lt 100 ]; then
+  bad "tests/fuzz/reader/pairs holds ${#pairs[@]} inputs (make fuzz-pair-seeds)"
+else
+  timeout 300 build/asan/fuzz_pair_replay "${pairs[@]}" > /dev/null 2> "$tmp/err"
+  status=$?
+  if [ $status -eq 0 ] && [ ! -s "$tmp/err" ]; then
+    for f in "${pairs[@]}"; do ok; done
+  else
+    before=$fail
+    head -c 2000 "$tmp/err" > "$tmp/batch.err"
+    for f in "${pairs[@]}"; do
+      timeout 60 build/asan/fuzz_pair_replay "$f" > /dev/null 2> "$tmp/err"
+      status=$?
+      check "pair harness (ASan) on $f: exit $status $(grep -m1 -E 'Sanitizer|runtime error' "$tmp/err")" \
+        '[ $status -eq 0 ] && [ ! -s "$tmp/err" ]'
+    done
+    # Each alone clean, together not: state carried from one input to the next.
+    [ $fail -eq $before ] && bad "pair harness (ASan) on all pairs in one process: exit $status, each alone clean: $(cat "$tmp/batch.err")"
+  fi
 fi
 
 # The issue's examples (tests/fuzz/trace_gen.c writes them): a packet

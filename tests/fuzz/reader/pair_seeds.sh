@@ -73,6 +73,7 @@ for t in "$tmp"/gen-snap-*.ctf "$tmp"/gen-lie-*.ctf; do
 done
 for r in "$tmp"/gen-snap-*.*.retain; do
   what=$(basename "$r" .retain)        # gen-snap-NAME.WHAT
+  [ "${what##*.}" = ctf ] && continue  # the whole file: packed above
   pack "$out/$what.pair" "$tmp/${what%%.*}.ctf" "$r" 0
 done
 

@@ -17,15 +17,16 @@ FUZZ_PAIR_OUT ?= build/fuzz/pair-out
 
 .PHONY: fuzz-reader fuzz-reader-seeds fuzz-pair fuzz-pair-seeds
 
-build/fuzz/fuzz_reader: $(FUZZ_READER_DIR)/fuzz_reader.c $(TRACE_SRC) $(wildcard trace/*.h)
+build/fuzz/fuzz_reader: $(FUZZ_READER_DIR)/fuzz_reader.c $(FUZZ_READER_DIR)/fuzz_main.h $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $(FUZZ_READER_DIR)/fuzz_reader.c $(TRACE_SRC)
 
 # The harness without afl: replays the files named on its command line.
-build/asan/fuzz_reader_replay: $(FUZZ_READER_DIR)/fuzz_reader.c $(call obj,asan,$(TRACE_SRC))
+build/asan/fuzz_reader_replay: $(FUZZ_READER_DIR)/fuzz_reader.c $(FUZZ_READER_DIR)/fuzz_main.h \
+    $(call obj,asan,$(TRACE_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $^ $(LDLIBS)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $(filter-out %.h,$^) $(LDLIBS)
 test: build/asan/fuzz_reader_replay
 
 # The pair target (tests/fuzz/reader/fuzz_pair.c): a trace and its snapshot
@@ -37,14 +38,14 @@ test: build/asan/fuzz_reader_replay
 #   make fuzz-pair-seeds   regenerate the pairs (tests/fuzz/reader/pair_seeds.sh)
 FUZZ_PAIR_SRC := $(FUZZ_READER_DIR)/fuzz_pair.c $(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)) \
     $(TRACE_SRC) $(BASE_SRC)
-build/fuzz/fuzz_pair: $(FUZZ_PAIR_SRC) $(wildcard trace/*.h base/*.h tools/memtrace_cli/*/*.h)
+build/fuzz/fuzz_pair: $(FUZZ_PAIR_SRC) $(FUZZ_READER_DIR)/fuzz_main.h $(wildcard trace/*.h base/*.h tools/memtrace_cli/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O2 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $(FUZZ_PAIR_SRC) -lm -lz
-build/asan/fuzz_pair_replay: $(FUZZ_READER_DIR)/fuzz_pair.c \
+build/asan/fuzz_pair_replay: $(FUZZ_READER_DIR)/fuzz_pair.c $(FUZZ_READER_DIR)/fuzz_main.h \
     $(call obj,asan,$(filter-out tools/memtrace_cli/main.c,$(MEMTRACE_SRC)) $(TRACE_SRC) $(BASE_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $^ $(LDLIBS) -lz
+	$(CC) $(CSTD) $(WARN) $(CFLAGS_asan) -o $@ $(filter-out %.h,$^) $(LDLIBS) -lz
 test: build/asan/fuzz_pair_replay
 
 fuzz-pair: build/fuzz/fuzz_pair

@@ -43,6 +43,7 @@
 #include "../../../tools/memtrace_cli/analysis/kept.h"
 #include "../../../tools/memtrace_cli/analysis/snapshots.h"
 #include "../../../tools/memtrace_cli/commands/commands.h"
+#include "fuzz_main.h"
 
 enum { PAIR_HEADER = 16 };
 static const char pair_magic[8] = {'M', 'N', 'T', 'P', 'A', 'I', 'R', '1'};
@@ -206,30 +207,4 @@ static void setup(void) {
   if (!(null_stream = fopen("/dev/null", "w"))) abort();
 }
 
-#ifdef __AFL_FUZZ_TESTCASE_LEN
-__AFL_FUZZ_INIT();
-
-int main(void) {
-  setup();
-  __AFL_INIT();
-  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
-  while (__AFL_LOOP(10000)) run(buf, (size_t)__AFL_FUZZ_TESTCASE_LEN);
-  return 0;
-}
-#else
-int main(int argc, char **argv) {
-  setup();
-  for (int i = 1; i < argc; i++) {
-    FILE *f = fopen(argv[i], "rb");
-    if (!f) {
-      perror(argv[i]);
-      return 1;
-    }
-    static unsigned char buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    run(buf, n);
-  }
-  return 0;
-}
-#endif
+FUZZ_MAIN(setup, run)

@@ -21,6 +21,7 @@
 
 #include "../../../trace/reader.h"
 #include "../../../trace/snapshot_reader.h"
+#include "fuzz_main.h"
 
 static void consume(TraceReader *r) {
   TraceEvent ev;
@@ -113,28 +114,6 @@ static void run(const unsigned char *data, size_t len) {
   close(writer);
 }
 
-#ifdef __AFL_FUZZ_TESTCASE_LEN
-__AFL_FUZZ_INIT();
+static void no_setup(void) {}
 
-int main(void) {
-  __AFL_INIT();
-  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
-  while (__AFL_LOOP(10000)) run(buf, (size_t)__AFL_FUZZ_TESTCASE_LEN);
-  return 0;
-}
-#else
-int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    FILE *f = fopen(argv[i], "rb");
-    if (!f) {
-      perror(argv[i]);
-      return 1;
-    }
-    static unsigned char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    run(buf, n);
-  }
-  return 0;
-}
-#endif
+FUZZ_MAIN(no_setup, run)

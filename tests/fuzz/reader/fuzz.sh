@@ -17,8 +17,13 @@ rm -rf "$out"
 mkdir -p tests/fuzz/reader/crashes
 mkdir -p "$out"
 export AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1
-# ASan needs no memory limit (-m none); a test case gets 1 s (-t 1000).
-nice -n 19 afl-fuzz -i "$corpus" -o "$out" -m none -t 1000 -V "$seconds" -- "$target" \
+# ASan needs no memory limit (-m none); a test case gets FUZZ_TIMEOUT ms (-t):
+# 1 s for the reader; 3 s for a pair (seven commands, each reading both
+# files: about 0.1 s of CPU under ASan, and several times that in wall-clock
+# time on a loaded machine, which afl++ would otherwise save as hangs).
+timeout_ms=${FUZZ_TIMEOUT:-1000}
+[ -z "${FUZZ_TIMEOUT:-}" ] && [ "$ext" = pair ] && timeout_ms=3000
+nice -n 19 afl-fuzz -i "$corpus" -o "$out" -m none -t "$timeout_ms" -V "$seconds" -- "$target" \
   > "$out/afl.log" 2>&1
 status=$?
 stats=$(find "$out" -name fuzzer_stats | head -1)

@@ -18,7 +18,10 @@
 #      its ASan+UBSan harness (build/asan/fuzz_pair_replay: info, leaks,
 #      paths, paths --by holder, top --live --by holder, diff --by holder,
 #      pprof --at, then the follow-mode reading), in one process; on a
-#      failure each input again alone, to name it.
+#      failure each input again alone, to name it. The generator's lying
+#      pairs (a block the trace does not have alive, an end state of another
+#      count, a snapshot past the trace's end) unpacked: refused, naming
+#      what disagrees, or the snapshot said not usable.
 #      The issue-23 examples (tests/fuzz/trace_gen.c's gen-span-40s,
 #      gen-frames-limit, gen-frames-repeat): refused at the right byte, or
 #      read whole.
@@ -198,6 +201,32 @@ else
     [ $fail -eq $before ] && bad "pair harness (ASan) on all pairs in one process: exit $status, each alone clean: $(cat "$tmp/batch.err")"
   fi
 fi
+
+# The generator's lying pairs (trace_gen --lies), unpacked: what the tools
+# make of a snapshot file that is well formed but not the trace's story.
+unpack_pair() {  # pair, trace out (its snapshot file: out.retain)
+  local t
+  t=$(od -An -tu4 -j8 -N4 "$1" | tr -d ' ')
+  tail -c +17 "$1" | head -c "$t" > "$2"
+  tail -c +$((17 + t)) "$1" > "$2.retain"
+}
+lie_case() {  # lie, command, wanted status, pattern wanted on stderr and stdout
+  local f=tests/fuzz/reader/pairs/gen-lie-$1.pair
+  if [ ! -f "$f" ]; then
+    bad "$f is missing (make fuzz-pair-seeds)"
+    return
+  fi
+  unpack_pair "$f" "$tmp/lie.ctf"
+  tools/memtrace $2 "$tmp/lie.ctf" > "$tmp/lie.out" 2> "$tmp/lie.err"
+  local status=$? want=$3 pattern=$4
+  check "memtrace $2 on the pair gen-lie-$1: exit $status (want $want), $(head -c 300 "$tmp/lie.err")" \
+    '[ $status -eq $want ] && cat "$tmp/lie.err" "$tmp/lie.out" | grep -q "$pattern"'
+}
+lie_case unknown-id leaks 1 "lists allocation [0-9]*, which the trace does not have alive then"
+lie_case collected leaks 1 "snapshot 0 lists allocation [0-9]*, which the trace does not have alive then"
+lie_case end-count leaks 1 "its end state was made for a trace of [0-9]* allocations; this one has [0-9]*"
+lie_case end-count paths 1 "its end state was made for a trace of [0-9]* allocations"
+lie_case count-past info 0 "snapshot 2 .*not usable: the trace read stops before it"
 
 # The issue's examples (tests/fuzz/trace_gen.c writes them): a packet
 # spanning 40 s is refused at its last time's field, not read as 6.4 s; a

@@ -51,7 +51,7 @@ test: build/asan/fuzz_pair_replay
 fuzz-pair: build/fuzz/fuzz_pair
 	FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_OUT='$(FUZZ_PAIR_OUT)' FUZZ_TARGET=build/fuzz/fuzz_pair FUZZ_CORPUS=$(FUZZ_READER_DIR)/pairs bash $(FUZZ_READER_DIR)/fuzz.sh
 
-fuzz-pair-seeds: vm tools/memtrace build/release/tests/fuzz_trace_gen
+fuzz-pair-seeds: vm build/release/tests/fuzz_trace_gen
 	bash $(FUZZ_READER_DIR)/pair_seeds.sh
 
 fuzz-reader: build/fuzz/fuzz_reader

@@ -4,10 +4,11 @@
 # one input (tests/fuzz/reader/fuzz_pair.c says the layout: "MNTPAIR1", the
 # trace's length, an options byte and its value, then both files).
 #   vm-*      real runs of ./vm: bench/servers programs and examples, small
-#             rates and request counts, snapshots on a period (3 to 13 of
-#             them: the timer's, so not byte for byte the same each time) or
-#             at each new peak, and the end state; each pair in three option
-#             sets.
+#             rates and request counts, snapshots on a period (the timer's)
+#             or at each new peak, and the end state; each pair in three
+#             option sets. These (and mix-vm-*) differ from one
+#             regeneration to the next (pid, times, how many snapshots the
+#             timer takes); the generator's pairs are byte for byte the same.
 #   gen-*     tests/fuzz/trace_gen.c's traces with their snapshot files
 #             (gen-snap-NAME), with each structure-aware copy of the file
 #             (cut, damaged), and its pairs that lie (gen-lie-NAME: a

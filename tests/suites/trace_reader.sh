@@ -227,6 +227,7 @@ lie_case collected leaks 1 "snapshot 0 lists allocation [0-9]*, which the trace 
 lie_case end-count leaks 1 "its end state was made for a trace of [0-9]* allocations; this one has [0-9]*"
 lie_case end-count paths 1 "its end state was made for a trace of [0-9]* allocations"
 lie_case count-past info 0 "snapshot 2 .*not usable: the trace read stops before it"
+lie_case count-back info 0 "snapshot 1 .*not usable: it counts [0-9]* allocations, fewer than the [0-9]* of the snapshot before it"
 
 # The issue's examples (tests/fuzz/trace_gen.c writes them): a packet
 # spanning 40 s is refused at its last time's field, not read as 6.4 s; a

@@ -470,6 +470,11 @@ static void check_header(Snapshots *s, const TraceReaderInfo *info, uint64_t all
     }
     if (!(snap->end.flags & RETAIN_COLLECTED))
       unusable(st, "no collection ran (%s)", *snap->end.reason ? snap->end.reason : "no reason given");
+    // A run's snapshots follow its allocations: one that counts fewer than
+    // the snapshot before it was not written by this run after that one.
+    if (k > 0 && snap->alloc_count < s->snaps[k - 1].s->alloc_count)
+      unusable(st, "it counts %" PRIu64 " allocations, fewer than the %" PRIu64 " of the snapshot before it: not this run's series",
+               snap->alloc_count, s->snaps[k - 1].s->alloc_count);
   }
 }
 

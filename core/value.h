@@ -77,9 +77,11 @@ enum {
                      // 4 fields, its callers' innermost TAG_CALLERS node or nil, its
                      // site's debug-entry id (int), the frames Memprof.frames shows
                      // (int, 0: all), the profile's records (array)
-  TAG_CALLERS = 7,   // a run of callers of memprof callstacks (memprof_module.c): 4 fields,
+  TAG_CALLERS = 7,   // a run of callers of memprof callstacks (memprof_module.c): 7 fields,
                      // the node of the run below or nil, the return address (int), the
-                     // callers up to and including the run (int), its frames (list) or nil
+                     // callers up to and including the run (int), its frames (list) or nil,
+                     // the node below its whole run or nil, its run's cells (array) or nil,
+                     // the cells of a run above it (array) or nil
   TAG_NO_SCAN = 250,  // tags >= this hold no Values; the GC does not look inside
   TAG_BYTES = 250,  // mutable bytes owned by one C structure (a buffer's storage);
                     // never handed to Minnow code, never read as a string

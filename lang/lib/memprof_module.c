@@ -11,25 +11,38 @@
 //    recursion is one run, whatever its depth) and hands a sample the runs
 //    its capture walked (tracker.h, MemprofSample.runs). The module keeps
 //    one node per run (TAG_CALLERS, core/value.h: the node of the run below
-//    it, the return address, the callers up to and including the run, and
-//    the run's frames as a list once read), shared by every sample whose
-//    callers include it: `path` holds the nodes of the previous sample's
-//    callers, whose first `valid` callers are still right, and a sample makes
-//    nodes only for the runs past its `unchanged` callers (a node that
-//    straddles that point is cut: one node). The callstack the callback gets
-//    (TAG_CALLSTACK) names the innermost run's node, the site's debug entry,
-//    the frames Memprof.frames shows and the profile's records.
+//    it, the return address, the callers up to and including the run, the
+//    run's frames as a list once read, its base, its cells, and the cells
+//    of a run above it: part 2), shared by every sample whose callers
+//    include it: `path` holds the nodes of the previous sample's callers,
+//    whose first `valid` callers are still right, and a sample makes nodes
+//    only for the runs past its `unchanged` callers (a node that straddles
+//    that point is cut: one node; a node the path held at the same place,
+//    alike and on the same node below, is taken again). The callstack the
+//    callback gets (TAG_CALLSTACK) names the innermost run's node, the
+//    site's debug entry, the frames Memprof.frames shows and the profile's
+//    records.
 // 2. Frames become Minnow values only when Memprof.frames reads them: one
 //    record per debug entry (a call site), made the first time it is read and
 //    kept in `records` (an array by debug-entry id, held by the profile and
 //    by its callstacks: the records are shared). A whole callstack (no
-//    callstack_size) is its site's record on the list of its callers' frames,
-//    which each node makes once, on the list of the nodes below it, and
-//    keeps: each caller frame becomes a list cell once, however many samples
-//    share it and however often they are read. A callstack cut by
-//    callstack_size gets fresh cells for the frames it shows. Reading a
-//    sample's frames thus costs the frames no earlier read made, and a
-//    callback that does not read them pays nothing for them.
+//    callstack_size) is its site's record on the list of its callers'
+//    frames, which each node takes once from its run's cells and keeps. A
+//    run's nodes (one return address repeated: consecutive nodes of one
+//    frame) share their base (the node below the run) and its cells: cell j
+//    is the list of the run's first j + 1 frames on the base's list, made
+//    once, outermost first; a node's list is the cell of its callers past
+//    the base's. The base keeps the cells of the last run of another frame
+//    read above it, so a recursion that returns and goes down again, on the
+//    same base, finds its cells made (its base taken again: part 1): each
+//    frame becomes a list cell once, however many samples and descents
+//    share it and however often they are read. The cells are Minnow arrays
+//    and cons cells on the heap, reached from the nodes (so from the path,
+//    a GC root, and from any callstack a program keeps), written through the
+//    barrier. A callstack cut by callstack_size gets fresh cells for the
+//    frames it shows. Reading a sample's frames thus costs the frames no
+//    earlier read made, and a callback that does not read them pays nothing
+//    for them.
 // 3. Per sample, besides its new runs: the callstack (4 fields) and the info
 //    record (its shape found once, `info_shape`; its source a string made
 //    once).
@@ -50,7 +63,11 @@ static const char *const callback_names[CB_COUNT] = {"alloc_minor", "alloc_major
                                                      "dealloc_minor", "dealloc_major"};
 
 // Fields of a callers node (TAG_CALLERS) and of a callstack (TAG_CALLSTACK).
-enum { RUN_BELOW, RUN_FRAME, RUN_END, RUN_LIST, RUN_FIELDS };
+enum { RUN_BELOW, RUN_FRAME, RUN_END, RUN_LIST, RUN_BASE, RUN_CELLS, RUN_ABOVE, RUN_FIELDS };
+// Fields of a run's cells (an array, part 2): the return address, how many
+// cells are made, and the array holding them (cell j: the list of the run's
+// first j + 1 frames' records on its base's list).
+enum { CELLS_FRAME, CELLS_BUILT, CELLS_STORE, CELLS_FIELDS };
 enum { CS_CALLERS, CS_SITE, CS_SHOWN, CS_RECORDS, CS_FIELDS };
 // The longest inlining chain a frame is shown with (DebugInfo.inlined_into).
 enum { MAX_CHAIN = 64 };
@@ -85,7 +102,8 @@ static Value frame_value(MemprofFrame f) { return val_of_int((int64_t)(uintptr_t
 static MemprofFrame frame_of(Value v) { return (MemprofFrame)(uintptr_t)val_to_int(v); }
 static uint32_t run_end(Value node) { return node == VAL_NIL ? 0 : (uint32_t)val_to_int(val_field(node, RUN_END)); }
 
-// A node for `frame` as the callers up to `end`, on `below`. May GC.
+// A node for `frame` as the callers up to `end`, on `below`; its base is the
+// node below its whole run (the nearest one below with another frame). May GC.
 static Value new_run(Vm *vm, Value below, MemprofFrame frame, uint32_t end) {
   vm_push_root(vm, &below);
   Value node = gc_alloc(vm, RUN_FIELDS, TAG_CALLERS);
@@ -95,21 +113,10 @@ static Value new_run(Vm *vm, Value below, MemprofFrame frame, uint32_t end) {
   f[RUN_FRAME] = frame_value(frame);
   f[RUN_END] = val_of_int(end);
   f[RUN_LIST] = VAL_NIL;
+  f[RUN_BASE] = below != VAL_NIL && val_field(below, RUN_FRAME) == f[RUN_FRAME] ? val_field(below, RUN_BASE) : below;
+  f[RUN_CELLS] = VAL_NIL;
+  f[RUN_ABOVE] = VAL_NIL;
   return node;
-}
-
-// The list of a node cut from `node` by dropping its innermost `dropped`
-// callers: node's list without their cells (each caller is as many cells as
-// its debug entry's inlining chain is long), or nil when node has none yet.
-static Value list_suffix(Vm *vm, Value node, uint32_t dropped) {
-  Value list = val_field(node, RUN_LIST);
-  if (list == VAL_NIL) return VAL_NIL;
-  uint64_t per = 0;
-  for (const DebugInfo *d = memprof_frame_debug(vm, frame_of(val_field(node, RUN_FRAME))); d && per < MAX_CHAIN;
-       d = d->inlined_into)
-    per++;
-  for (uint64_t k = per * dropped; k > 0; k--) list = val_field(list, 1);
-  return list;
 }
 
 // Room for `n` nodes in t->path, its first t->path_len kept. May GC.
@@ -132,11 +139,16 @@ static void reserve_path(Vm *vm, ClosureTracker *t, uint32_t n) {
 
 // Appends a run of `count` callers returning to `frame` to the path. May GC;
 // the path stays whole if it raises.
+// A node the path held at that place before, on the same node below and
+// alike, is taken again (with the lists and cells it keeps: part 2).
 static void push_run(Vm *vm, ClosureTracker *t, MemprofFrame frame, uint32_t count) {
   reserve_path(vm, t, t->path_len + 1);
   Value below = t->path_len ? val_field(t->path, t->path_len - 1) : VAL_NIL;
   uint32_t end = t->valid + count;
-  Value node = new_run(vm, below, frame, end);
+  Value node = val_field(t->path, t->path_len);
+  if (node == VAL_NIL || val_field(node, RUN_BELOW) != below || val_field(node, RUN_FRAME) != frame_value(frame) ||
+      val_field(node, RUN_END) != val_of_int(end))
+    node = new_run(vm, below, frame, end);
   gc_write(vm, t->path, t->path_len, node);
   t->path_end[t->path_len++] = end;
   t->valid = end;
@@ -156,7 +168,7 @@ static Value sample_callers(Vm *vm, ClosureTracker *t, const MemprofSample *s) {
     Value old = val_field(t->path, n - 1);
     Value node = new_run(vm, val_field(old, RUN_BELOW), frame_of(val_field(old, RUN_FRAME)), u);
     old = val_field(t->path, n - 1);
-    gc_write(vm, node, RUN_LIST, list_suffix(vm, old, t->valid - u));
+    gc_write(vm, node, RUN_CELLS, val_field(old, RUN_CELLS));
     gc_write(vm, t->path, n - 1, node);
     t->path_end[n - 1] = u;
     t->valid = u;
@@ -345,28 +357,108 @@ static Value frame_record(Vm *vm, Value *records, const DebugInfo *d) {
   return rec;
 }
 
-// `list` with d's records (its inlining chain, innermost first) in front,
-// `times` times. May GC: *list and *records are roots of the caller's.
-static void push_frames(Vm *vm, Value *list, Value *records, const DebugInfo *d, uint64_t times) {
+// `list` with d's records (its inlining chain, innermost first) in front.
+// May GC: *list and *records are roots of the caller's.
+static void push_frames(Vm *vm, Value *list, Value *records, const DebugInfo *d) {
   const DebugInfo *chain[MAX_CHAIN];
   uint32_t n = 0;
   for (; d && n < MAX_CHAIN; d = d->inlined_into) chain[n++] = d;
   while (n > 0) {
     Value rec = frame_record(vm, records, chain[--n]);
     vm_push_root(vm, &rec);
-    for (uint64_t k = 0; k < times; k++) {
-      Value cell = gc_alloc(vm, 2, TAG_CONS);
-      val_fields(cell)[0] = rec;
-      val_fields(cell)[1] = *list;
-      *list = cell;
-    }
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
     vm_pop_roots(vm, 1);
+    val_fields(cell)[0] = rec;
+    val_fields(cell)[1] = *list;
+    *list = cell;
   }
+}
+
+static Value callers_list(Vm *vm, Value node, Value *records);
+
+// The cells of node's run (part 2): its own, else those of the node below
+// it in the same run, else those its base keeps for a run of its frame, else
+// new ones (which its base then keeps). May GC.
+static Value run_cells(Vm *vm, Value node) {
+  Value cells = val_field(node, RUN_CELLS);
+  if (cells != VAL_NIL) return cells;
+  Value frame = val_field(node, RUN_FRAME), below = val_field(node, RUN_BELOW), base = val_field(node, RUN_BASE);
+  if (below != VAL_NIL && val_field(below, RUN_FRAME) == frame) cells = val_field(below, RUN_CELLS);
+  if (cells == VAL_NIL && base != VAL_NIL && val_field(base, RUN_ABOVE) != VAL_NIL &&
+      val_field(val_field(base, RUN_ABOVE), CELLS_FRAME) == frame)
+    cells = val_field(base, RUN_ABOVE);
+  if (cells == VAL_NIL) {
+    vm_push_root(vm, &node);
+    Value store = gc_alloc(vm, 8, TAG_ARRAY);
+    for (int i = 0; i < 8; i++) val_fields(store)[i] = VAL_NIL;
+    vm_push_root(vm, &store);
+    cells = gc_alloc(vm, CELLS_FIELDS, TAG_ARRAY);
+    vm_pop_roots(vm, 2);
+    val_fields(cells)[CELLS_FRAME] = val_field(node, RUN_FRAME);
+    val_fields(cells)[CELLS_BUILT] = val_of_int(0);
+    val_fields(cells)[CELLS_STORE] = store;
+    base = val_field(node, RUN_BASE);
+    if (base != VAL_NIL) gc_write(vm, base, RUN_ABOVE, cells);
+  }
+  gc_write(vm, node, RUN_CELLS, cells);
+  return cells;
+}
+
+// The list of node's frames and of the callers below it: its run's cell
+// for as many frames as the run has up to node, the cells it lacks made
+// first, outermost first, each on the one before (the first on the base's
+// list; a frame whose debug entry has an inlining chain is its chain's
+// records, outermost first, as cut_list shows them). May GC: *records is a
+// root of the caller's.
+static Value run_list(Vm *vm, Value node, Value *records) {
+  const DebugInfo *chain[MAX_CHAIN];
+  uint32_t per = 0;
+  for (const DebugInfo *d = memprof_frame_debug(vm, frame_of(val_field(node, RUN_FRAME))); d && per < MAX_CHAIN;
+       d = d->inlined_into)
+    chain[per++] = d;
+  if (per == 0) return callers_list(vm, val_field(node, RUN_BASE), records);   // no frame to show
+  uint64_t need = (uint64_t)(run_end(node) - run_end(val_field(node, RUN_BASE))) * per;
+  vm_push_root(vm, &node);
+  Value cells = run_cells(vm, node);
+  uint64_t built = (uint64_t)val_to_int(val_field(cells, CELLS_BUILT));
+  if (need <= built) {
+    vm_pop_roots(vm, 1);
+    return val_field(val_field(cells, CELLS_STORE), need - 1);
+  }
+  vm_push_root(vm, &cells);
+  Value list = VAL_EMPTY;
+  if (built > 0) {
+    list = val_field(val_field(cells, CELLS_STORE), built - 1);
+  } else if (val_field(node, RUN_BASE) != VAL_NIL) {
+    list = callers_list(vm, val_field(node, RUN_BASE), records);
+  }
+  vm_push_root(vm, &list);
+  uint64_t cap = val_wosize(val_field(cells, CELLS_STORE));
+  if (need > cap) {   // a larger store, the cells made so far copied
+    uint64_t want = cap * 2 > need ? cap * 2 : need;
+    Value store = gc_alloc(vm, want, TAG_ARRAY);
+    Value old = val_field(cells, CELLS_STORE);
+    for (uint64_t i = 0; i < want; i++) gc_init_field(vm, store, i, i < built ? val_field(old, i) : VAL_NIL);
+    gc_write(vm, cells, CELLS_STORE, store);
+  }
+  Value rec = VAL_NIL;
+  vm_push_root(vm, &rec);
+  for (uint64_t j = built; j < need; j++) {
+    rec = frame_record(vm, records, chain[per - 1 - j % per]);
+    Value cell = gc_alloc(vm, 2, TAG_CONS);
+    val_fields(cell)[0] = rec;
+    val_fields(cell)[1] = list;
+    list = cell;
+    gc_write(vm, val_field(cells, CELLS_STORE), j, cell);
+    val_fields(cells)[CELLS_BUILT] = val_of_int((int64_t)j + 1);
+  }
+  vm_pop_roots(vm, 4);
+  return list;
 }
 
 // The frames of `node` and of the callers below it, innermost first: the
 // list each node makes once and keeps (part 2). The nodes without one are
-// made theirs outermost first, each on the list of the node below it.
+// made theirs outermost first.
 static Value callers_list(Vm *vm, Value node, Value *records) {
   if (node == VAL_NIL) return VAL_EMPTY;
   if (val_field(node, RUN_LIST) != VAL_NIL) return val_field(node, RUN_LIST);
@@ -378,16 +470,12 @@ static Value callers_list(Vm *vm, Value node, Value *records) {
   for (uint64_t i = 0; i < k; i++, n = val_field(n, RUN_BELOW)) gc_init_field(vm, chain, i, n);
   vm_pop_roots(vm, 1);
   vm_push_root(vm, &chain);
-  Value below = val_field(val_field(chain, k - 1), RUN_BELOW);
-  Value list = below == VAL_NIL ? VAL_EMPTY : val_field(below, RUN_LIST);
-  vm_push_root(vm, &list);
+  Value list = VAL_EMPTY;
   for (uint64_t i = k; i-- > 0;) {
-    Value run = val_field(chain, i);
-    uint64_t times = run_end(run) - run_end(val_field(run, RUN_BELOW));
-    push_frames(vm, &list, records, memprof_frame_debug(vm, frame_of(val_field(run, RUN_FRAME))), times);
+    list = run_list(vm, val_field(chain, i), records);
     gc_write(vm, val_field(chain, i), RUN_LIST, list);
   }
-  vm_pop_roots(vm, 2);
+  vm_pop_roots(vm, 1);
   return list;
 }
 
@@ -441,7 +529,7 @@ Value lib_memprof_frames(Vm *vm, Value *args) {
   } else {
     list = callers_list(vm, val_field(cs, CS_CALLERS), &records);
     vm_push_root(vm, &list);
-    push_frames(vm, &list, &records, frames_debug_by_id(vm->frames, (uint32_t)val_to_int(val_field(cs, CS_SITE))), 1);
+    push_frames(vm, &list, &records, frames_debug_by_id(vm->frames, (uint32_t)val_to_int(val_field(cs, CS_SITE))));
     vm_pop_roots(vm, 1);
   }
   vm_pop_roots(vm, 2);

@@ -137,10 +137,10 @@ static void reserve_path(Vm *vm, ClosureTracker *t, uint32_t n) {
   t->path = bigger;
 }
 
-// Appends a run of `count` callers returning to `frame` to the path. May GC;
-// the path stays whole if it raises.
-// A node the path held at that place before, on the same node below and
-// alike, is taken again (with the lists and cells it keeps: part 2).
+// Appends a run of `count` callers returning to `frame` to the path: the
+// node the path held at that place before if it is alike and on the same
+// node below (with the list and cells it keeps: part 2), else a new one.
+// May GC; the path stays whole if it raises.
 static void push_run(Vm *vm, ClosureTracker *t, MemprofFrame frame, uint32_t count) {
   reserve_path(vm, t, t->path_len + 1);
   Value below = t->path_len ? val_field(t->path, t->path_len - 1) : VAL_NIL;

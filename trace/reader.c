@@ -102,6 +102,7 @@ typedef struct PacketHeader {
 struct TraceReader {
   int fd;
   bool follow;
+  bool done;                    // trace_reader_done: no event is decoded any more
   uint8_t *buf;                 // cap + READ_SLACK bytes
   size_t pos, len, cap;
   uint64_t buf_offset;          // file offset of buf[0]
@@ -1000,6 +1001,7 @@ static inline __attribute__((always_inline)) Step fast_event(TraceReader *r, Tra
 // Everything else: packet boundaries, locations, rare forms, errors.
 static TraceReaderStatus __attribute__((noinline)) next_slow(TraceReader *r, TraceEvent *event) {
   if (r->error.kind != TRACE_ERROR_NONE) return TRACE_READER_ERROR;
+  if (r->done) return TRACE_READER_END;
   for (;;) {
     Step s;
     if (r->in_packet) {
@@ -1134,6 +1136,18 @@ TraceReader *trace_reader_open(const char *path, TraceReaderError *err) {
     return NULL;
   }
   return trace_reader_open_fd(fd, err);
+}
+
+void trace_reader_done(TraceReader *r) {
+  for (unsigned i = 0; i < r->n_domains; i++) {
+    Domain *d = r->domains[i];
+    free(d->frames);
+    d->frames = NULL;
+    d->cap_frames = d->n_frames = 0;
+  }
+  r->frames_held = 0;
+  r->done = true;
+  r->end = r->p;  // fast_event finds no bytes: next_slow says the end (r->p stays: stats count from it)
 }
 
 void trace_reader_close(TraceReader *r) {

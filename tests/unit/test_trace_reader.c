@@ -250,6 +250,43 @@ static void test_fixture_locations(void **state) {
   trace_reader_close(r);
 }
 
+// trace_reader_done, mid-trace and at its end: no event after it, and the
+// info, the locations of the codes read and the stats stay as they were.
+static void test_done(void **state) {
+  (void)state;
+  for (int at_end = 0; at_end < 2; at_end++) {
+    TraceReaderError err;
+    TraceReader *r = trace_reader_open(FIXTURES "hashtbl_str-1e-4.ctf", &err);
+    assert_non_null(r);
+    TraceEvent e;
+    uint64_t code = 0, events = 0;
+    TraceReaderStatus s;
+    while ((s = trace_reader_next(r, &e)) == TRACE_READER_EVENT && (at_end || events < 500)) {
+      events++;
+      const TraceReaderLocation *some;
+      for (uint32_t i = 0; i < e.backtrace_len; i++)
+        if (trace_reader_locations(r, e.backtrace[i], &some) > 0) code = e.backtrace[i];
+    }
+    assert_int_equal(s, at_end ? TRACE_READER_END : TRACE_READER_EVENT);
+    assert_true(code != 0);
+    TraceReaderStats before, after;
+    trace_reader_stats(r, &before);
+    const TraceReaderLocation *locs;
+    int n = trace_reader_locations(r, code, &locs);
+    assert_true(n > 0);
+    trace_reader_done(r);
+    assert_int_equal(trace_reader_next(r, &e), TRACE_READER_END);
+    assert_int_equal(trace_reader_next(r, &e), TRACE_READER_END);
+    trace_reader_stats(r, &after);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_int_equal(trace_reader_locations(r, code, &locs), n);
+    assert_non_null(locs[0].function);
+    assert_string_equal(trace_reader_info(r)->executable, "bench/hashtbl_str.exe");
+    assert_int_equal(trace_reader_error(r)->kind, TRACE_ERROR_NONE);
+    trace_reader_close(r);
+  }
+}
+
 // ================================================================ round trips through mini_encoder.h
 
 enum { MAX_DEPTH = 12000 };
@@ -1402,6 +1439,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_follow_grows),      cmocka_unit_test(test_pipe),
       cmocka_unit_test(test_open_errors),        cmocka_unit_test(test_error_bounds),
       cmocka_unit_test(test_frame_limits),       cmocka_unit_test(test_domain_switches),
+      cmocka_unit_test(test_done),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   if (tmp_dir[0]) {

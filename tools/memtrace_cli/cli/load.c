@@ -160,6 +160,7 @@ static int load_or_fail(const ToolUsage *usage, const char *path, ProfileOptions
     return 1;
   }
   profile_finish(out->profile);
+  trace_reader_done(out->reader);  // every event read: the backtrace buffer goes (up to 64 MiB)
   if (s == TRACE_READER_ERROR) {
     out->partial = true;
     snprintf(out->error, sizeof out->error, "%s", profile_error(out->profile));

@@ -57,6 +57,30 @@ static void test_one_frame(void **state) {
   collapse_free(c);
 }
 
+// collapse_seal frees the tables alone: every run and unit reads as before.
+static void test_seal(void **state) {
+  (void)state;
+  Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
+  uint64_t keys[301];
+  for (uint32_t i = 0; i < 300; i++) keys[i] = 1 + i % 3;  // (1 2 3) x 100
+  keys[300] = 9;
+  CollapseId id = push_all(c, keys, 301);
+  uint32_t size = collapse_size(c);
+  CollapseRun *before = malloc(size * sizeof *before);
+  assert_non_null(before);
+  for (CollapseId r = 1; r < size; r++) before[r] = *collapse_run(c, r);
+  collapse_seal(c);
+  assert_int_equal(collapse_size(c), size);
+  for (CollapseId r = 1; r < size; r++) assert_memory_equal(collapse_run(c, r), &before[r], sizeof *before);
+  const CollapseRun *cycle = collapse_run(c, collapse_run(c, id)->parent);
+  const uint32_t *reps;
+  assert_int_equal(collapse_unit(c, cycle->unit, &reps), 3);
+  assert_int_equal(cycle->count, 100);
+  assert_true(collapse_plain(c, id));
+  free(before);
+  collapse_free(c);
+}
+
 static void test_cycles(void **state) {
   (void)state;
   Collapse *c = collapse_new(COLLAPSE_MAX_PERIOD);
@@ -354,7 +378,7 @@ int main(void) {
       cmocka_unit_test(test_cycle_broken),  cmocka_unit_test(test_work_bounded),
       cmocka_unit_test(test_random_long_cycles),
       cmocka_unit_test(test_whole),         cmocka_unit_test(test_hash_consing),
-      cmocka_unit_test(test_random_round_trip),
+      cmocka_unit_test(test_random_round_trip), cmocka_unit_test(test_seal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -344,6 +344,7 @@ static bool build(CallTree *t, const Profile *p, CallTreeKey key, CallTreeValue 
   run_of[0] = 0;
   for (ProfileNodeId id = 1; id < n; id++)
     run_of[id] = collapse_push(c, run_of[profile_node_parent(p, id)], frame_key(p, id, key), id);
+  collapse_seal(c);
   uint32_t n_runs = collapse_size(c);
   uint32_t *tree_of_run = malloc((size_t)n_runs * sizeof *tree_of_run);
   bool ok = tree_of_run != NULL;

@@ -44,6 +44,7 @@ struct Collapse {
   Table run_table, unit_table;
   uint64_t pow[2 * COLLAPSE_MAX_PERIOD + 1];  // POLY_BASE^i
   uint64_t steps;       // frames expanded and keys compared (3.)
+  bool sealed;          // collapse_seal: the tables are gone
 };
 
 #define POLY_BASE HASH_FNV_PRIME  // odd: x -> x * B^i is a bijection mod 2^64
@@ -113,6 +114,13 @@ void collapse_free(Collapse *c) {
   free(c->run_table.slots);
   free(c->unit_table.slots);
   free(c);
+}
+
+void collapse_seal(Collapse *c) {
+  free(c->run_table.slots);
+  free(c->unit_table.slots);
+  c->run_table = c->unit_table = (Table){NULL, 0, 0};
+  c->sealed = true;
 }
 
 // ---------------------------------------------------------------- units
@@ -262,6 +270,7 @@ static CollapseId fold_tail(Collapse *c, CollapseRun last) {
 }
 
 CollapseId collapse_push(Collapse *c, CollapseId at, uint64_t key, uint32_t rep) {
+  if (c->sealed) abort();
   uint32_t single = unit_of(c, &key, &rep, 1, true);
   const CollapseRun *last = &c->runs[at];
   if (at != 0 && last->unit == single && c->max_period > 0)

@@ -345,6 +345,7 @@ static void add_stacks(Export *e, const Profile *p) {
     key_of[id] = frame_key(locs, k, profile_node_code(p, id));
     run_of[id] = collapse_push(c, run_of[profile_node_parent(p, id)], key_of[id], id);
   }
+  collapse_seal(c);
   uint32_t n_runs = collapse_size(c);
   uint32_t *node_of_run = xrealloc(NULL, (size_t)n_runs * sizeof *node_of_run);
   memset(node_of_run, 0xff, (size_t)n_runs * sizeof *node_of_run);  // UINT32_MAX: not made yet

@@ -27,7 +27,9 @@
 //    reported), and is added to the site's window at the site's first birth
 //    after that. The window's test then runs once it holds undo_window
 //    births (pretenure_rule.h).
-// 5. An undo writes the young form back; every sub-block site of the
+// 5. An undo writes the opcode the switch replaced back (Site.young_op: a
+//    fused ALLOC2_RET comes back fused, not as the ALLOC1 its old form
+//    ALLOC1_OLD maps to), as does a probe (part 8); every sub-block site of the
 //    instruction starts afresh (a new switch test on new evidence, an empty
 //    window). After MAX_UNDOS undos its sites stay young for the rest of the
 //    run: a site whose blocks' fates keep changing gains nothing from moving.
@@ -64,9 +66,12 @@
 #include "memtrace.h"
 #include "pretenure.h"
 #include "pretenure_rule.h"
+#include "../base/grow.h"
 #include "../core/bytecode.h"
 #include "../core/vm_state.h"
 #include "../trace/snapshot_writer.h"
+
+_Static_assert(OPCODE_COUNT <= UINT8_MAX, "Site.young_op holds an Opcode");
 
 enum { MAX_UNDOS = 3 };
 // Part 8: a site's probes are at least this share of a minor heap's words
@@ -90,6 +95,7 @@ typedef struct Site {
   bool probing;                // its instruction is young for a probe, or awaits the probe's minor collection
   bool probe_closed;           // the probe's births are complete (the old form is back)
   uint8_t kind;                // SiteKind
+  uint8_t young_op;            // the Opcode its instruction had before any switch (part 5)
   bool passed;                 // its test passed since its instruction was last young
   uint8_t undos;
 } Site;
@@ -101,6 +107,7 @@ typedef struct Pretenure {
   Site *sites;                 // by debug entry id
   uint32_t site_cap;
   const uint32_t **switched;   // keys of the instructions ever made old (part 7)
+  uint8_t *switched_young;     // their young opcodes (Site.young_op)
   uint32_t switched_count, switched_cap;
   uint64_t decisions, old_count, probes;
 } Pretenure;
@@ -131,6 +138,9 @@ static Site *site_for(Vm *vm, Pretenure *pt, uint32_t id) {
     const FrameDesc *d = frames_debug_desc(vm->frames, id, NULL);
     Opcode op = d && !d->is_call ? bytecode_young_form(vm_opcode_at(vm, d->key)) : OPCODE_COUNT;
     st->kind = op == BC_ALLOC1 || op == BC_ALLOC2 || op == BC_ALLOC2_RET || op == BC_ALLOCN || op == BC_ALLOCN2 ? SITE_SWITCHABLE : SITE_OTHER;
+    // Classified before its instruction is ever switched (maybe_switch asks
+    // every sub-block site first), so that this is the opcode it replaces.
+    st->young_op = (uint8_t)op;
     st->desc = d;
     share_test_init(&st->test, &pt->params);
   }
@@ -212,11 +222,13 @@ static void maybe_switch(Vm *vm, Pretenure *pt, Site *st, bool offline) {
   if (is_old(vm, st)) return;
   vm_set_opcode(vm, d->key, bytecode_old_form(vm_opcode_at(vm, d->key)));
   pt->old_count++;
-  if (pt->switched_count == pt->switched_cap) {
-    pt->switched_cap = pt->switched_cap ? 2 * pt->switched_cap : 16;
-    pt->switched = realloc(pt->switched, pt->switched_cap * sizeof *pt->switched);
-    if (!pt->switched) vm_out_of_memory(vm, "pretenure");
-  }
+  uint32_t cap = pt->switched_cap;
+  const uint32_t **keys = grow_array(pt->switched, &cap, (uint64_t)pt->switched_count + 1, sizeof *keys, 16);
+  if (keys) pt->switched = keys;
+  uint8_t *young = keys ? grow_array(pt->switched_young, &pt->switched_cap, (uint64_t)pt->switched_count + 1, 1, 16) : NULL;
+  if (!young) vm_out_of_memory(vm, "pretenure");
+  pt->switched_young = young;
+  pt->switched_young[pt->switched_count] = st->young_op;
   pt->switched[pt->switched_count++] = d->key;
   uint32_t cycle = (uint32_t)vm->gc.stats.major_collections;
   for (uint32_t i = 0; i < d->debug_count; i++) {
@@ -241,7 +253,7 @@ static void undo(Vm *vm, Pretenure *pt, Site *st, double bound, bool probe) {
                probe ? st->probe_births : st->window_births, probe ? st->probe_deaths : st->window_deaths, bound,
                pt->params.undo_threshold);
   dec.probe = probe;
-  vm_set_opcode(vm, d->key, bytecode_young_form(vm_opcode_at(vm, d->key)));
+  vm_set_opcode(vm, d->key, st->young_op);
   pt->old_count--;
   for (uint32_t i = 0; i < d->debug_count; i++) {
     Site *sub = &pt->sites[d->debug[i]->id];
@@ -257,7 +269,7 @@ static void undo(Vm *vm, Pretenure *pt, Site *st, double bound, bool probe) {
 // Part 8: writes the young form of `st`'s instruction back for a probe.
 static void probe_start(Vm *vm, Pretenure *pt, Site *st) {
   const FrameDesc *d = st->desc;
-  vm_set_opcode(vm, d->key, bytecode_young_form(vm_opcode_at(vm, d->key)));
+  vm_set_opcode(vm, d->key, st->young_op);
   pt->probes++;
   for (uint32_t i = 0; i < d->debug_count; i++) {
     Site *sub = &pt->sites[d->debug[i]->id];
@@ -412,7 +424,7 @@ bool pretenure_stop(Vm *vm) {
   memprof_discard_profile(vm, id);
   pt->profile = -1;
   for (uint32_t i = 0; i < pt->switched_count; i++)
-    vm_set_opcode(vm, pt->switched[i], bytecode_young_form(vm_opcode_at(vm, pt->switched[i])));
+    vm_set_opcode(vm, pt->switched[i], pt->switched_young[i]);
   pt->switched_count = 0;
   pt->old_count = 0;
   for (uint32_t i = 0; i < pt->site_cap; i++) {
@@ -451,6 +463,7 @@ void pretenure_free(Vm *vm) {
   if (!pt) return;
   free(pt->sites);
   free(pt->switched);
+  free(pt->switched_young);
   free(pt);
   vm->pretenure = NULL;
 }

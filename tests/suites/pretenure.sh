@@ -12,6 +12,9 @@
 #      minor collection after it, having made at most 2 M words of the churn
 #      old (fixed seed; undo by the window of first-cycle deaths alone took
 #      two major cycles, two minor collections and 6.2 M words);
+#      and a site of medium lifetimes (bench/pretenure/medium.mn: promoted
+#      by every minor collection, dead at the first major cycle) undone by
+#      the window of first-cycle deaths alone;
 #   4. programs where nothing should be pretenured (steady churn, word_count,
 #      the other bench programs): no site switched in 10 seeds;
 #   5. offline (--pretenure-from): the trace of a run decides the same site
@@ -108,6 +111,19 @@ for run in "./vm" "./vm-asan"; do
      [ -n "$undone_minor" ] && [ -n "$change_minor" ] && [ "$undone_minor" -le $((change_minor + 1)) ] &&
      grep -q "born young in a probe died at the next minor collection" "$tmp/phases.err" &&
      [ -n "$after" ] && [ "$after" -le 2000000 ]'
+done
+
+# A site whose blocks outlive a minor collection but die before their first
+# major cycle ends (bench/pretenure/medium.mn): every probe sees its young
+# births promoted, so only the window of first-cycle deaths (part 4 of
+# memprof/pretenure.c) can undo it; it must, within the run.
+./vm bench/pretenure/medium.mn >"$tmp/medium.want"
+for run in "./vm" "./vm-asan"; do
+  MINNOW_SEED=1 $run --pretenure --pretenure-log bench/pretenure/medium.mn >"$tmp/medium.out" 2>"$tmp/medium.err"
+  check "$run: medium.mn's site switched once, then undone by the window of first-cycle deaths (not a probe), the same checksum: $(head -c 600 "$tmp/medium.err")" \
+    'cmp -s "$tmp/medium.out" "$tmp/medium.want" && [ "$(switch_lines "$tmp/medium.err")" -eq 1 ] &&
+     grep -q "medium.mn:23:14-64) -> minor heap again: .* sampled blocks born old died at their first major cycle" "$tmp/medium.err" &&
+     ! grep -q "born young in a probe died" "$tmp/medium.err"'
 done
 
 # ---------------------------------------------------------------- 4. nothing to pretenure

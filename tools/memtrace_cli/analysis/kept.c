@@ -481,8 +481,8 @@ static void judge_series(const Profile *p, const Snapshots *s, Caches *c, KeptAn
   uint64_t from = s->snaps[k_0].s->alloc_count, to = s->snaps[k_a].s->alloc_count;
   for (uint64_t i = 0; i < nl; i++)
     if (last[i].id >= from && last[i].id < to) a->holders[last[i].holder].persist++;
-  // A holder kept at every snapshot of the series persists too (a buffer
-  // whose storage is reallocated as it grows keeps no block for long).
+  // A holder kept at every snapshot of the series may be a Buffer whose
+  // storage is reallocated as it grows (it keeps no block for long): (S).
   for (uint32_t i = 0; i < a->n; i++) {
     bool always = true;
     for (uint32_t q = 0; q < n && always; q++) always = a->holders[i].series[q] > 0;
@@ -523,9 +523,13 @@ KeptVerdict kept_series_verdict(KeptHolder *h, double alpha) {
   uint64_t changed = h->grew + h->let_go;
   h->p = kept_growth_p(h->grew, changed);
   if (!h->persist && !h->always) return KEPT_LATE;
-  if (h->p <= alpha && h->grew_last > h->let_go_last) return KEPT_LEAK;
+  // (G) only with (P): a holder emptied and filled again (a table rebuilt
+  // each hour, a queue drained) keeps something at every snapshot and may
+  // be low at S_a and high at S_L, but keeps nothing born before S_a.
+  if (h->persist && h->p <= alpha && h->grew_last > h->let_go_last) return KEPT_LEAK;
   if (h->always && h->storage_links && h->storage_p <= alpha) return KEPT_LEAK;   // (S)
-  if (h->grew > h->let_go && h->grew_last > h->let_go_last && ldexp(1, -(int)(changed < 1000 ? changed : 1000)) > alpha)
+  if (h->persist && h->grew > h->let_go && h->grew_last > h->let_go_last &&
+      ldexp(1, -(int)(changed < 1000 ? changed : 1000)) > alpha)
     return KEPT_TOO_FEW;
   return h->grew == 0 ? KEPT_EARLY : KEPT_STEADY;
 }
